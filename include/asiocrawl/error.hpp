@@ -1,0 +1,45 @@
+// Crawler-specific failure codes, so that records, reports and tests compare codes rather than strings.
+#pragma once
+
+#include <boost/system/error_code.hpp>
+
+#include <string_view>
+#include <type_traits>
+
+namespace asiocrawl {
+
+/// Failures that are the crawler's own verdicts rather than the network's. Values start at 1 so that a
+/// default-constructed error_code always means "no error".
+enum class error {
+    // URL handling
+    invalid_url = 1,     ///< the reference could not be parsed or resolved into an absolute URL
+    unsupported_scheme,  ///< not http or https
+    // redirects
+    redirect_limit,      ///< the chain ran out of its max_redirect budget
+    missing_location,    ///< a redirect status without a Location header (or an empty one)
+    invalid_location,    ///< a Location that cannot be resolved into an http(s) URL
+    // fetching
+    connect_timeout,     ///< no TCP connection within fetch_config::connect_timeout
+    request_timeout,     ///< the response did not complete within fetch_config::request_timeout
+    body_too_large,      ///< the body exceeded fetch_config::max_body_bytes
+    header_too_large,    ///< the response head exceeded fetch_config::max_header_bytes
+    bad_response,        ///< the peer answered something that is not valid HTTP/1.x
+    // anything else
+    internal_error,      ///< an unexpected exception while processing one URL (a bug; the crawl goes on)
+};
+
+const boost::system::error_category& error_category() noexcept;
+
+inline boost::system::error_code make_error_code(error e) noexcept {
+    return {static_cast<int>(e), error_category()};
+}
+
+/// A short, stable, lower_snake_case name for any failure a record can carry: ours ("redirect_limit"), the
+/// network's ("connection_refused", "connection_reset", "host_not_found", "eof"...), or "other" when unknown.
+/// Used for the report's fail_<kind> counters and the JSON "error_kind" field.
+std::string_view error_kind(const boost::system::error_code& ec) noexcept;
+
+} // namespace asiocrawl
+
+template <>
+struct boost::system::is_error_code_enum<asiocrawl::error> : std::true_type {};

@@ -1,0 +1,29 @@
+// Link extraction from HTML with gumbo. Sans-io: bytes in, raw references out.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace asiocrawl {
+
+/// What a page links to, as written in the markup (entities decoded by the HTML parser, nothing resolved).
+struct page_links {
+    /// href of the first <base> element that has one, if any. Links resolve against it.
+    std::optional<std::string> base_href;
+    /// In document order: <a href>, <area href>, <frame src>, <iframe src>, and the URL of
+    /// <meta http-equiv="refresh" content="N; url=...">. Duplicates are kept; empty values are dropped.
+    std::vector<std::string> references;
+};
+
+/// Parses `html` (any bytes; never throws on malformed markup) and collects its links.
+page_links extract_links(std::string_view html);
+
+/// The URL part of a meta refresh content attribute ("5; URL='/next'" -> "/next"); nullopt when it has none.
+std::optional<std::string> parse_meta_refresh(std::string_view content);
+
+/// True for the media types whose bodies are parsed for links: text/html and application/xhtml+xml.
+bool is_html_media_type(std::string_view media_type) noexcept;
+
+} // namespace asiocrawl

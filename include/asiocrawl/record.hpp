@@ -1,0 +1,49 @@
+// What the crawler says about each URL it dealt with: one record per fetched URL, redirect hop and failure.
+#pragma once
+
+#include <boost/system/error_code.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+namespace asiocrawl {
+
+/// One outcome. Exactly one of these shapes:
+/// - a page:      status != 0, no error, next_url empty;
+/// - a redirect:  status is 3xx, next_url holds the resolved target (even when the target is not followed:
+///                out of scope, excluded or already seen) — or error is set when the chain cannot go on;
+/// - a failure:   error set; status is 0 when no response arrived (network failure after max_tries).
+struct record {
+    /// The normalized URL that was requested.
+    std::string url;
+    /// The resolved Location of a redirect; empty otherwise.
+    std::string next_url;
+    /// HTTP status of the last response; 0 when none arrived.
+    int status = 0;
+    /// Why this URL failed (asiocrawl::error or a network error); empty on success.
+    boost::system::error_code error;
+    /// Body bytes received.
+    std::uint64_t size = 0;
+    /// Media type from Content-Type, lowercased, without parameters ("text/html"); empty when absent.
+    std::string content_type;
+    /// Charset parameter of Content-Type, lowercased; "utf-8" for an HTML page that declares none.
+    std::string charset;
+    /// Links on the page that are in scope (after scope, include/exclude and depth filters).
+    std::size_t num_urls = 0;
+    /// Of those, the ones not seen before, which were queued.
+    std::size_t num_new_urls = 0;
+    /// Link depth: 0 for roots.
+    int depth = 0;
+    /// Attempts made (1 when the first one succeeded).
+    int tries = 0;
+    /// When the first attempt started, measured from the start of the crawl.
+    std::chrono::microseconds started{0};
+    /// From the start of the first attempt to the end of the last one.
+    std::chrono::microseconds elapsed{0};
+
+    bool is_redirect() const noexcept { return status >= 300 && status < 400 && !next_url.empty(); }
+    bool failed() const noexcept { return static_cast<bool>(error); }
+};
+
+} // namespace asiocrawl

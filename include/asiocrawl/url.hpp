@@ -1,0 +1,44 @@
+// URL parsing, resolution and normalization. The normalized string is the crawl's dedup key.
+#pragma once
+
+#include <boost/system/result.hpp>
+#include <boost/url/url.hpp>
+#include <boost/url/url_view.hpp>
+
+#include <string>
+#include <string_view>
+
+namespace asiocrawl {
+
+/// Makes a reference as found in HTML or a Location header acceptable to an RFC 3986 parser, the way browsers
+/// do instead of rejecting it: trims leading/trailing C0 controls and spaces, removes tabs and newlines,
+/// turns backslashes before the query into slashes, and percent-encodes what RFC 3986 does not allow raw
+/// (spaces, non-ASCII bytes, controls, `"<>\^`{|}`, a `%` not followed by two hex digits, a second `#`).
+std::string clean_reference(std::string_view reference);
+
+/// Resolves `reference` (cleaned with clean_reference first) against the absolute `base` per RFC 3986 §5.2,
+/// including dot-segment removal above the root (all of §5.4.1 and §5.4.2 hold). Keeps the fragment and does
+/// no other normalization. Fails with error::invalid_url when the reference cannot be parsed.
+boost::system::result<boost::urls::url> resolve(boost::urls::url_view base, std::string_view reference);
+
+/// Normalizes an absolute URL into the crawl's canonical form:
+/// - scheme must be http or https (else error::unsupported_scheme), and a host must be present
+///   (else error::invalid_url);
+/// - scheme and host lowercased, a trailing dot on the host removed;
+/// - the default port (80 for http, 443 for https) and an empty port removed;
+/// - percent-encoding normalized: hex digits uppercased, unreserved characters (ALPHA DIGIT - . _ ~) decoded;
+/// - dot segments removed; an empty path becomes "/";
+/// - the fragment removed. The query is kept as is (apart from percent-encoding case).
+boost::system::result<boost::urls::url> normalize(boost::urls::url_view absolute);
+
+/// resolve() then normalize(): what the crawler does with every link and Location it finds.
+boost::system::result<boost::urls::url> normalize_reference(boost::urls::url_view base,
+                                                            std::string_view reference);
+
+/// Parses a root as typed by a user: "example.com/a" gets "http://", then normalize().
+boost::system::result<boost::urls::url> parse_root(std::string_view root);
+
+/// RFC 3986 §5.2.4 remove_dot_segments on an encoded path ("/a/b/../c" -> "/a/c", "/../g" -> "/g").
+std::string remove_dot_segments(std::string_view path);
+
+} // namespace asiocrawl

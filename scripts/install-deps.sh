@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs the Debian bookworm packages asiocrawl needs to build and test.
+# Idempotent: when every package is already installed it returns without touching apt.
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config ninja-build
+  libboost1.81-dev libboost-url1.81-dev libboost-program-options1.81-dev libboost-json1.81-dev
+  libgumbo-dev libyaml-cpp-dev libssl-dev zlib1g-dev libpsl-dev
+  libgtest-dev libgmock-dev
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}" >&2
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+# --no-install-recommends: libboost1.81-dev conflicts with Debian's default libboost1.74-dev.
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
