@@ -1,1 +1,270 @@
-// placeholder: being written
+#include <asiocrawl/links.hpp>
+
+#include <gumbo.h>
+
+#include <memory>
+
+namespace asiocrawl {
+
+namespace {
+
+// HTML's "ASCII whitespace": what the spec skips in attribute micro-syntaxes (no vertical tab).
+constexpr std::string_view ascii_whitespace = " \t\n\f\r";
+
+bool is_ascii_whitespace(char c) noexcept {
+    return ascii_whitespace.find(c) != std::string_view::npos;
+}
+
+bool is_ascii_digit(char c) noexcept {
+    return c >= '0' && c <= '9';
+}
+
+char to_ascii_lower(char c) noexcept {
+    return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+}
+
+bool equals_ascii_case_insensitive(std::string_view a, std::string_view b) noexcept {
+    if (a.size() != b.size()) {
+        return false;
+    }
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        if (to_ascii_lower(a[i]) != to_ascii_lower(b[i])) {
+            return false;
+        }
+    }
+    return true;
+}
+
+std::string_view trim_ascii_whitespace(std::string_view text) noexcept {
+    const auto first = text.find_first_not_of(ascii_whitespace);
+    if (first == std::string_view::npos) {
+        return {};
+    }
+    const auto last = text.find_last_not_of(ascii_whitespace);
+    return text.substr(first, last - first + 1);
+}
+
+bool is_blank(std::string_view text) noexcept {
+    return trim_ascii_whitespace(text).empty();
+}
+
+struct gumbo_output_deleter {
+    const GumboOptions* options;
+    void operator()(GumboOutput* output) const noexcept { gumbo_destroy_output(options, output); }
+};
+
+const char* attribute_value(const GumboElement& element, const char* name) noexcept {
+    const GumboAttribute* attribute = gumbo_get_attribute(&element.attributes, name);
+    return attribute != nullptr ? attribute->value : nullptr;
+}
+
+void add_reference(page_links& links, const char* value) {
+    // The raw value is kept (the crawler cleans references itself); only values that cannot name anything
+    // but the page itself are dropped.
+    if (value != nullptr && !is_blank(value)) {
+        links.references.emplace_back(value);
+    }
+}
+
+class link_collector {
+public:
+    explicit link_collector(page_links& links)
+        : links_(links) {}
+
+    void visit(const GumboElement& element) {
+        // Foreign content (SVG, MathML) has elements named like HTML ones that mean something else; only
+        // SVG's <a> is a hyperlink too.
+        if (element.tag_namespace == GUMBO_NAMESPACE_SVG) {
+            if (element.tag == GUMBO_TAG_A) {
+                add_reference(links_, attribute_value(element, "href"));
+            }
+            return;
+        }
+        if (element.tag_namespace != GUMBO_NAMESPACE_HTML) {
+            return;
+        }
+
+        switch (element.tag) {
+        case GUMBO_TAG_A:
+        case GUMBO_TAG_AREA:
+            add_reference(links_, attribute_value(element, "href"));
+            break;
+        case GUMBO_TAG_FRAME:
+        case GUMBO_TAG_IFRAME:
+            add_reference(links_, attribute_value(element, "src"));
+            break;
+        case GUMBO_TAG_BASE:
+            visit_base(element);
+            break;
+        case GUMBO_TAG_META:
+            visit_meta(element);
+            break;
+        default:
+            break;
+        }
+    }
+
+private:
+    void visit_base(const GumboElement& element) {
+        // The document base URL comes from the first <base> that has an href at all, even an unusable one:
+        // later <base> elements never count.
+        if (seen_base_href_) {
+            return;
+        }
+        const char* href = attribute_value(element, "href");
+        if (href == nullptr) {
+            return;
+        }
+        seen_base_href_ = true;
+        if (!is_blank(href)) {
+            links_.base_href.emplace(href);
+        }
+    }
+
+    void visit_meta(const GumboElement& element) {
+        const char* http_equiv = attribute_value(element, "http-equiv");
+        if (http_equiv == nullptr || !equals_ascii_case_insensitive(http_equiv, "refresh")) {
+            return;
+        }
+        const char* content = attribute_value(element, "content");
+        if (content == nullptr) {
+            return;
+        }
+        if (auto target = parse_meta_refresh(content); target && !is_blank(*target)) {
+            links_.references.push_back(std::move(*target));
+        }
+    }
+
+    page_links& links_;
+    bool seen_base_href_ = false;
+};
+
+const GumboVector* children_of(const GumboNode& node) noexcept {
+    switch (node.type) {
+    case GUMBO_NODE_DOCUMENT:
+        return &node.v.document.children;
+    case GUMBO_NODE_ELEMENT:
+        return &node.v.element.children;
+    default:
+        // Template contents are inert (browsers neither load nor follow them) and text, comments and CDATA
+        // hold no elements: gumbo never parses <script>/<style> text or comments as markup.
+        return nullptr;
+    }
+}
+
+} // namespace
+
+page_links extract_links(std::string_view html) {
+    page_links links;
+
+    GumboOptions options = kGumboDefaultOptions;
+    // Parse errors are of no use here, and recording them costs time on exactly the sloppy pages that make
+    // many.
+    options.max_errors = 0;
+    // gumbo keeps pointers into the buffer but never writes to it; an empty view may have a null data().
+    const char* buffer = html.empty() ? "" : html.data();
+    const std::unique_ptr<GumboOutput, gumbo_output_deleter> output{
+        gumbo_parse_with_options(&options, buffer, html.size()), gumbo_output_deleter{&options}};
+    if (!output || output->document == nullptr) {
+        return links;
+    }
+
+    link_collector collector{links};
+    // An explicit stack, not recursion: hostile pages nest elements hundreds of thousands deep. Children are
+    // pushed in reverse so that they pop, and are visited, in document order.
+    std::vector<const GumboNode*> pending{output->document};
+    while (!pending.empty()) {
+        const GumboNode* node = pending.back();
+        pending.pop_back();
+        if (node->type == GUMBO_NODE_ELEMENT) {
+            collector.visit(node->v.element);
+        }
+        if (const GumboVector* children = children_of(*node)) {
+            for (unsigned int i = children->length; i > 0; --i) {
+                pending.push_back(static_cast<const GumboNode*>(children->data[i - 1]));
+            }
+        }
+    }
+    return links;
+}
+
+std::optional<std::string> parse_meta_refresh(std::string_view content) {
+    // The HTML standard's "shared declarative refresh steps", keeping only the URL.
+    std::size_t position = 0;
+    const auto at_end = [&] { return position >= content.size(); };
+    const auto current = [&] { return content[position]; };
+    const auto skip_whitespace = [&] {
+        while (!at_end() && is_ascii_whitespace(current())) {
+            ++position;
+        }
+    };
+
+    skip_whitespace();
+    // The delay is mandatory: it must start with a digit or a dot ("url=/x" alone is not a refresh).
+    if (at_end() || !(is_ascii_digit(current()) || current() == '.')) {
+        return std::nullopt;
+    }
+    while (!at_end() && (is_ascii_digit(current()) || current() == '.')) {
+        ++position;
+    }
+    if (at_end()) {
+        return std::nullopt; // a plain reload of the same page
+    }
+    if (!(current() == ';' || current() == ',' || is_ascii_whitespace(current()))) {
+        return std::nullopt; // "5x": not a delay, so not a refresh at all
+    }
+    skip_whitespace();
+    if (!at_end() && (current() == ';' || current() == ',')) {
+        ++position;
+    }
+    skip_whitespace();
+    if (at_end()) {
+        return std::nullopt;
+    }
+
+    // Without a full "url =" prefix the whole remainder is the URL, so "0; urchin.html" stays intact.
+    const std::size_t remainder_start = position;
+    const auto consume = [&](char lower) {
+        if (!at_end() && to_ascii_lower(current()) == lower) {
+            ++position;
+            return true;
+        }
+        return false;
+    };
+    bool skip_quotes = true;
+    if (consume('u')) {
+        if (consume('r') && consume('l')) {
+            skip_whitespace();
+            if (consume('=')) {
+                skip_whitespace();
+            } else {
+                skip_quotes = false;
+            }
+        } else {
+            skip_quotes = false;
+        }
+    }
+    if (!skip_quotes) {
+        position = remainder_start;
+    }
+
+    std::string_view url = content.substr(position);
+    if (skip_quotes && !url.empty() && (url.front() == '\'' || url.front() == '"')) {
+        const char quote = url.front();
+        url.remove_prefix(1);
+        url = url.substr(0, url.find(quote));
+    }
+    url = trim_ascii_whitespace(url);
+    if (url.empty()) {
+        return std::nullopt;
+    }
+    return std::string(url);
+}
+
+bool is_html_media_type(std::string_view media_type) noexcept {
+    const std::string_view essence = trim_ascii_whitespace(media_type.substr(0, media_type.find(';')));
+    return equals_ascii_case_insensitive(essence, "text/html") ||
+           equals_ascii_case_insensitive(essence, "application/xhtml+xml");
+}
+
+} // namespace asiocrawl

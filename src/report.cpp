@@ -1,1 +1,164 @@
-// placeholder: being written
+#include <asiocrawl/report.hpp>
+
+#include <asiocrawl/error.hpp>
+#include <asiocrawl/links.hpp>
+
+#include <boost/json/serialize.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <ctime>
+#include <ostream>
+#include <string_view>
+
+namespace asiocrawl {
+
+namespace {
+
+bool is_success_status(int status) noexcept {
+    return status >= 200 && status < 300;
+}
+
+std::string format_fixed(double value, int decimals) {
+    char buffer[64];
+    const int length = std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
+    return length > 0 ? std::string(buffer, std::min<std::size_t>(static_cast<std::size_t>(length),
+                                                                  sizeof buffer - 1))
+                      : std::string();
+}
+
+double to_milliseconds(std::chrono::microseconds duration) noexcept {
+    return static_cast<double>(duration.count()) / 1000.0;
+}
+
+std::string_view or_dash(const std::string& text) noexcept {
+    return text.empty() ? std::string_view("-") : std::string_view(text);
+}
+
+void write_record_line(std::ostream& out, const record& r, bool verbose) {
+    out << r.url;
+    if (r.failed()) {
+        if (r.status != 0) {
+            out << ' ' << r.status;
+        }
+        out << " error " << error_kind(r.error) << " (" << r.error.message() << ')';
+        if (!r.next_url.empty()) {
+            out << " -> " << r.next_url;
+        }
+    } else if (r.is_redirect()) {
+        out << ' ' << r.status << " redirect " << r.next_url;
+    } else {
+        out << ' ' << r.status << ' ' << or_dash(r.content_type) << ' ' << or_dash(r.charset) << ' ' << r.size
+            << ' ' << r.num_new_urls << '/' << r.num_urls;
+    }
+    if (verbose) {
+        out << " depth=" << r.depth << " tries=" << r.tries << ' '
+            << format_fixed(to_milliseconds(r.elapsed), 1) << "ms";
+    }
+    out << '\n';
+}
+
+// ctime()'s layout ("Wed Jun  3 14:05:09 2024") without its trailing newline. localtime_r and strftime in the
+// "C" locale because the report is parsed by scripts; std::put_time would follow the global locale.
+std::string format_local_time(std::chrono::system_clock::time_point when) {
+    const std::time_t seconds = std::chrono::system_clock::to_time_t(when);
+    std::tm local{};
+    if (localtime_r(&seconds, &local) == nullptr) {
+        return "?";
+    }
+    char buffer[64];
+    const std::size_t length = std::strftime(buffer, sizeof buffer, "%a %b %e %H:%M:%S %Y", &local);
+    return std::string(buffer, length);
+}
+
+void write_summary(std::ostream& out, const report& r) {
+    const double seconds = std::chrono::duration<double>(r.elapsed).count();
+    // The rate is for the whole crawl; the reference divided by max_tasks as well, printing a per-task
+    // figure.
+    const double rate = seconds > 0 ? static_cast<double>(r.done) / seconds : 0.0;
+    out << "Finished " << r.done << " urls in " << format_fixed(seconds, 3)
+        << " secs (max_tasks=" << r.max_tasks << ") (" << format_fixed(rate, 1) << " urls/sec)\n";
+
+    for (const auto& [name, value] : r.stats) {
+        char count[32];
+        std::snprintf(count, sizeof count, "%10llu", static_cast<unsigned long long>(value));
+        out << count << ' ' << name << '\n';
+    }
+    out << "Todo: " << r.todo << '\n';
+    out << "Done: " << r.done << '\n';
+    out << "Date: " << format_local_time(r.started_at) << " local time\n";
+}
+
+} // namespace
+
+void count_record(counters& stats, const record& r) {
+    if (r.failed()) {
+        ++stats["fail"];
+        ++stats["fail_" + std::string(error_kind(r.error))];
+    } else if (r.is_redirect()) {
+        ++stats["redirect"];
+    } else if (!is_success_status(r.status)) {
+        // An error page is an answer about a missing or broken URL, whatever its media type.
+        ++stats["error"];
+        stats["error_bytes"] += r.size;
+    } else if (is_html_media_type(r.content_type)) {
+        ++stats["html"];
+        stats["html_bytes"] += r.size;
+    } else {
+        ++stats["other"];
+        stats["other_bytes"] += r.size;
+    }
+    if (r.status != 0) {
+        ++stats["status_" + std::to_string(r.status)];
+    }
+}
+
+void write_report(std::ostream& out, const report& r, bool verbose) {
+    if (!r.records.empty()) {
+        std::vector<const record*> sorted;
+        sorted.reserve(r.records.size());
+        for (const record& each : r.records) {
+            sorted.push_back(&each);
+        }
+        // Stable: several records for one URL (retried redirect hops, say) stay in completion order.
+        std::stable_sort(sorted.begin(), sorted.end(),
+                         [](const record* a, const record* b) { return a->url < b->url; });
+
+        out << "*** Report ***\n";
+        for (const record* each : sorted) {
+            write_record_line(out, *each, verbose);
+        }
+    }
+    write_summary(out, r);
+}
+
+boost::json::object to_json(const record& r) {
+    boost::json::object object;
+    object["url"] = r.url;
+    if (!r.next_url.empty()) {
+        object["next_url"] = r.next_url;
+    }
+    object["status"] = r.status;
+    if (r.failed()) {
+        object["error"] = r.error.message();
+        object["error_kind"] = error_kind(r.error);
+    }
+    object["size"] = r.size;
+    object["content_type"] = r.content_type;
+    object["charset"] = r.charset;
+    object["num_urls"] = static_cast<std::uint64_t>(r.num_urls);
+    object["num_new_urls"] = static_cast<std::uint64_t>(r.num_new_urls);
+    object["depth"] = r.depth;
+    object["tries"] = r.tries;
+    object["started_ms"] = to_milliseconds(r.started);
+    object["elapsed_ms"] = to_milliseconds(r.elapsed);
+    return object;
+}
+
+std::string to_json_line(const record& r) {
+    std::string line = boost::json::serialize(to_json(r));
+    line += '\n';
+    return line;
+}
+
+} // namespace asiocrawl

@@ -1,1 +1,112 @@
+#include <asiocrawl/config.hpp>
+
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <functional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace {
+
+using asiocrawl::crawler_config;
+using asiocrawl::validate;
+using namespace std::chrono_literals;
+
+crawler_config valid_config() {
+    crawler_config config;
+    config.roots = {"http://example.com/"};
+    return config;
+}
+
+TEST(Validate, DefaultConfigWithOneRootIsValid) {
+    EXPECT_THAT(validate(valid_config()), testing::IsEmpty());
+}
+
+TEST(Validate, BoundaryValuesAreValid) {
+    crawler_config config = valid_config();
+    config.roots = {"example.com", "https://other.example/deep/"};
+    config.max_tasks = 1;
+    config.max_redirect = 0;
+    config.max_tries = 1;
+    config.max_depth = 0;
+    config.max_pages = 1;
+    config.fetch.connect_timeout = 1ms;
+    config.fetch.request_timeout = 1ms;
+    config.fetch.max_body_bytes = 1;
+    config.fetch.max_header_bytes = 1024;
+    config.fetch.idle_timeout = 0ms;
+    EXPECT_THAT(validate(config), testing::IsEmpty());
+
+    config.max_tasks = 100'000;
+    EXPECT_THAT(validate(config), testing::IsEmpty());
+}
+
+struct invalid_case {
+    const char* name;
+    std::function<void(crawler_config&)> break_config;
+    const char* message;
+};
+
+std::ostream& operator<<(std::ostream& out, const invalid_case& c) {
+    return out << c.name;
+}
+
+class ValidateRejects : public testing::TestWithParam<invalid_case> {};
+
+TEST_P(ValidateRejects, WithExactlyOneMessageNamingTheField) {
+    crawler_config config = valid_config();
+    GetParam().break_config(config);
+    EXPECT_THAT(validate(config), testing::ElementsAre(GetParam().message));
+}
+
+const invalid_case invalid_cases[] = {
+    {"no_roots", [](crawler_config& c) { c.roots.clear(); }, "roots must contain at least one URL"},
+    {"empty_root", [](crawler_config& c) { c.roots = {""}; }, "roots[0] must not be empty"},
+    {"blank_second_root", [](crawler_config& c) { c.roots.push_back(" \t"); }, "roots[1] must not be empty"},
+    {"zero_max_tasks", [](crawler_config& c) { c.max_tasks = 0; }, "max_tasks must be at least 1"},
+    {"huge_max_tasks", [](crawler_config& c) { c.max_tasks = 100'001; }, "max_tasks must be at most 100000"},
+    {"negative_max_redirect", [](crawler_config& c) { c.max_redirect = -1; },
+     "max_redirect must be at least 0"},
+    {"zero_max_tries", [](crawler_config& c) { c.max_tries = 0; }, "max_tries must be at least 1"},
+    {"negative_max_tries", [](crawler_config& c) { c.max_tries = -3; }, "max_tries must be at least 1"},
+    {"negative_max_depth", [](crawler_config& c) { c.max_depth = -1; }, "max_depth must be at least 0"},
+    {"zero_max_pages", [](crawler_config& c) { c.max_pages = 0; }, "max_pages must be at least 1"},
+    {"zero_connect_timeout", [](crawler_config& c) { c.fetch.connect_timeout = 0ms; },
+     "fetch.connect_timeout must be positive"},
+    {"negative_connect_timeout", [](crawler_config& c) { c.fetch.connect_timeout = -5ms; },
+     "fetch.connect_timeout must be positive"},
+    {"zero_request_timeout", [](crawler_config& c) { c.fetch.request_timeout = 0ms; },
+     "fetch.request_timeout must be positive"},
+    {"zero_max_body_bytes", [](crawler_config& c) { c.fetch.max_body_bytes = 0; },
+     "fetch.max_body_bytes must be at least 1"},
+    {"small_max_header_bytes", [](crawler_config& c) { c.fetch.max_header_bytes = 1023; },
+     "fetch.max_header_bytes must be at least 1024"},
+    {"negative_idle_timeout", [](crawler_config& c) { c.fetch.idle_timeout = -1ms; },
+     "fetch.idle_timeout must not be negative"},
+};
+
+INSTANTIATE_TEST_SUITE_P(Fields, ValidateRejects, testing::ValuesIn(invalid_cases),
+                         [](const testing::TestParamInfo<invalid_case>& info) { return info.param.name; });
+
+TEST(Validate, ReportsEveryProblem) {
+    crawler_config config;
+    config.max_tasks = 0;
+    config.max_tries = 0;
+    config.fetch.request_timeout = 0ms;
+    EXPECT_THAT(validate(config),
+                testing::ElementsAre("roots must contain at least one URL", "max_tasks must be at least 1",
+                                     "max_tries must be at least 1",
+                                     "fetch.request_timeout must be positive"));
+}
+
+TEST(Validate, DoesNotJudgePatterns) {
+    // Regular expressions are compiled (and rejected) by the scope, which has the regex engine.
+    crawler_config config = valid_config();
+    config.exclude = "(";
+    config.include = "[";
+    EXPECT_THAT(validate(config), testing::IsEmpty());
+}
+
+} // namespace

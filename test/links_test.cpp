@@ -1,1 +1,312 @@
+#include <asiocrawl/links.hpp>
+
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace {
+
+using asiocrawl::extract_links;
+using asiocrawl::is_html_media_type;
+using asiocrawl::page_links;
+using asiocrawl::parse_meta_refresh;
+using testing::ElementsAre;
+using testing::IsEmpty;
+
+// ---------------------------------------------------------------------------------------------------------------
+// extract_links: table of documents and the references they must yield, in order.
+
+struct extraction_case {
+    const char* name;
+    std::string html;
+    std::vector<std::string> references;
+    std::optional<std::string> base_href = std::nullopt;
+};
+
+std::ostream& operator<<(std::ostream& out, const extraction_case& c) {
+    return out << c.name;
+}
+
+class ExtractLinks : public testing::TestWithParam<extraction_case> {};
+
+TEST_P(ExtractLinks, FindsExactlyTheExpectedReferences) {
+    const extraction_case& c = GetParam();
+    const page_links links = extract_links(c.html);
+    EXPECT_EQ(links.references, c.references);
+    EXPECT_EQ(links.base_href, c.base_href);
+}
+
+const extraction_case extraction_cases[] = {
+    // Attribute syntax
+    {"double_quoted", R"(<a href="/a">x</a>)", {"/a"}},
+    {"single_quoted", R"(<a href='/a'>x</a>)", {"/a"}},
+    {"unquoted", R"(<a href=/a>x</a>)", {"/a"}},
+    {"uppercase_tag_and_attribute", R"(<A HREF="/A">x</A>)", {"/A"}},
+    {"mixed_case_attribute", R"(<a hReF="/b">x</a>)", {"/b"}},
+    {"spaces_around_equals", R"(<a href = "/c">x</a>)", {"/c"}},
+    {"other_attributes_first", R"(<a class="x" id=y href="/d" title='t'>x</a>)", {"/d"}},
+    {"first_duplicate_attribute_wins", R"(<a href="/first" href="/second">x</a>)", {"/first"}},
+    // Entity decoding is the parser's job
+    {"amp_entity", R"(<a href="/q?a=1&amp;b=2">x</a>)", {"/q?a=1&b=2"}},
+    {"hex_slash_entity", R"(<a href="&#x2F;path&#x2F;x">x</a>)", {"/path/x"}},
+    {"decimal_entity", R"(<a href="/a&#47;b">x</a>)", {"/a/b"}},
+    {"bare_ampersand_kept", R"(<a href="/q?a=1&b=2">x</a>)", {"/q?a=1&b=2"}},
+    // Raw values are kept; only blank ones are dropped
+    {"surrounding_whitespace_kept", "<a href=\"  /padded \">x</a>", {"  /padded "}},
+    {"empty_href_dropped", R"(<a href="">x</a><a href="/ok">y</a>)", {"/ok"}},
+    {"blank_href_dropped", "<a href=\" \t\n \">x</a>", {}},
+    {"valueless_href_dropped", "<a href>x</a>", {}},
+    {"anchor_without_href", R"(<a name="top">x</a>)", {}},
+    {"fragment_only_kept", R"(<a href="#top">x</a>)", {"#top"}},
+    {"duplicates_kept", R"(<a href="/d">1</a><a href="/d">2</a>)", {"/d", "/d"}},
+    // Every linking element
+    {"area", R"(<map name="m"><area shape="rect" coords="0,0,1,1" href="/area"></map>)", {"/area"}},
+    {"iframe", R"(<iframe src="/frame.html"></iframe>)", {"/frame.html"}},
+    {"frameset", R"(<frameset><frame src="/left"><frame src="/right"></frameset>)", {"/left", "/right"}},
+    {"src_on_other_elements_ignored",
+     R"(<img src="/i.png"><script src="/s.js"></script><a src="/no">x</a>)",
+     {}},
+    {"href_on_other_elements_ignored", R"(<link rel="stylesheet" href="/s.css"><div href="/no"></div>)", {}},
+    {"iframe_href_ignored", R"(<iframe href="/no"></iframe>)", {}},
+    {"svg_anchor", R"(<svg><a href="/svg-link"><text>x</text></a></svg>)", {"/svg-link"}},
+    {"svg_xlink_anchor", R"(<svg><a xlink:href="/xlink"><text>x</text></a></svg>)", {"/xlink"}},
+    {"mathml_href_ignored", R"(<math><mi href="/no">x</mi></math>)", {}},
+    // Document order, across elements and nesting
+    {"document_order",
+     R"(<html><head><meta http-equiv="refresh" content="0; url=/meta"></head>)"
+     R"(<body><a href="/1"><span><a href="/2">x</a></span></a><div><iframe src="/3"></iframe>)"
+     R"(<p><a href="/4">y</a></p></div><map><area href="/5"></map><a href="/6">z</a></body></html>)",
+     {"/meta", "/1", "/2", "/3", "/4", "/5", "/6"}},
+    // <base>
+    {"base_href",
+     R"(<head><base href="http://example.com/dir/"></head><a href="x">x</a>)",
+     {"x"},
+     "http://example.com/dir/"},
+    {"only_first_base_counts",
+     R"(<base href="/first/"><base href="/second/"><a href="x">x</a>)",
+     {"x"},
+     "/first/"},
+    {"base_without_href_skipped", R"(<base target="_blank"><base href="/real/">)", {}, "/real/"},
+    {"blank_first_base_still_wins", R"(<base href=" "><base href="/second/">)", {}, std::nullopt},
+    {"base_in_body_counts", R"(<body><p>text</p><base href="/late/"></body>)", {}, "/late/"},
+    {"base_href_is_not_a_reference", R"(<base href="/b/">)", {}, "/b/"},
+    {"base_entities_decoded", R"(<base href="http://h/?a=1&amp;b=2">)", {}, "http://h/?a=1&b=2"},
+    // meta refresh
+    {"meta_refresh", R"(<meta http-equiv="refresh" content="5; url=/next">)", {"/next"}},
+    {"meta_refresh_uppercase", R"(<META HTTP-EQUIV="REFRESH" CONTENT="0;URL='/up'">)", {"/up"}},
+    {"meta_refresh_mixed_case_value", R"(<meta http-equiv="Refresh" content="0; url=/mixed">)", {"/mixed"}},
+    {"meta_refresh_without_url", R"(<meta http-equiv="refresh" content="30">)", {}},
+    {"meta_refresh_without_content", R"(<meta http-equiv="refresh">)", {}},
+    {"meta_other_http_equiv", R"(<meta http-equiv="content-type" content="0; url=/no">)", {}},
+    {"meta_name_refresh_is_not_http_equiv", R"(<meta name="refresh" content="0; url=/no">)", {}},
+    {"meta_refresh_padded_http_equiv", R"(<meta http-equiv=" refresh" content="0; url=/no">)", {}},
+    {"meta_refresh_entities_decoded",
+     R"(<meta http-equiv="refresh" content="0; url=/a?x=1&amp;y=2">)",
+     {"/a?x=1&y=2"}},
+    // Places where a link-shaped text is not a link
+    {"comment", R"(<!-- <a href="/commented">x</a> --><a href="/real">y</a>)", {"/real"}},
+    {"script", R"(<script>document.write('<a href="/scripted">x</a>');</script>)", {}},
+    {"script_with_fake_close",
+     R"(<script>var s = "<\/script><a href='/no'>";</script><a href="/yes">y</a>)",
+     {"/yes"}},
+    {"style", R"(<style>a[href="/styled"] { color: red } /* <a href="/no"> */</style>)", {}},
+    {"template",
+     R"(<template><a href="/templated">x</a><iframe src="/t"></iframe></template><a href="/after">y</a>)",
+     {"/after"}},
+    {"base_in_template_ignored",
+     R"(<template><base href="/inert/"></template><base href="/real/">)",
+     {},
+     "/real/"},
+    {"textarea", R"(<textarea><a href="/no">x</a></textarea>)", {}},
+    {"title", R"(<title><a href="/no">x</a></title>)", {}},
+    {"plain_text", R"(href="/no" http://example.com/no)", {}},
+    {"cdata_in_html", R"(<![CDATA[<a href="/no">x</a>]]>)", {}},
+    // Malformed markup is parsed the way browsers parse it
+    {"unclosed_anchor", R"(<a href="/unclosed">x<p>y)", {"/unclosed"}},
+    {"unclosed_attribute_quote", R"(<a href="/ok">x</a><a href="/broken>y</a>)", {"/ok"}},
+    {"stray_less_than",
+     R"(1 < 2 <a href="/after-stray">x</a> <<a href="/double">y</a>)",
+     {"/after-stray", "/double"}},
+    {"unclosed_tag_at_end", R"(<a href="/x">x</a><a href="/y")", {"/x"}},
+    {"nested_anchors", R"(<a href="/outer"><a href="/inner">x</a></a>)", {"/outer", "/inner"}},
+    {"table_foster_parenting",
+     R"(<table><a href="/fostered">x</a><tr><td><a href="/cell">y</a></td></tr></table>)",
+     {"/fostered", "/cell"}},
+    {"attributes_without_spaces", R"(<a id="x"href="/tight">x</a>)", {"/tight"}},
+    {"nul_byte",
+     std::string("<a href=\"/a\0b\">x</a>", sizeof("<a href=\"/a\0b\">x</a>") - 1),
+     {"/a\xEF\xBF\xBD"
+      "b"}},
+    {"non_ascii_kept", "<a href=\"/caf\xC3\xA9\">x</a>", {"/caf\xC3\xA9"}},
+    // Nothing to find
+    {"empty_input", "", {}},
+    {"whitespace_only", " \n\t ", {}},
+    {"text_only", "just some words", {}},
+};
+
+INSTANTIATE_TEST_SUITE_P(Documents, ExtractLinks, testing::ValuesIn(extraction_cases),
+                         [](const testing::TestParamInfo<extraction_case>& info) { return info.param.name; });
+
+TEST(ExtractLinksRobustness, BinaryGarbageDoesNotCrash) {
+    // A deterministic pseudo-random byte soup, including NULs, invalid UTF-8 and stray markup characters.
+    std::string garbage;
+    std::uint32_t state = 12345;
+    for (int i = 0; i < 200'000; ++i) {
+        state = state * 1103515245u + 12345u;
+        garbage.push_back(static_cast<char>(state >> 24));
+    }
+    garbage += R"(<a href="/survivor">x</a>)";
+    const page_links links = extract_links(garbage);
+    EXPECT_THAT(links.references, testing::Contains("/survivor"));
+}
+
+TEST(ExtractLinksRobustness, InvalidUtf8IsReplacedNotFatal) {
+    const page_links links = extract_links("<a href=\"/\xFF\xFE\">x</a><a href=\"/ok\">y</a>");
+    ASSERT_EQ(links.references.size(), 2u);
+    EXPECT_EQ(links.references[1], "/ok");
+}
+
+TEST(ExtractLinksRobustness, DeeplyNestedDocumentDoesNotOverflowTheStack) {
+    // Hostile pages nest elements this deep to crash recursive tree walkers. <span> keeps gumbo's own work
+    // linear (block elements make it scan the open-element stack on every start tag).
+    constexpr int depth = 100'000;
+    std::string html;
+    html.reserve(depth * 13 + 64);
+    html += R"(<a href="/top">t</a>)";
+    for (int i = 0; i < depth; ++i) {
+        html += "<span>";
+    }
+    html += R"(<a href="/deepest">d</a>)";
+    for (int i = 0; i < depth; ++i) {
+        html += "</span>";
+    }
+    html += R"(<a href="/bottom">b</a>)";
+
+    const page_links links = extract_links(html);
+    EXPECT_THAT(links.references, ElementsAre("/top", "/deepest", "/bottom"));
+}
+
+TEST(ExtractLinksRobustness, DeeplyNestedUnclosedDocument) {
+    constexpr int depth = 100'000;
+    std::string html;
+    for (int i = 0; i < depth; ++i) {
+        html += i % 1000 == 0 ? "<span><a href=/l>" : "<span>";
+    }
+    const page_links links = extract_links(html);
+    EXPECT_EQ(links.references.size(), static_cast<std::size_t>(depth / 1000));
+}
+
+TEST(ExtractLinksRobustness, ManyLinksKeepDocumentOrder) {
+    std::string html;
+    std::vector<std::string> expected;
+    for (int i = 0; i < 5'000; ++i) {
+        expected.push_back("/page/" + std::to_string(i));
+        html += "<li><a href=\"" + expected.back() + "\">" + std::to_string(i) + "</a>";
+    }
+    EXPECT_EQ(extract_links(html).references, expected);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// parse_meta_refresh: the HTML standard's declarative refresh steps.
+
+struct refresh_case {
+    const char* name;
+    std::string content;
+    std::optional<std::string> url;
+};
+
+std::ostream& operator<<(std::ostream& out, const refresh_case& c) {
+    return out << c.name;
+}
+
+class ParseMetaRefresh : public testing::TestWithParam<refresh_case> {};
+
+TEST_P(ParseMetaRefresh, ExtractsTheUrl) {
+    const refresh_case& c = GetParam();
+    EXPECT_EQ(parse_meta_refresh(c.content), c.url) << "content: [" << c.content << "]";
+}
+
+const refresh_case refresh_cases[] = {
+    {"delay_only", "5", std::nullopt},
+    {"delay_only_with_whitespace", "  5  ", std::nullopt},
+    {"delay_with_trailing_semicolon", "5;", std::nullopt},
+    {"empty", "", std::nullopt},
+    {"whitespace_only", " \t ", std::nullopt},
+    {"semicolon_url", "3; url=http://x/", "http://x/"},
+    {"no_space", "0;url=/a", "/a"},
+    {"uppercase_url", "0;URL=/a", "/a"},
+    {"mixed_case_url", "0; Url=/a", "/a"},
+    {"comma_separator", "0, url=/a", "/a"},
+    {"whitespace_separator", "0 url=/a", "/a"},
+    {"spaces_around_equals", "0; url = /a", "/a"},
+    {"single_quoted_with_space", "0;URL='/a b'", "/a b"},
+    {"double_quoted", "0; url=\"/a\"", "/a"},
+    {"quoted_with_trailing_junk", "0; url='/a' ignored", "/a"},
+    {"unterminated_quote", "0; url='/a", "/a"},
+    {"quote_without_url_prefix", "0; '/quoted'", "/quoted"},
+    {"url_without_prefix", "0; /plain", "/plain"},
+    {"url_without_prefix_starting_with_u", "0; urchin.html", "urchin.html"},
+    {"url_without_equals", "0; url /a", "url /a"},
+    {"prefix_u_only", "0; u/a", "u/a"},
+    {"trailing_whitespace_trimmed", "0; url=/a  \t", "/a"},
+    {"leading_whitespace", "  \n 0; url=/a", "/a"},
+    {"fractional_delay", "1.5; url=/a", "/a"},
+    {"leading_dot_delay", ".5; url=/a", "/a"},
+    {"many_dots", "1..2.; url=/a", "/a"},
+    {"no_delay", "url=/x", std::nullopt},
+    {"negative_delay", "-1; url=/x", std::nullopt},
+    {"delay_glued_to_letters", "5x; url=/x", std::nullopt},
+    {"empty_url", "0; url=", std::nullopt},
+    {"empty_quoted_url", "0; url=''", std::nullopt},
+    {"absolute_with_query", "0; URL=http://example.com/?a=1&b=2", "http://example.com/?a=1&b=2"},
+    {"semicolon_in_url_kept", "0; url=/a;b", "/a;b"},
+};
+
+INSTANTIATE_TEST_SUITE_P(Contents, ParseMetaRefresh, testing::ValuesIn(refresh_cases),
+                         [](const testing::TestParamInfo<refresh_case>& info) { return info.param.name; });
+
+// ---------------------------------------------------------------------------------------------------------------
+// is_html_media_type
+
+struct media_type_case {
+    const char* name;
+    const char* media_type;
+    bool html;
+};
+
+std::ostream& operator<<(std::ostream& out, const media_type_case& c) {
+    return out << c.name;
+}
+
+class IsHtmlMediaType : public testing::TestWithParam<media_type_case> {};
+
+TEST_P(IsHtmlMediaType, Classifies) {
+    EXPECT_EQ(is_html_media_type(GetParam().media_type), GetParam().html) << GetParam().media_type;
+}
+
+const media_type_case media_type_cases[] = {
+    {"text_html", "text/html", true},
+    {"xhtml", "application/xhtml+xml", true},
+    {"uppercase", "TEXT/HTML", true},
+    {"mixed_case_xhtml", "Application/XHTML+XML", true},
+    {"with_parameters", "text/html; charset=utf-8", true},
+    {"surrounding_whitespace", "  text/html\t", true},
+    {"whitespace_before_parameters", "text/html ;charset=x", true},
+    {"empty", "", false},
+    {"plain_text", "text/plain", false},
+    {"xml", "application/xml", false},
+    {"prefix_only", "text/htm", false},
+    {"longer", "text/html5", false},
+    {"json", "application/json", false},
+    {"image", "image/png", false},
+    {"parameters_only", ";text/html", false},
+};
+
+INSTANTIATE_TEST_SUITE_P(MediaTypes, IsHtmlMediaType, testing::ValuesIn(media_type_cases),
+                         [](const testing::TestParamInfo<media_type_case>& info) { return info.param.name; });
+
+} // namespace

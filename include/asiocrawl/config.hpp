@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -34,8 +35,11 @@ struct fetch_config {
     /// An idle keep-alive connection older than this is closed instead of reused: servers close idle
     /// connections on their own schedule, and a reused dead connection costs a round trip. Default 15 s.
     std::chrono::milliseconds idle_timeout{15'000};
-    /// The User-Agent request header. Default "asiocrawl/<version>".
+    /// The User-Agent request header. Default (empty): "asiocrawl/<version>".
     std::string user_agent;
+    /// Host name -> IP address used instead of DNS, like curl's --resolve (staging sites, tests). The URL,
+    /// the Host header and scope still use the name. Default empty.
+    std::map<std::string, std::string> host_overrides;
 };
 
 /// One crawl: where it starts, how far it goes, how hard it works.
@@ -49,12 +53,13 @@ struct crawler_config {
     /// Default 10.
     int max_redirect = 10;
     /// Attempts per URL, in total, when the network fails (refused, reset, timeout, DNS); then the URL gets a
-    /// failure record. HTTP error statuses are answers, not failures, and are not retried. At least 1. Default 4.
+    /// failure record. HTTP error statuses are answers, not failures, and are not retried. At least 1.
+    /// Default 4.
     int max_tries = 4;
     /// Host matching rule, see host_scope. Default strict.
     host_scope scope = host_scope::strict;
-    /// Regular expression (Perl syntax, Boost.Regex) searched in each discovered URL (normalized form); a match keeps the
-    /// URL out. Empty: nothing excluded. Default empty.
+    /// Regular expression (Perl syntax, Boost.Regex) searched in each discovered URL (normalized form); a
+    /// match keeps the URL out. Empty: nothing excluded. Default empty.
     std::string exclude;
     /// Regular expression searched in each discovered URL; when set, only matching URLs are crawled. Empty:
     /// everything in scope is included. Default empty.
@@ -62,8 +67,8 @@ struct crawler_config {
     /// Largest link depth crawled: roots are depth 0, a link found on a depth-d page is depth d+1. A redirect
     /// keeps the depth of the URL that redirected. Unset: unlimited. Default unset.
     std::optional<int> max_depth;
-    /// Largest number of distinct URLs admitted to the queue (roots, links and redirect targets); further URLs
-    /// are counted as skipped. Unset: unlimited. Default unset.
+    /// Largest number of distinct URLs admitted to the queue (roots, links and redirect targets); further
+    /// URLs are counted as skipped. Unset: unlimited. Default unset.
     std::optional<std::size_t> max_pages;
     /// Keep every record in the final report (the classic report lists them all). Turn off for very large
     /// crawls that consume records through a sink only; counters are kept either way. Default true.

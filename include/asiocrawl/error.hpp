@@ -12,20 +12,20 @@ namespace asiocrawl {
 /// default-constructed error_code always means "no error".
 enum class error {
     // URL handling
-    invalid_url = 1,     ///< the reference could not be parsed or resolved into an absolute URL
-    unsupported_scheme,  ///< not http or https
+    invalid_url = 1,    ///< the reference could not be parsed or resolved into an absolute URL
+    unsupported_scheme, ///< not http or https
     // redirects
-    redirect_limit,      ///< the chain ran out of its max_redirect budget
-    missing_location,    ///< a redirect status without a Location header (or an empty one)
-    invalid_location,    ///< a Location that cannot be resolved into an http(s) URL
+    redirect_limit,   ///< the chain ran out of its max_redirect budget
+    missing_location, ///< a redirect status without a Location header (or an empty one)
+    invalid_location, ///< a Location that cannot be resolved into an http(s) URL
     // fetching
-    connect_timeout,     ///< no TCP connection within fetch_config::connect_timeout
-    request_timeout,     ///< the response did not complete within fetch_config::request_timeout
-    body_too_large,      ///< the body exceeded fetch_config::max_body_bytes
-    header_too_large,    ///< the response head exceeded fetch_config::max_header_bytes
-    bad_response,        ///< the peer answered something that is not valid HTTP/1.x
+    connect_timeout,  ///< no TCP connection within fetch_config::connect_timeout
+    request_timeout,  ///< the response did not complete within fetch_config::request_timeout
+    body_too_large,   ///< the body exceeded fetch_config::max_body_bytes
+    header_too_large, ///< the response head exceeded fetch_config::max_header_bytes
+    bad_response,     ///< the peer answered something that is not valid HTTP/1.x
     // anything else
-    internal_error,      ///< an unexpected exception while processing one URL (a bug; the crawl goes on)
+    internal_error, ///< an unexpected exception while processing one URL (a bug; the crawl goes on)
 };
 
 const boost::system::error_category& error_category() noexcept;

@@ -36,11 +36,12 @@ struct report {
 /// Adds one record's contribution to the counters (what the crawler does for every record it makes).
 void count_record(counters& stats, const record& r);
 
-/// The classic report (ORIGIN.md): one line per record sorted by URL, the "Finished" line with the total rate,
-/// the counters, then Todo, Done and Date. `verbose` adds per-record timing and depth.
+/// The classic report (ORIGIN.md): one line per record sorted by URL, the "Finished" line with the total
+/// rate, the counters, then Todo, Done and Date. `verbose` adds per-record timing and depth.
 void write_report(std::ostream& out, const report& r, bool verbose = false);
 
-/// One record as a JSON object (field names are the record's; error is {"error": message, "error_kind": kind}).
+/// One record as a JSON object (field names are the record's; error is {"error": message, "error_kind":
+/// kind}).
 boost::json::object to_json(const record& r);
 
 /// One record as a single JSON Lines line, newline included.

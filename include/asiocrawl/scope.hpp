@@ -3,6 +3,7 @@
 
 #include <asiocrawl/config.hpp>
 
+#include <boost/url/url.hpp>
 #include <boost/url/url_view.hpp>
 
 #include <memory>
@@ -14,9 +15,9 @@ namespace asiocrawl {
 
 enum class scope_verdict {
     in_scope,
-    off_host,      ///< host (or port) not covered by any root under the host_scope rule
-    excluded,      ///< matched the exclude pattern
-    not_included,  ///< an include pattern is set and did not match
+    off_host,     ///< host (or port) not covered by any root under the host_scope rule
+    excluded,     ///< matched the exclude pattern
+    not_included, ///< an include pattern is set and did not match
 };
 
 /// The lowercase name used in "skipped_<name>" counters: "in_scope", "off_host", "excluded", "not_included".

@@ -1,0 +1,72 @@
+#include "content_type.hpp"
+
+#include <cctype>
+
+namespace asiocrawl::detail {
+
+namespace {
+
+std::string_view trim(std::string_view s) {
+    while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
+        s.remove_prefix(1);
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\t'))
+        s.remove_suffix(1);
+    return s;
+}
+
+std::string lowercase(std::string_view s) {
+    std::string out(s);
+    for (char& c : out)
+        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+}
+
+/// The value of one parameter, unquoted; a quoted value may contain ';' and backslash escapes.
+std::string_view take_parameter_value(std::string_view& rest, std::string& unescaped) {
+    rest = trim(rest);
+    if (!rest.empty() && rest.front() == '"') {
+        unescaped.clear();
+        std::size_t i = 1;
+        for (; i < rest.size() && rest[i] != '"'; ++i) {
+            if (rest[i] == '\\' && i + 1 < rest.size())
+                ++i;
+            unescaped += rest[i];
+        }
+        const auto end = rest.find(';', i);
+        rest = end == std::string_view::npos ? std::string_view{} : rest.substr(end + 1);
+        return unescaped;
+    }
+    const auto end = rest.find(';');
+    auto value = trim(rest.substr(0, end));
+    rest = end == std::string_view::npos ? std::string_view{} : rest.substr(end + 1);
+    return value;
+}
+
+} // namespace
+
+media_type parse_content_type(std::string_view header) {
+    media_type result;
+    const auto semicolon = header.find(';');
+    result.type = lowercase(trim(header.substr(0, semicolon)));
+    if (semicolon == std::string_view::npos)
+        return result;
+    std::string_view rest = header.substr(semicolon + 1);
+    std::string unescaped;
+    while (!rest.empty()) {
+        const auto equals = rest.find('=');
+        const auto next = rest.find(';');
+        if (equals == std::string_view::npos || (next != std::string_view::npos && next < equals)) {
+            // A parameter without a value: skip it.
+            rest = next == std::string_view::npos ? std::string_view{} : rest.substr(next + 1);
+            continue;
+        }
+        const std::string name = lowercase(trim(rest.substr(0, equals)));
+        rest = rest.substr(equals + 1);
+        const auto value = take_parameter_value(rest, unescaped);
+        if (name == "charset" && result.charset.empty())
+            result.charset = lowercase(value);
+    }
+    return result;
+}
+
+} // namespace asiocrawl::detail
