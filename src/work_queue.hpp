@@ -1,0 +1,99 @@
+// A joinable work queue for coroutines on one executor, in the shape of Python's asyncio.Queue:
+// put / get / task_done / join. Single-threaded by design: all calls happen on the queue's executor.
+#pragma once
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/experimental/channel.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <cstddef>
+#include <deque>
+#include <optional>
+#include <stdexcept>
+#include <utility>
+
+namespace asiocrawl::detail {
+
+/// Items wait in a deque; an unbuffered channel hands an item straight to a worker that is already waiting.
+/// So put() never suspends: the workers are the producers, and a bounded queue whose every consumer is
+/// blocked on put() would deadlock. A worker waits in the channel only when the deque is empty, which keeps
+/// the order FIFO: put() hands over through the channel only when nothing is queued ahead.
+template <class T>
+class work_queue {
+public:
+    explicit work_queue(boost::asio::any_io_executor executor)
+        : handoff_(executor, 0)
+        , all_done_(executor, boost::asio::steady_timer::time_point::max()) {}
+
+    /// Adds an item and counts it as unfinished. Never suspends. Ignored (returns false) after close().
+    bool put(T item) {
+        if (closed_)
+            return false;
+        ++unfinished_;
+        if (backlog_.empty() && handoff_.try_send(boost::system::error_code{}, std::move(item)))
+            return true;
+        backlog_.push_back(std::move(item));
+        return true;
+    }
+
+    /// Takes the oldest item, waiting for one if the queue is empty. nullopt once the queue is closed: that
+    /// is how idle workers learn to exit.
+    boost::asio::awaitable<std::optional<T>> get() {
+        if (closed_)
+            co_return std::nullopt;
+        if (!backlog_.empty()) {
+            T item = std::move(backlog_.front());
+            backlog_.pop_front();
+            co_return item;
+        }
+        auto [ec, item] = co_await handoff_.async_receive(boost::asio::as_tuple(boost::asio::use_awaitable));
+        if (ec)
+            co_return std::nullopt;
+        co_return std::move(item);
+    }
+
+    /// Marks one item taken by get() as finished. Every get() that returned an item must be matched by
+    /// exactly one task_done(), whatever happened while processing it.
+    void task_done() {
+        if (unfinished_ == 0)
+            throw std::logic_error("work_queue::task_done called more times than items were put");
+        if (--unfinished_ == 0)
+            all_done_.cancel();
+    }
+
+    /// Completes when every item put so far has been marked done (at once if there are none), or on close().
+    boost::asio::awaitable<void> join() {
+        while (unfinished_ > 0 && !closed_)
+            co_await all_done_.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
+    }
+
+    /// Stops the queue: waiting and future get() calls return nullopt, put() is refused, and queued items are
+    /// dropped (they remain counted as unfinished, which is the "todo" of an interrupted crawl). Wakes
+    /// join()ers.
+    void close() {
+        if (closed_)
+            return;
+        closed_ = true;
+        backlog_.clear();
+        handoff_.close();
+        all_done_.cancel();
+    }
+
+    /// Items queued and not yet taken.
+    std::size_t size() const noexcept { return backlog_.size(); }
+    /// Items put and not yet marked done (queued plus in progress).
+    std::size_t unfinished() const noexcept { return unfinished_; }
+    bool closed() const noexcept { return closed_; }
+
+private:
+    boost::asio::experimental::channel<void(boost::system::error_code, T)> handoff_;
+    boost::asio::steady_timer all_done_;
+    std::deque<T> backlog_;
+    std::size_t unfinished_ = 0;
+    bool closed_ = false;
+};
+
+} // namespace asiocrawl::detail
