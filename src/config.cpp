@@ -2,6 +2,8 @@
 
 #include <string_view>
 
+#include <arpa/inet.h>
+
 namespace asiocrawl {
 
 namespace {
@@ -13,6 +15,12 @@ constexpr std::uint32_t min_header_bytes = 1024;
 
 bool is_blank(std::string_view text) noexcept {
     return text.find_first_not_of(" \t\n\v\f\r") == std::string_view::npos;
+}
+
+bool is_ip_address(const std::string& text) noexcept {
+    unsigned char buffer[sizeof(in6_addr)];
+    return ::inet_pton(AF_INET, text.c_str(), buffer) == 1 ||
+           ::inet_pton(AF_INET6, text.c_str(), buffer) == 1;
 }
 
 } // namespace
@@ -62,6 +70,13 @@ std::vector<std::string> validate(const crawler_config& config) {
     }
     if (fetch.idle_timeout.count() < 0) {
         problems.emplace_back("fetch.idle_timeout must not be negative");
+    }
+    for (const auto& [host, address] : fetch.host_overrides) {
+        if (is_blank(host))
+            problems.emplace_back("fetch.host_overrides has an empty host name");
+        if (!is_ip_address(address))
+            problems.push_back("fetch.host_overrides[\"" + host +
+                               "\"] must be an IPv4 or IPv6 address, got \"" + address + "\"");
     }
 
     return problems;

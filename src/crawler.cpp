@@ -187,9 +187,11 @@ struct crawler::impl {
             return;
         }
         // A redirect is not a link hop: the target keeps the depth of the URL that redirected.
-        if (in_scope(*decision.target) && admit(*decision.target, item.redirects_left - 1, item.depth))
-            r.num_new_urls = 1;
+        if (!in_scope(*decision.target))
+            return;
         r.num_urls = 1;
+        if (admit(*decision.target, item.redirects_left - 1, item.depth))
+            r.num_new_urls = 1;
     }
 
     void queue_links(boost::urls::url_view page_url, const std::string& body, const work_item& item,

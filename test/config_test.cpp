@@ -85,7 +85,18 @@ const invalid_case invalid_cases[] = {
      "fetch.max_header_bytes must be at least 1024"},
     {"negative_idle_timeout", [](crawler_config& c) { c.fetch.idle_timeout = -1ms; },
      "fetch.idle_timeout must not be negative"},
+    {"host_override_not_an_address",
+     [](crawler_config& c) { c.fetch.host_overrides["a.test"] = "localhost"; },
+     "fetch.host_overrides[\"a.test\"] must be an IPv4 or IPv6 address, got \"localhost\""},
+    {"host_override_empty_host", [](crawler_config& c) { c.fetch.host_overrides[""] = "127.0.0.1"; },
+     "fetch.host_overrides has an empty host name"},
 };
+
+TEST(Validate, HostOverridesTakeIpAddresses) {
+    crawler_config config = valid_config();
+    config.fetch.host_overrides = {{"a.test", "127.0.0.1"}, {"b.test", "::1"}, {"c.test", "2001:db8::7"}};
+    EXPECT_THAT(validate(config), testing::IsEmpty());
+}
 
 INSTANTIATE_TEST_SUITE_P(Fields, ValidateRejects, testing::ValuesIn(invalid_cases),
                          [](const testing::TestParamInfo<invalid_case>& info) { return info.param.name; });

@@ -267,7 +267,10 @@ TEST_F(crawler_fixture, redirect_targets_pass_scope_and_exclude) {
     auto r = crawl();
     EXPECT_THAT(requested(), UnorderedElementsAre("/", "/off", "/ex"));
     EXPECT_EQ(find(r, url("/off"))->next_url, "http://localhost:" + port() + "/stolen");
+    EXPECT_EQ(find(r, url("/off"))->num_urls, 0u);
     EXPECT_EQ(find(r, url("/off"))->num_new_urls, 0u);
+    EXPECT_EQ(r.stats["skipped_off_host"], 1u);
+    EXPECT_EQ(r.stats["skipped_excluded"], 1u);
 }
 
 TEST_F(crawler_fixture, redirect_without_location_is_an_error_record) {
@@ -418,6 +421,32 @@ TEST_F(crawler_fixture, base_href_fragments_entities_and_meta_refresh) {
     EXPECT_THAT(requested(),
                 UnorderedElementsAre("/", "/docs/intro.html", "/docs/guide.html", "/search?q=1&page=2",
                                      "/docs/frame.html", "/area", "/refreshed", "/docs/"));
+}
+
+TEST_F(crawler_fixture, an_exception_while_processing_one_url_cannot_hang_the_crawl) {
+    add_page("/", {"/boom", "/fine"});
+    add_page("/boom", {});
+    add_page("/fine", {});
+    config.roots = {url("/")};
+    crawler c{ctx.get_executor(), config};
+    std::vector<std::string> sunk;
+    c.set_record_sink([&](const record& r) {
+        sunk.push_back(r.url + (r.failed() ? " " + std::string(error_kind(r.error)) : ""));
+        if (r.url == url("/boom") && !r.failed())
+            throw std::runtime_error("embedder bug");
+    });
+    std::optional<report> result;
+    c.async_run([&](std::exception_ptr e, report r) {
+        server.stop();
+        if (e)
+            std::rethrow_exception(e);
+        result = std::move(r);
+    });
+    run_bounded(ctx);
+    ASSERT_TRUE(result);
+    EXPECT_EQ(result->todo, 0u);
+    EXPECT_THAT(sunk, ::testing::Contains(url("/boom") + " internal_error"));
+    EXPECT_THAT(sunk, ::testing::Contains(url("/fine")));
 }
 
 TEST_F(crawler_fixture, max_depth_limits_link_levels) {

@@ -227,3 +227,14 @@ TEST_F(fetcher_fixture, host_overrides_replace_dns) {
     EXPECT_EQ(results.at(0).status, 200);
     EXPECT_EQ(host_seen, "www.example.test:" + std::to_string(server.port()));
 }
+
+TEST_F(fetcher_fixture, https_is_refused_until_tls_lands) {
+    demo::http_server server{ctx.get_executor(),
+                             [](const http_request&) -> asio::awaitable<std::optional<http_response>> {
+                                 co_return make_response(200);
+                             }};
+    auto results = fetch_all(server, {"https://127.0.0.1:" + std::to_string(server.port()) + "/"});
+    EXPECT_EQ(results.at(0).error, error::unsupported_scheme);
+    EXPECT_EQ(results[0].attempts, 0);
+    EXPECT_EQ(server.connections(), 0u) << "nothing was sent";
+}

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs what is missing, builds, serves the bundled demo site on 127.0.0.1 and crawls it.
+# Usage: scripts/demo.sh [asiocrawl options]      e.g. scripts/demo.sh --max-tasks 10 -v -o records.jsonl
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+scripts/build.sh >&2
+
+server_out=$(mktemp)
+build/demo/asiocrawl-demo-server --port 0 --pages 200 >"$server_out" &
+server_pid=$!
+trap 'kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; rm -f "$server_out"' EXIT
+
+# The server prints its root URL once it is listening.
+for _ in $(seq 1 100); do
+  [ -s "$server_out" ] && break
+  sleep 0.1
+done
+root=$(head -n 1 "$server_out")
+if [ -z "$root" ]; then
+  echo "demo: the demo server did not start" >&2
+  exit 1
+fi
+echo "demo: crawling the demo site at $root" >&2
+build/asiocrawl "$@" "$root"

@@ -1,0 +1,103 @@
+#include "support/process.hpp"
+
+#include <cerrno>
+#include <csignal>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char** environ;
+
+namespace asiocrawl::test {
+
+namespace {
+
+std::string temp_path(const char* tag) {
+    std::string path = "/tmp/asiocrawl-test-" + std::string(tag) + "-XXXXXX";
+    const int fd = ::mkstemp(path.data());
+    if (fd < 0)
+        throw std::runtime_error("mkstemp failed");
+    ::close(fd);
+    return path;
+}
+
+std::string slurp(const std::string& path) {
+    std::ifstream in{path, std::ios::binary};
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+} // namespace
+
+child_process::child_process(std::vector<std::string> argv)
+    : out_path_(temp_path("out"))
+    , err_path_(temp_path("err")) {
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, 1, out_path_.c_str(), O_WRONLY | O_TRUNC, 0);
+    posix_spawn_file_actions_addopen(&actions, 2, err_path_.c_str(), O_WRONLY | O_TRUNC, 0);
+    std::vector<char*> args;
+    for (auto& a : argv)
+        args.push_back(a.data());
+    args.push_back(nullptr);
+    const int rc = ::posix_spawn(&pid_, args[0], &actions, nullptr, args.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    if (rc != 0)
+        throw std::runtime_error("cannot start " + argv.at(0));
+}
+
+child_process::~child_process() {
+    if (!reaped_) {
+        ::kill(pid_, SIGKILL);
+        ::waitpid(pid_, nullptr, 0);
+    }
+    std::remove(out_path_.c_str());
+    std::remove(err_path_.c_str());
+}
+
+void child_process::signal(int signo) const {
+    ::kill(pid_, signo);
+}
+
+std::string child_process::stdout_so_far() const {
+    return slurp(out_path_);
+}
+
+process_result child_process::wait(std::chrono::seconds limit) {
+    process_result result;
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    int status = 0;
+    for (;;) {
+        const pid_t done = ::waitpid(pid_, &status, WNOHANG);
+        if (done == pid_)
+            break;
+        if (std::chrono::steady_clock::now() > deadline) {
+            result.timed_out = true;
+            ::kill(pid_, SIGKILL);
+            ::waitpid(pid_, &status, 0);
+            break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds{10});
+    }
+    reaped_ = true;
+    result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    result.out = slurp(out_path_);
+    result.err = slurp(err_path_);
+    return result;
+}
+
+process_result run_process(std::vector<std::string> argv, std::chrono::seconds limit) {
+    child_process child{std::move(argv)};
+    return child.wait(limit);
+}
+
+} // namespace asiocrawl::test
