@@ -33,9 +33,13 @@ struct logged_request {
     std::size_t connection;  ///< 1-based serial number of the TCP connection it arrived on
 };
 
+/// Single-threaded: call every member on the thread running `executor`. A connection with no complete request
+/// for 60 s is closed. A handler that throws gets a 500 answer with "Connection: close"; a handler still
+/// running when stop() is called is cancelled (its pending operation completes with operation_aborted).
 class http_server {
 public:
-    /// Binds 127.0.0.1:`port` (0: an ephemeral port) and starts accepting on `executor`.
+    /// Binds 127.0.0.1:`port` (0: an ephemeral port; SO_REUSEADDR set) and starts accepting on `executor`.
+    /// Throws boost::system::system_error when the port cannot be bound.
     http_server(boost::asio::any_io_executor executor, request_handler handler, unsigned short port = 0);
     /// Stops (see stop()).
     ~http_server();

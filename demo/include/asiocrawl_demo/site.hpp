@@ -27,7 +27,10 @@ struct site {
     /// Targets a correct crawler requests when started at "/" with default options (strict scope,
     /// max_redirect 10): every reachable page, redirect hop and broken link, each exactly once.
     std::set<std::string> expected_requests;
-    /// Absolute URLs that appear in links but are out of scope (other hosts) or not http(s); never requested.
+    /// Absolute URLs that appear in links (or in the Location of a reachable redirect) but are out of scope
+    /// (other hosts or ports) or not http(s); never requested. http(s) URLs are in normalized form
+    /// ("//Other.INVALID/x" is listed as "http://other.invalid/x"), other schemes as written ("mailto:..."),
+    /// placeholders unexpanded ("{{other_origin}}/p/1.html").
     std::set<std::string> out_of_scope_links;
 };
 
@@ -44,6 +47,7 @@ struct site_options {
 /// redirect chains, redirect loops, two redirects joining on one page, 404s, a redirect without Location,
 /// off-host links, mailto:/javascript:/ftp: links, non-HTML resources, links in comments and scripts that
 /// must not be followed, and pages reachable only through frames, areas and meta refresh.
+/// Throws std::invalid_argument when options.pages is 0 or min_page_bytes > max_page_bytes.
 site generate_site(const site_options& options);
 
 /// A handler serving `s` (404 with a small HTML body for unknown targets). `s` must outlive the server.
