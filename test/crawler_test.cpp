@@ -59,13 +59,9 @@ struct crawler_fixture : ::testing::Test {
     std::string url(const std::string& target) const { return server.origin() + target; }
     std::string port() const { return std::to_string(server.port()); }
 
-    /// Crawls from `roots` on the fixture's context and stops the servers when done, so the context runs dry.
-    report crawl(std::vector<std::string> roots, std::vector<demo::http_server*> more_servers = {}) {
-        config.roots = std::move(roots);
-        crawler c{ctx.get_executor(), config};
-        c.set_record_sink([this](const record& r) { streamed.push_back(r); });
-        std::optional<report> result;
-        c.async_run([&](std::exception_ptr e, report r) {
+    /// Starts `c`; when it completes, `result` gets the report and the servers stop, so the context runs dry.
+    void start(crawler& c, std::optional<report>& result, std::vector<demo::http_server*> more_servers = {}) {
+        c.async_run([this, &result, more_servers](std::exception_ptr e, report r) {
             server.stop();
             for (auto* s : more_servers)
                 s->stop();
@@ -73,6 +69,15 @@ struct crawler_fixture : ::testing::Test {
                 std::rethrow_exception(e);
             result = std::move(r);
         });
+    }
+
+    /// Crawls from `roots` on the fixture's context, collecting what the record sink sees in `streamed`.
+    report crawl(std::vector<std::string> roots, std::vector<demo::http_server*> more_servers = {}) {
+        config.roots = std::move(roots);
+        crawler c{ctx.get_executor(), config};
+        c.set_record_sink([this](const record& r) { streamed.push_back(r); });
+        std::optional<report> result;
+        start(c, result, std::move(more_servers));
         run_bounded(ctx);
         EXPECT_TRUE(result.has_value());
         return result ? std::move(*result) : report{};
@@ -436,12 +441,7 @@ TEST_F(crawler_fixture, an_exception_while_processing_one_url_cannot_hang_the_cr
             throw std::runtime_error("embedder bug");
     });
     std::optional<report> result;
-    c.async_run([&](std::exception_ptr e, report r) {
-        server.stop();
-        if (e)
-            std::rethrow_exception(e);
-        result = std::move(r);
-    });
+    start(c, result);
     run_bounded(ctx);
     ASSERT_TRUE(result);
     EXPECT_EQ(result->todo, 0u);
@@ -472,7 +472,6 @@ TEST_F(crawler_fixture, max_pages_bounds_the_urls_queued) {
 
 TEST_F(crawler_fixture, stop_ends_the_crawl_with_todo) {
     config.max_tasks = 1;
-    std::vector<std::string> links;
     std::string html;
     for (int i = 0; i < 20; ++i)
         html += "<a href=/p" + std::to_string(i) + ">x</a>";
@@ -484,12 +483,7 @@ TEST_F(crawler_fixture, stop_ends_the_crawl_with_todo) {
         if (r.url == url("/"))
             c.stop(); // after the root: its 20 links are queued, none started
     });
-    c.async_run([&](std::exception_ptr e, report r) {
-        server.stop();
-        if (e)
-            std::rethrow_exception(e);
-        result = std::move(r);
-    });
+    start(c, result);
     run_bounded(ctx);
     ASSERT_TRUE(result);
     EXPECT_EQ(result->done, 1u);
@@ -505,12 +499,7 @@ TEST_F(crawler_fixture, destroying_the_crawler_mid_crawl_is_safe) {
     std::optional<report> result;
     {
         crawler c{ctx.get_executor(), config};
-        c.async_run([&](std::exception_ptr e, report r) {
-            server.stop();
-            if (e)
-                std::rethrow_exception(e);
-            result = std::move(r);
-        });
+        start(c, result);
         ctx.poll(); // the crawl is under way
     }               // destroyed here: it stops, and the operation still completes
     run_bounded(ctx);

@@ -10,6 +10,11 @@
 
 #include <optional>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 namespace asio = boost::asio;
 namespace http = boost::beast::http;
 using namespace asiocrawl;
@@ -237,4 +242,39 @@ TEST_F(fetcher_fixture, https_is_refused_until_tls_lands) {
     EXPECT_EQ(results.at(0).error, error::unsupported_scheme);
     EXPECT_EQ(results[0].attempts, 0);
     EXPECT_EQ(server.connections(), 0u) << "nothing was sent";
+}
+
+TEST_F(fetcher_fixture, a_peer_that_never_completes_the_handshake_is_a_connect_timeout) {
+    // A listener that never accepts, with its accept queue filled: the kernel drops further SYNs, so a
+    // connect neither succeeds nor is refused.
+    asio::ip::tcp::acceptor listener{ctx, {asio::ip::make_address("127.0.0.1"), 0}};
+    listener.listen(0);
+    const auto endpoint = listener.local_endpoint();
+    // Raw non-blocking connects: Asio's synchronous connect would wait out the kernel's SYN retries.
+    std::vector<int> fillers;
+    for (int i = 0; i < 4; ++i) {
+        const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+        ASSERT_GE(fd, 0);
+        sockaddr_in address{};
+        address.sin_family = AF_INET;
+        address.sin_port = htons(endpoint.port());
+        address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        (void)::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address);
+        fillers.push_back(fd);
+    }
+    struct close_all {
+        std::vector<int>& fds;
+        ~close_all() {
+            for (int fd : fds)
+                ::close(fd);
+        }
+    } closer{fillers};
+    config.connect_timeout = 300ms;
+    demo::http_server unused{ctx.get_executor(),
+                             [](const http_request&) -> asio::awaitable<std::optional<http_response>> {
+                                 co_return make_response(200);
+                             }};
+    auto results = fetch_all(unused, {"http://127.0.0.1:" + std::to_string(endpoint.port()) + "/"}, 1);
+    EXPECT_EQ(results.at(0).error, error::connect_timeout) << results[0].error.message();
+    EXPECT_EQ(results[0].attempts, 1);
 }
