@@ -1,5 +1,5 @@
-// A small HTTP/1.1 server on 127.0.0.1 for the demo site and the integration tests. It runs on an executor the
-// caller owns (usually the same io_context as the crawler under test), and can misbehave on purpose: a
+// A small HTTP/1.1 server on 127.0.0.1 for the demo site and the integration tests. It runs on an executor
+// the caller owns (usually the same io_context as the crawler under test), and can misbehave on purpose: a
 // handler may delay, hang, drop the connection or answer normally. It records what it was asked.
 #pragma once
 
@@ -23,14 +23,15 @@ using http_response = boost::beast::http::response<boost::beast::http::string_bo
 /// Answers one request. Return a response to send it (the server sets Content-Length and keep-alive from the
 /// request unless the handler set them); return nullopt to close the connection without answering. A handler
 /// may co_await timers to delay; to hang forever, co_await http_server::wait_stopped().
-using request_handler = std::function<boost::asio::awaitable<std::optional<http_response>>(const http_request&)>;
+using request_handler =
+    std::function<boost::asio::awaitable<std::optional<http_response>>(const http_request&)>;
 
 /// One request as the server saw it.
 struct logged_request {
     std::string method;
-    std::string target;      ///< as sent: "/a/b?q"
-    std::string host;        ///< the Host header
-    std::size_t connection;  ///< 1-based serial number of the TCP connection it arrived on
+    std::string target;     ///< as sent: "/a/b?q"
+    std::string host;       ///< the Host header
+    std::size_t connection; ///< 1-based serial number of the TCP connection it arrived on
 };
 
 /// Single-threaded: call every member on the thread running `executor`. A connection with no complete request
@@ -50,8 +51,8 @@ public:
     /// "http://127.0.0.1:<port>"
     std::string origin() const;
 
-    /// Closes the acceptor and every connection, and wakes every handler waiting in wait_stopped(), so that the
-    /// executor runs out of work. Idempotent.
+    /// Closes the acceptor and every connection, and wakes every handler waiting in wait_stopped(), so that
+    /// the executor runs out of work. Idempotent.
     void stop();
 
     /// Completes when stop() is called: for handlers that must never answer.

@@ -23,7 +23,7 @@ struct resource {
 };
 
 struct site {
-    std::map<std::string, resource> resources;  ///< keyed by request target
+    std::map<std::string, resource> resources; ///< keyed by request target
     /// Targets a correct crawler requests when started at "/" with default options (strict scope,
     /// max_redirect 10): every reachable page, redirect hop and broken link, each exactly once.
     std::set<std::string> expected_requests;
@@ -35,8 +35,8 @@ struct site {
 };
 
 struct site_options {
-    std::uint32_t pages = 200;     ///< content pages (besides redirects, 404s and assets)
-    std::uint32_t seed = 1;        ///< same seed and options: the same site, byte for byte
+    std::uint32_t pages = 200; ///< content pages (besides redirects, 404s and assets)
+    std::uint32_t seed = 1;    ///< same seed and options: the same site, byte for byte
     std::uint32_t links_per_page = 12;
     std::uint32_t min_page_bytes = 2'000;
     std::uint32_t max_page_bytes = 8'000;
