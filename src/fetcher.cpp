@@ -36,6 +36,9 @@ namespace {
 
 constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 
+/// More interim (1xx) responses than this before the final one is a broken or hostile server.
+constexpr int max_interim_responses = 8;
+
 /// A keep-alive connection and the read buffer that belongs to it (bytes past one response stay with it).
 struct connection {
     explicit connection(const asio::any_io_executor& executor)
@@ -210,11 +213,24 @@ struct fetcher::impl {
             co_return result;
         }
 
-        http::response_parser<http::string_body> parser;
-        parser.body_limit(config.max_body_bytes);
-        parser.header_limit(config.max_header_bytes);
-        auto [read_ec, read] = co_await http::async_read(c.stream, c.buffer, parser, use_tuple);
-        (void)read;
+        // Interim answers (100 Continue, 103 Early Hints) precede the real one on the same connection: skip
+        // them, or the real response would stay in the buffer and be taken for the next URL's.
+        std::optional<http::response_parser<http::string_body>> reading;
+        error_code read_ec;
+        for (int interim = 0;; ++interim) {
+            reading.emplace();
+            reading->body_limit(config.max_body_bytes);
+            reading->header_limit(config.max_header_bytes);
+            auto [ec, read] = co_await http::async_read(c.stream, c.buffer, *reading, use_tuple);
+            (void)read;
+            read_ec = ec;
+            const auto status = reading->get().result_int();
+            if (ec || status < 100 || status >= 200 || status == 101 || interim == max_interim_responses)
+                break;
+        }
+        auto& parser = *reading;
+        if (!read_ec && parser.get().result_int() / 100 == 1)
+            read_ec = error::bad_response; // still interim after max_interim_responses
         if (parser.is_header_done()) {
             const auto& head = parser.get();
             result.status = static_cast<int>(head.result_int());

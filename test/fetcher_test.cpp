@@ -1,6 +1,7 @@
 #include "fetcher.hpp"
 
 #include "support/loopback.hpp"
+#include "support/raw_server.hpp"
 
 #include <asiocrawl/error.hpp>
 
@@ -277,4 +278,82 @@ TEST_F(fetcher_fixture, a_peer_that_never_completes_the_handshake_is_a_connect_t
     auto results = fetch_all(unused, {"http://127.0.0.1:" + std::to_string(endpoint.port()) + "/"}, 1);
     EXPECT_EQ(results.at(0).error, error::connect_timeout) << results[0].error.message();
     EXPECT_EQ(results[0].attempts, 1);
+}
+
+namespace {
+
+// Fetches `url` once with a fresh fetcher and runs the context until the fetch is over.
+fetch_result fetch_once(asio::io_context& ctx, const fetch_config& config, raw_server& server,
+                        int max_tries = 1) {
+    fetcher f{ctx.get_executor(), config, max_tries, 8};
+    fetch_result result;
+    asio::co_spawn(
+        ctx,
+        [&]() -> asio::awaitable<void> {
+            result = co_await f.fetch(boost::urls::parse_uri(server.origin() + "/").value());
+        },
+        [&](std::exception_ptr e) {
+            server.stop();
+            if (e)
+                std::rethrow_exception(e);
+        });
+    run_bounded(ctx);
+    return result;
+}
+
+} // namespace
+
+TEST_F(fetcher_fixture, interim_responses_are_skipped) {
+    raw_server server{
+        ctx.get_executor(), [](std::size_t) {
+            return std::string(
+                "HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n"
+                "HTTP/1.1 100 Continue\r\n\r\n"
+                "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 5\r\n\r\nfinal");
+        }};
+    auto result = fetch_once(ctx, config, server);
+    EXPECT_FALSE(result.error) << result.error.message();
+    EXPECT_EQ(result.status, 200);
+    EXPECT_EQ(result.body, "final");
+}
+
+TEST_F(fetcher_fixture, endless_interim_responses_are_a_bad_response) {
+    raw_server server{ctx.get_executor(), [](std::size_t) {
+                          std::string bytes;
+                          for (int i = 0; i < 20; ++i)
+                              bytes += "HTTP/1.1 103 Early Hints\r\n\r\n";
+                          return bytes;
+                      }};
+    auto result = fetch_once(ctx, config, server);
+    EXPECT_EQ(result.error, error::bad_response);
+}
+
+TEST_F(fetcher_fixture, garbage_instead_of_http_is_a_bad_response_and_not_retried) {
+    raw_server server{ctx.get_executor(),
+                      [](std::size_t) { return std::string("\x01\x02 this is not HTTP at all\r\n\r\n"); }};
+    auto result = fetch_once(ctx, config, server, 4);
+    EXPECT_EQ(result.error, error::bad_response);
+    EXPECT_EQ(result.attempts, 1);
+    EXPECT_EQ(server.requests(), 1u);
+}
+
+TEST_F(fetcher_fixture, a_body_cut_short_is_retried_then_a_failure) {
+    raw_server server{ctx.get_executor(), [](std::size_t) {
+                          return std::string("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly part of it");
+                      }};
+    auto result = fetch_once(ctx, config, server, 2);
+    EXPECT_TRUE(result.error);
+    EXPECT_EQ(result.status, 200) << "the head arrived";
+    EXPECT_EQ(result.attempts, 2);
+    EXPECT_EQ(server.requests(), 2u);
+}
+
+TEST_F(fetcher_fixture, a_body_until_close_is_read_whole) {
+    raw_server server{ctx.get_executor(), [](std::size_t) {
+                          return std::string(
+                              "HTTP/1.0 200 OK\r\nContent-Type: text/html\r\n\r\n<p>no length</p>");
+                      }};
+    auto result = fetch_once(ctx, config, server);
+    EXPECT_FALSE(result.error) << result.error.message();
+    EXPECT_EQ(result.body, "<p>no length</p>");
 }
