@@ -168,6 +168,8 @@ parse_outcome parse_command_line(int argc, const char* const argv[]) {
         return usage_error{e.what()};
     }
 
+    // Records are kept only to print them in the report; -qq prints none, so a long crawl need not hold them.
+    options.crawl.keep_records = options.verbosity > -2;
     if (auto problems = validate(options.crawl); !problems.empty())
         return usage_error{problems.front()};
     return options;
