@@ -256,6 +256,7 @@ struct crawler::impl {
             return;
         say(log_level::info, "stopping: ", queue.unfinished(), " URLs unfinished");
         queue.close();
+        fetch.stop_retrying();
     }
 };
 

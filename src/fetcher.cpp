@@ -119,6 +119,7 @@ struct fetcher::impl {
     fetch_config config;
     int max_tries;
     std::size_t max_idle_per_origin;
+    bool retries_stopped = false;
     std::unordered_map<std::string, std::vector<std::unique_ptr<connection>>> idle;
     std::unordered_map<std::string, tcp::resolver::results_type> resolved;
     fetcher_stats stats;
@@ -267,6 +268,10 @@ void fetcher::close_idle() {
     impl_->idle.clear();
 }
 
+void fetcher::stop_retrying() noexcept {
+    impl_->retries_stopped = true;
+}
+
 asio::awaitable<fetch_result> fetcher::fetch(boost::urls::url_view url) {
     fetch_result result;
     if (url.scheme_id() != boost::urls::scheme::http) {
@@ -276,7 +281,7 @@ asio::awaitable<fetch_result> fetcher::fetch(boost::urls::url_view url) {
     }
     const request_target target = make_target(url);
     int attempts = 0;
-    while (attempts < impl_->max_tries) {
+    while (attempts < impl_->max_tries && !(attempts > 0 && impl_->retries_stopped)) {
         ++attempts;
         auto conn = impl_->take_idle(target.origin_key);
         const bool reused = conn != nullptr;

@@ -57,6 +57,10 @@ public:
     /// Closes every idle pooled connection (at the end of a crawl). Fetches in flight are not affected.
     void close_idle();
 
+    /// Attempts under way finish, but no fetch starts another one: a stopping crawl should not wait for
+    /// max_tries more timeouts.
+    void stop_retrying() noexcept;
+
     const fetcher_stats& stats() const noexcept;
 
 private:

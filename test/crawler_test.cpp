@@ -491,6 +491,27 @@ TEST_F(crawler_fixture, stop_ends_the_crawl_with_todo) {
     EXPECT_EQ(server.requests(), 1u);
 }
 
+TEST_F(crawler_fixture, stop_lets_the_attempt_in_flight_finish_but_starts_no_retry) {
+    std::optional<crawler> c;
+    demo::http_server dropping{ctx.get_executor(),
+                               [&](const http_request&) -> asio::awaitable<std::optional<http_response>> {
+                                   c->stop(); // while this first attempt is in flight
+                                   co_await sleep_for(50ms);
+                                   co_return std::nullopt; // a network failure that would normally be retried
+                               }};
+    config.max_tries = 4;
+    config.roots = {dropping.origin() + "/"};
+    c.emplace(ctx.get_executor(), config);
+    std::optional<report> result;
+    start(*c, result, {&dropping});
+    run_bounded(ctx);
+    ASSERT_TRUE(result);
+    ASSERT_EQ(result->records.size(), 1u);
+    EXPECT_TRUE(result->records[0].failed());
+    EXPECT_EQ(result->records[0].tries, 1);
+    EXPECT_EQ(dropping.requests(), 1u);
+}
+
 TEST_F(crawler_fixture, destroying_the_crawler_mid_crawl_is_safe) {
     add_page("/", {"/a", "/b"});
     add_page("/a", {});
