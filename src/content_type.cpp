@@ -1,25 +1,19 @@
 #include "content_type.hpp"
 
-#include <cctype>
+#include "ascii.hpp"
 
 namespace asiocrawl::detail {
 
 namespace {
 
+// Optional whitespace (RFC 9110 §5.6.3) around tokens and parameters.
+constexpr std::string_view http_whitespace = " \t";
+
 std::string_view trim(std::string_view s) {
-    while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
-        s.remove_prefix(1);
-    while (!s.empty() && (s.back() == ' ' || s.back() == '\t'))
-        s.remove_suffix(1);
-    return s;
+    return ascii::trim(s, http_whitespace);
 }
 
-std::string lowercase(std::string_view s) {
-    std::string out(s);
-    for (char& c : out)
-        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return out;
-}
+using ascii::to_lower;
 
 /// The value of one parameter, unquoted; a quoted value may contain ';' and backslash escapes.
 std::string_view take_parameter_value(std::string_view& rest, std::string& unescaped) {
@@ -47,7 +41,7 @@ std::string_view take_parameter_value(std::string_view& rest, std::string& unesc
 media_type parse_content_type(std::string_view header) {
     media_type result;
     const auto semicolon = header.find(';');
-    result.type = lowercase(trim(header.substr(0, semicolon)));
+    result.type = to_lower(trim(header.substr(0, semicolon)));
     if (semicolon == std::string_view::npos)
         return result;
     std::string_view rest = header.substr(semicolon + 1);
@@ -60,11 +54,11 @@ media_type parse_content_type(std::string_view header) {
             rest = next == std::string_view::npos ? std::string_view{} : rest.substr(next + 1);
             continue;
         }
-        const std::string name = lowercase(trim(rest.substr(0, equals)));
+        const std::string name = to_lower(trim(rest.substr(0, equals)));
         rest = rest.substr(equals + 1);
         const auto value = take_parameter_value(rest, unescaped);
         if (name == "charset" && result.charset.empty())
-            result.charset = lowercase(value);
+            result.charset = to_lower(value);
     }
     return result;
 }

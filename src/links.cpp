@@ -1,5 +1,7 @@
 #include <asiocrawl/links.hpp>
 
+#include "ascii.hpp"
+
 #include <gumbo.h>
 
 #include <memory>
@@ -15,33 +17,8 @@ bool is_ascii_whitespace(char c) noexcept {
     return ascii_whitespace.find(c) != std::string_view::npos;
 }
 
-bool is_ascii_digit(char c) noexcept {
-    return c >= '0' && c <= '9';
-}
-
-char to_ascii_lower(char c) noexcept {
-    return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
-}
-
-bool equals_ascii_case_insensitive(std::string_view a, std::string_view b) noexcept {
-    if (a.size() != b.size()) {
-        return false;
-    }
-    for (std::size_t i = 0; i < a.size(); ++i) {
-        if (to_ascii_lower(a[i]) != to_ascii_lower(b[i])) {
-            return false;
-        }
-    }
-    return true;
-}
-
 std::string_view trim_ascii_whitespace(std::string_view text) noexcept {
-    const auto first = text.find_first_not_of(ascii_whitespace);
-    if (first == std::string_view::npos) {
-        return {};
-    }
-    const auto last = text.find_last_not_of(ascii_whitespace);
-    return text.substr(first, last - first + 1);
+    return detail::ascii::trim(text, ascii_whitespace);
 }
 
 bool is_blank(std::string_view text) noexcept {
@@ -123,7 +100,7 @@ private:
 
     void visit_meta(const GumboElement& element) {
         const char* http_equiv = attribute_value(element, "http-equiv");
-        if (http_equiv == nullptr || !equals_ascii_case_insensitive(http_equiv, "refresh")) {
+        if (http_equiv == nullptr || !detail::ascii::iequals(http_equiv, "refresh")) {
             return;
         }
         const char* content = attribute_value(element, "content");
@@ -201,10 +178,10 @@ std::optional<std::string> parse_meta_refresh(std::string_view content) {
 
     skip_whitespace();
     // The delay is mandatory: it must start with a digit or a dot ("url=/x" alone is not a refresh).
-    if (at_end() || !(is_ascii_digit(current()) || current() == '.')) {
+    if (at_end() || !(detail::ascii::is_digit(current()) || current() == '.')) {
         return std::nullopt;
     }
-    while (!at_end() && (is_ascii_digit(current()) || current() == '.')) {
+    while (!at_end() && (detail::ascii::is_digit(current()) || current() == '.')) {
         ++position;
     }
     if (at_end()) {
@@ -225,7 +202,7 @@ std::optional<std::string> parse_meta_refresh(std::string_view content) {
     // Without a full "url =" prefix the whole remainder is the URL, so "0; urchin.html" stays intact.
     const std::size_t remainder_start = position;
     const auto consume = [&](char lower) {
-        if (!at_end() && to_ascii_lower(current()) == lower) {
+        if (!at_end() && detail::ascii::to_lower(current()) == lower) {
             ++position;
             return true;
         }
@@ -263,8 +240,8 @@ std::optional<std::string> parse_meta_refresh(std::string_view content) {
 
 bool is_html_media_type(std::string_view media_type) noexcept {
     const std::string_view essence = trim_ascii_whitespace(media_type.substr(0, media_type.find(';')));
-    return equals_ascii_case_insensitive(essence, "text/html") ||
-           equals_ascii_case_insensitive(essence, "application/xhtml+xml");
+    return detail::ascii::iequals(essence, "text/html") ||
+           detail::ascii::iequals(essence, "application/xhtml+xml");
 }
 
 } // namespace asiocrawl

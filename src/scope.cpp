@@ -1,6 +1,8 @@
 // Crawl scope: host rule (strict or public-suffix based), then exclude and include patterns.
 #include <asiocrawl/scope.hpp>
 
+#include "ascii.hpp"
+
 #include <boost/regex.hpp>
 #include <boost/url/ipv4_address.hpp>
 
@@ -19,12 +21,7 @@ namespace urls = boost::urls;
 constexpr std::string_view www_prefix = "www.";
 
 std::string lowercase_without_trailing_dot(std::string_view host) {
-    std::string out(host);
-    for (char& c : out) {
-        if (c >= 'A' && c <= 'Z') {
-            c = static_cast<char>(c - 'A' + 'a');
-        }
-    }
+    std::string out = detail::ascii::to_lower(host);
     if (out.ends_with('.')) {
         out.pop_back();
     }

@@ -8,6 +8,8 @@
 
 #include <asiocrawl/error.hpp>
 
+#include "ascii.hpp"
+
 #include <boost/url/parse.hpp>
 
 #include <charconv>
@@ -21,9 +23,9 @@ namespace urls = boost::urls;
 
 constexpr char hex_digits[] = "0123456789ABCDEF";
 
-bool is_hex_digit(char c) noexcept {
-    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-}
+using detail::ascii::is_alpha;
+using detail::ascii::is_digit;
+using detail::ascii::is_hex_digit;
 
 int hex_value(char c) noexcept {
     if (c >= '0' && c <= '9') {
@@ -35,28 +37,8 @@ int hex_value(char c) noexcept {
     return c - 'A' + 10;
 }
 
-bool is_alpha(char c) noexcept {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-}
-
-bool is_digit(char c) noexcept {
-    return c >= '0' && c <= '9';
-}
-
 bool is_unreserved(char c) noexcept {
     return is_alpha(c) || is_digit(c) || c == '-' || c == '.' || c == '_' || c == '~';
-}
-
-char to_lower_ascii(char c) noexcept {
-    return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
-}
-
-std::string to_lower_ascii(std::string_view s) {
-    std::string lowered(s);
-    for (char& c : lowered) {
-        c = to_lower_ascii(c);
-    }
-    return lowered;
 }
 
 void append_percent_encoded(std::string& out, char c) {
@@ -251,7 +233,7 @@ std::string lowercase_outside_triplets(std::string_view s) {
             out.append(s.substr(i, 3));
             i += 2;
         } else {
-            out += to_lower_ascii(s[i]);
+            out += detail::ascii::to_lower(s[i]);
         }
     }
     return out;
@@ -406,7 +388,7 @@ boost::system::result<std::string> normalized_host(urls::url_view u) {
         break;
     case urls::host_type::ipv4:
     case urls::host_type::ipvfuture:
-        host = to_lower_ascii(u.encoded_host());
+        host = detail::ascii::to_lower(u.encoded_host());
         break;
     case urls::host_type::none:
         break;
@@ -499,7 +481,7 @@ boost::system::result<urls::url> normalize(urls::url_view absolute) {
     if (!absolute.has_scheme() || !has_well_formed_path(absolute)) {
         return make_error_code(error::invalid_url);
     }
-    const std::string scheme = to_lower_ascii(absolute.scheme());
+    const std::string scheme = detail::ascii::to_lower(absolute.scheme());
     const auto scheme_default = default_port(scheme);
     if (!scheme_default) {
         return make_error_code(error::unsupported_scheme);

@@ -1,0 +1,50 @@
+// ASCII character helpers shared by the sans-io parsers. Locale-independent on purpose: URLs, HTTP headers
+// and HTML attribute syntax are defined over ASCII, whatever the user's locale.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace asiocrawl::detail::ascii {
+
+constexpr bool is_alpha(char c) noexcept {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+constexpr bool is_digit(char c) noexcept {
+    return c >= '0' && c <= '9';
+}
+
+constexpr bool is_hex_digit(char c) noexcept {
+    return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+constexpr char to_lower(char c) noexcept {
+    return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+}
+
+inline std::string to_lower(std::string_view s) {
+    std::string out(s);
+    for (char& c : out)
+        c = to_lower(c);
+    return out;
+}
+
+constexpr bool iequals(std::string_view a, std::string_view b) noexcept {
+    if (a.size() != b.size())
+        return false;
+    for (std::size_t i = 0; i < a.size(); ++i)
+        if (to_lower(a[i]) != to_lower(b[i]))
+            return false;
+    return true;
+}
+
+/// `text` without leading and trailing characters from `characters`.
+constexpr std::string_view trim(std::string_view text, std::string_view characters) noexcept {
+    const auto first = text.find_first_not_of(characters);
+    if (first == std::string_view::npos)
+        return {};
+    return text.substr(first, text.find_last_not_of(characters) - first + 1);
+}
+
+} // namespace asiocrawl::detail::ascii
