@@ -26,6 +26,17 @@ void run_bounded(asio::io_context& ctx) {
     ASSERT_TRUE(ctx.stopped()) << "work left on the io_context: something hangs";
 }
 
+/// Spawns a coroutine that sets `joined` once q.join() completes.
+void join_in_background(asio::io_context& ctx, work_queue<int>& q, bool& joined) {
+    asio::co_spawn(
+        ctx,
+        [&q, &joined]() -> asio::awaitable<void> {
+            co_await q.join();
+            joined = true;
+        },
+        asio::detached);
+}
+
 } // namespace
 
 TEST(work_queue, put_then_get_is_fifo) {
@@ -68,13 +79,7 @@ TEST(work_queue, join_on_an_empty_queue_completes_at_once) {
     asio::io_context ctx;
     work_queue<int> q{ctx.get_executor()};
     bool joined = false;
-    asio::co_spawn(
-        ctx,
-        [&]() -> asio::awaitable<void> {
-            co_await q.join();
-            joined = true;
-        },
-        asio::detached);
+    join_in_background(ctx, q, joined);
     run_bounded(ctx);
     EXPECT_TRUE(joined);
 }
@@ -84,13 +89,7 @@ TEST(work_queue, join_waits_for_task_done_not_for_get) {
     work_queue<int> q{ctx.get_executor()};
     q.put(1);
     bool joined = false;
-    asio::co_spawn(
-        ctx,
-        [&]() -> asio::awaitable<void> {
-            co_await q.join();
-            joined = true;
-        },
-        asio::detached);
+    join_in_background(ctx, q, joined);
     std::optional<int> item;
     asio::co_spawn(
         ctx, [&]() -> asio::awaitable<void> { item = co_await q.get(); }, asio::detached);
@@ -185,13 +184,7 @@ TEST(work_queue, close_releases_idle_workers_and_joiners) {
             asio::detached);
     q.put(7);
     bool joined = false;
-    asio::co_spawn(
-        ctx,
-        [&]() -> asio::awaitable<void> {
-            co_await q.join();
-            joined = true;
-        },
-        asio::detached);
+    join_in_background(ctx, q, joined);
     ctx.poll(); // one worker took 7 (and never marks it done); three wait; join waits for the 7
     EXPECT_EQ(got_item, 1);
     EXPECT_EQ(released, 0);
