@@ -83,3 +83,16 @@ std::vector<std::string> validate(const crawler_config& config) {
 }
 
 } // namespace asiocrawl
+
+namespace asiocrawl {
+
+std::vector<std::string> validate(const app_config& config) {
+    auto problems = validate(config.crawl);
+    if (config.output.warc.max_file_bytes < 1024)
+        problems.emplace_back("output.warc.max_file_bytes must be at least 1024");
+    if (config.run.grace_period.count() < 0)
+        problems.emplace_back("run.grace_period must not be negative");
+    return problems;
+}
+
+} // namespace asiocrawl

@@ -69,7 +69,7 @@ struct crawler::impl {
         , roots(parse_roots(config))
         , url_scope(roots, config.scope, config.include, config.exclude)
         , queue(executor)
-        , fetch(executor, config.fetch, config.max_tries, config.max_tasks)
+        , fetch(executor, config.fetch, config.max_tasks)
         , workers_exited(executor, clock_type::time_point::max()) {}
 
     asio::any_io_executor executor;
@@ -80,7 +80,11 @@ struct crawler::impl {
     detail::fetcher fetch;
     std::unordered_set<std::string> seen;
     record_sink sink;
+    body_sink bodies;
+    exchange_sink exchanges;
+    std::function<bool()> busy;
     logger log;
+    bool stopping = false;
     report result;
     clock_type::time_point started{};
     std::size_t live_workers = 0;
@@ -149,9 +153,16 @@ struct crawler::impl {
 
         const auto start = clock_type::now();
         r.started = micros(start - started);
-        auto response = co_await fetch.fetch(url);
+        detail::fetch_result response;
+        int attempts = 0;
+        // Placeholder until the politeness scheduler lands: retries happen at once, in this worker.
+        do {
+            ++attempts;
+            response = co_await fetch.fetch(url);
+        } while (attempts < config.max_tries && !stopping && response.error &&
+                 detail::is_retryable(response.error));
         r.elapsed = micros(clock_type::now() - start);
-        r.tries = response.attempts;
+        r.tries = attempts;
         r.status = response.status;
         r.size = response.body_bytes;
         auto media = detail::parse_content_type(response.content_type);
@@ -256,7 +267,7 @@ struct crawler::impl {
             return;
         say(log_level::info, "stopping: ", queue.unfinished(), " URLs unfinished");
         queue.close();
-        fetch.stop_retrying();
+        stopping = true;
     }
 };
 
@@ -282,6 +293,26 @@ void crawler::set_record_sink(record_sink sink) {
 
 void crawler::set_logger(logger log) {
     impl_->log = std::move(log);
+}
+
+void crawler::set_body_sink(body_sink sink) {
+    impl_->bodies = std::move(sink);
+}
+
+void crawler::set_exchange_sink(exchange_sink sink) {
+    impl_->exchanges = std::move(sink);
+}
+
+void crawler::set_backpressure(std::function<bool()> busy) {
+    impl_->busy = std::move(busy);
+}
+
+crawl_progress crawler::progress() const {
+    crawl_progress p;
+    p.records = impl_->result.done;
+    p.queued = impl_->queue.unfinished();
+    p.elapsed = clock_type::now() - impl_->started;
+    return p;
 }
 
 void crawler::stop() {

@@ -41,6 +41,20 @@ error_info describe(error e) noexcept {
         return {"header_too_large", "response header too large"};
     case error::bad_response:
         return {"bad_response", "malformed HTTP response"};
+    case error::decoding_failed:
+        return {"decoding_failed", "response body does not decode (gzip/deflate)"};
+    case error::retry_limit:
+        return {"retry_limit", "server kept answering 429/503"};
+    case error::tls_handshake_failed:
+        return {"tls_handshake_failed", "TLS handshake failed"};
+    case error::certificate_invalid:
+        return {"certificate_invalid", "server certificate did not verify"};
+    case error::forbidden_address:
+        return {"forbidden_address", "host resolves to a refused address"};
+    case error::robots_denied:
+        return {"robots_denied", "disallowed by robots.txt"};
+    case error::robots_unavailable:
+        return {"robots_unavailable", "robots.txt unavailable: origin disallowed"};
     case error::internal_error:
         return {"internal_error", "internal error"};
     }

@@ -106,20 +106,17 @@ bool is_retryable(const error_code& ec) noexcept {
 }
 
 struct fetcher::impl {
-    impl(asio::any_io_executor ex, fetch_config cfg, int tries, std::size_t max_idle)
+    impl(asio::any_io_executor ex, fetch_config cfg, std::size_t max_idle)
         : executor(std::move(ex))
         , config(std::move(cfg))
-        , max_tries(tries)
         , max_idle_per_origin(max_idle) {
         if (config.user_agent.empty())
-            config.user_agent = default_user_agent();
+            config.user_agent = default_user_agent(config.contact_url);
     }
 
     asio::any_io_executor executor;
     fetch_config config;
-    int max_tries;
     std::size_t max_idle_per_origin;
-    bool retries_stopped = false;
     std::unordered_map<std::string, std::vector<std::unique_ptr<connection>>> idle;
     std::unordered_map<std::string, tcp::resolver::results_type> resolved;
     fetcher_stats stats;
@@ -239,6 +236,8 @@ struct fetcher::impl {
                 result.content_type = std::string(it->value());
             if (auto it = head.find(http::field::location); it != head.end())
                 result.location = std::string(it->value());
+            if (auto it = head.find(http::field::retry_after); it != head.end())
+                result.retry_after = std::string(it->value());
         }
         if (read_ec) {
             retry_fresh = !parser.got_some() && is_stale_connection_failure(read_ec);
@@ -254,9 +253,8 @@ struct fetcher::impl {
     }
 };
 
-fetcher::fetcher(asio::any_io_executor executor, fetch_config config, int max_tries,
-                 std::size_t max_idle_per_origin)
-    : impl_(std::make_unique<impl>(std::move(executor), std::move(config), max_tries, max_idle_per_origin)) {}
+fetcher::fetcher(asio::any_io_executor executor, fetch_config config, std::size_t max_idle_per_origin)
+    : impl_(std::make_unique<impl>(std::move(executor), std::move(config), max_idle_per_origin)) {}
 
 fetcher::~fetcher() = default;
 
@@ -268,11 +266,8 @@ void fetcher::close_idle() {
     impl_->idle.clear();
 }
 
-void fetcher::stop_retrying() noexcept {
-    impl_->retries_stopped = true;
-}
-
-asio::awaitable<fetch_result> fetcher::fetch(boost::urls::url_view url) {
+asio::awaitable<fetch_result> fetcher::fetch(boost::urls::url_view url, fetch_options options) {
+    (void)options;
     fetch_result result;
     if (url.scheme_id() != boost::urls::scheme::http) {
         // TLS is not wired in yet: sending plain HTTP to an https port would only produce garbage errors.
@@ -280,9 +275,7 @@ asio::awaitable<fetch_result> fetcher::fetch(boost::urls::url_view url) {
         co_return result;
     }
     const request_target target = make_target(url);
-    int attempts = 0;
-    while (attempts < impl_->max_tries && !(attempts > 0 && impl_->retries_stopped)) {
-        ++attempts;
+    for (;;) {
         auto conn = impl_->take_idle(target.origin_key);
         const bool reused = conn != nullptr;
         if (reused) {
@@ -292,9 +285,7 @@ asio::awaitable<fetch_result> fetcher::fetch(boost::urls::url_view url) {
             if (ec) {
                 result = fetch_result{};
                 result.error = ec;
-                if (!is_retryable(ec))
-                    break;
-                continue;
+                co_return result;
             }
             conn = std::move(fresh);
         }
@@ -303,18 +294,13 @@ asio::awaitable<fetch_result> fetcher::fetch(boost::urls::url_view url) {
         if (!result.error) {
             if (conn->stream.socket().is_open())
                 impl_->give_back(target.origin_key, std::move(conn));
-            break;
+            co_return result;
         }
-        if (reused && retry_fresh) {
-            ++impl_->stats.stale_retries;
-            --attempts; // the URL did nothing wrong: a pooled connection had gone stale
-            continue;
-        }
-        if (!is_retryable(result.error))
-            break;
+        if (!(reused && retry_fresh))
+            co_return result;
+        // The URL did nothing wrong: a pooled connection had gone stale. Send again on a fresh one.
+        ++impl_->stats.stale_retries;
     }
-    result.attempts = attempts;
-    co_return result;
 }
 
 } // namespace asiocrawl::detail

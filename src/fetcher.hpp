@@ -1,4 +1,4 @@
-// Fetches one URL over HTTP/1.1 with pooled keep-alive connections, timeouts, size limits and retries.
+// Fetches one URL over HTTP/1.1 with pooled keep-alive connections, timeouts and size limits.
 // It never follows redirects: a 3xx is an answer like any other, handed back to the crawler.
 #pragma once
 
@@ -9,6 +9,7 @@
 #include <boost/system/error_code.hpp>
 #include <boost/url/url_view.hpp>
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -17,8 +18,9 @@
 
 namespace asiocrawl::detail {
 
-/// What one fetch produced. `error` set means no usable response: `status` is then 0, unless the failure came
-/// after the head (body too large, connection lost mid-body), where status and headers are those of the head.
+/// What one attempt produced. `error` set means no usable response: `status` is then 0, unless the failure
+/// came after the head (body too large, connection lost mid-body), where status and headers are those of the
+/// head.
 struct fetch_result {
     boost::system::error_code error;
     int status = 0;
@@ -26,11 +28,35 @@ struct fetch_result {
     std::string content_type;
     /// Location header, when present (possibly empty).
     std::optional<std::string> location;
+    /// Retry-After header, when present, unparsed (seconds or an HTTP date).
+    std::optional<std::string> retry_after;
+    /// The body, decoded from gzip/deflate when the server used them.
     std::string body;
-    /// Body bytes received (equals body.size() on success).
+    /// Decoded body bytes (equals body.size() on success).
     std::uint64_t body_bytes = 0;
-    /// Attempts that counted against max_tries (a stale pooled connection is retried for free).
-    int attempts = 0;
+    /// Bytes of the response as received (head and body, before decoding).
+    std::uint64_t wire_bytes = 0;
+
+    // Filled only when fetch_options::capture is set (archiving).
+    /// The peer's IP address.
+    std::string remote_ip;
+    /// When the request was sent.
+    std::chrono::system_clock::time_point started{};
+    /// Request bytes as sent.
+    std::string raw_request;
+    /// Response bytes as received (after TLS): head, then the body with transfer and content codings.
+    std::string raw_response;
+    /// Bytes of raw_response that are the head.
+    std::size_t raw_head_bytes = 0;
+};
+
+/// Per-request options.
+struct fetch_options {
+    /// Keep the raw request and response bytes in the result (for an exchange sink).
+    bool capture = false;
+    /// Overrides fetch_config::max_body_bytes for this request (robots.txt has its own cap; a body over it is
+    /// then truncated, not an error, as RFC 9309 asks). Unset: the config's limit, and too large is an error.
+    std::optional<std::uint64_t> truncate_body_at;
 };
 
 /// Counters a benchmark or test can read.
@@ -44,22 +70,19 @@ class fetcher {
 public:
     /// `max_idle_per_origin` bounds the pool: more idle connections to one origin than workers can use are
     /// closed instead of kept.
-    fetcher(boost::asio::any_io_executor executor, fetch_config config, int max_tries,
-            std::size_t max_idle_per_origin);
+    fetcher(boost::asio::any_io_executor executor, fetch_config config, std::size_t max_idle_per_origin);
     ~fetcher();
     fetcher(const fetcher&) = delete;
     fetcher& operator=(const fetcher&) = delete;
 
-    /// GETs `url` (an http URL in normalized form), retrying network failures up to max_tries attempts in
-    /// total. Never throws for network or protocol failures: they come back in fetch_result::error.
-    boost::asio::awaitable<fetch_result> fetch(boost::urls::url_view url);
+    /// One attempt to GET `url` (an http or https URL in normalized form). Retrying is the caller's policy;
+    /// the only re-send done here is on a fresh connection when a pooled one turns out to have been closed by
+    /// the server while idle (that costs the URL nothing). Never throws for network or protocol failures:
+    /// they come back in fetch_result::error.
+    boost::asio::awaitable<fetch_result> fetch(boost::urls::url_view url, fetch_options options = {});
 
     /// Closes every idle pooled connection (at the end of a crawl). Fetches in flight are not affected.
     void close_idle();
-
-    /// Attempts under way finish, but no fetch starts another one: a stopping crawl should not wait for
-    /// max_tries more timeouts.
-    void stop_retrying() noexcept;
 
     const fetcher_stats& stats() const noexcept;
 

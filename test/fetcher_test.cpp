@@ -32,10 +32,10 @@ struct fetcher_fixture : ::testing::Test {
 
     /// Fetches each URL in turn with one fetcher, then stops `server` so the context runs dry.
     std::vector<fetch_result> fetch_all(demo::http_server& server, std::vector<std::string> urls,
-                                        int max_tries = 4, fetcher* shared = nullptr) {
+                                        fetcher* shared = nullptr) {
         std::optional<fetcher> own;
         if (!shared)
-            shared = &own.emplace(ctx.get_executor(), config, max_tries, 8);
+            shared = &own.emplace(ctx.get_executor(), config, 8);
         std::vector<fetch_result> results;
         asio::co_spawn(
             ctx,
@@ -71,7 +71,6 @@ TEST_F(fetcher_fixture, fetches_a_page_with_its_headers) {
     EXPECT_EQ(r.content_type, "text/html; charset=iso-8859-1");
     EXPECT_EQ(r.body, "<p>hello</p>");
     EXPECT_EQ(r.body_bytes, 12u);
-    EXPECT_EQ(r.attempts, 1);
     EXPECT_FALSE(r.location.has_value());
 }
 
@@ -91,9 +90,9 @@ TEST_F(fetcher_fixture, reuses_keep_alive_connections_per_origin) {
                              [](const http_request&) -> asio::awaitable<std::optional<http_response>> {
                                  co_return make_response(200, "ok", "text/plain");
                              }};
-    fetcher f{ctx.get_executor(), config, 4, 8};
+    fetcher f{ctx.get_executor(), config, 8};
     auto results =
-        fetch_all(server, {server.origin() + "/1", server.origin() + "/2", server.origin() + "/3"}, 4, &f);
+        fetch_all(server, {server.origin() + "/1", server.origin() + "/2", server.origin() + "/3"}, &f);
     ASSERT_EQ(results.size(), 3u);
     for (const auto& r : results)
         EXPECT_EQ(r.status, 200);
@@ -114,43 +113,27 @@ TEST_F(fetcher_fixture, does_not_reuse_a_connection_the_server_closes) {
     EXPECT_EQ(server.connections(), 2u);
 }
 
-TEST_F(fetcher_fixture, retries_a_dropped_connection_until_the_server_answers) {
-    int calls = 0;
+TEST_F(fetcher_fixture, a_dropped_connection_is_one_retryable_failure) {
     demo::http_server server{ctx.get_executor(),
                              [&](const http_request&) -> asio::awaitable<std::optional<http_response>> {
-                                 if (++calls <= 2)
-                                     co_return std::nullopt; // close without answering
-                                 co_return make_response(200, "third time", "text/plain");
+                                 co_return std::nullopt; // close without answering
                              }};
-    auto results = fetch_all(server, {server.origin() + "/"}, 4);
-    EXPECT_FALSE(results.at(0).error) << results[0].error.message();
-    EXPECT_EQ(results[0].status, 200);
-    EXPECT_EQ(results[0].attempts, 3);
-    EXPECT_EQ(server.requests(), 3u);
-}
-
-TEST_F(fetcher_fixture, gives_up_after_max_tries) {
-    demo::http_server server{ctx.get_executor(),
-                             [&](const http_request&) -> asio::awaitable<std::optional<http_response>> {
-                                 co_return std::nullopt;
-                             }};
-    auto results = fetch_all(server, {server.origin() + "/"}, 3);
+    auto results = fetch_all(server, {server.origin() + "/"});
     EXPECT_TRUE(results.at(0).error);
     EXPECT_EQ(results[0].status, 0);
-    EXPECT_EQ(results[0].attempts, 3);
-    EXPECT_EQ(server.requests(), 3u);
+    EXPECT_EQ(server.requests(), 1u) << "retrying is the crawler's policy, not the fetcher's";
     EXPECT_TRUE(detail::is_retryable(results[0].error)) << results[0].error.message();
 }
 
-TEST_F(fetcher_fixture, connection_refused_is_a_failure_after_max_tries) {
+TEST_F(fetcher_fixture, connection_refused_is_a_retryable_failure) {
     demo::http_server server{ctx.get_executor(),
                              [](const http_request&) -> asio::awaitable<std::optional<http_response>> {
                                  co_return make_response(200);
                              }};
     const auto port = unused_port(ctx);
-    auto results = fetch_all(server, {"http://127.0.0.1:" + std::to_string(port) + "/"}, 2);
+    auto results = fetch_all(server, {"http://127.0.0.1:" + std::to_string(port) + "/"});
     EXPECT_EQ(results.at(0).error, asio::error::connection_refused);
-    EXPECT_EQ(results[0].attempts, 2);
+    EXPECT_TRUE(detail::is_retryable(results[0].error));
 }
 
 TEST_F(fetcher_fixture, a_server_that_never_answers_times_out) {
@@ -160,9 +143,8 @@ TEST_F(fetcher_fixture, a_server_that_never_answers_times_out) {
                                  co_await server.wait_stopped();
                                  co_return std::nullopt;
                              }};
-    auto results = fetch_all(server, {server.origin() + "/"}, 2);
+    auto results = fetch_all(server, {server.origin() + "/"});
     EXPECT_EQ(results.at(0).error, error::request_timeout);
-    EXPECT_EQ(results[0].attempts, 2);
 }
 
 TEST_F(fetcher_fixture, a_body_over_the_limit_is_an_error_and_not_retried) {
@@ -171,10 +153,10 @@ TEST_F(fetcher_fixture, a_body_over_the_limit_is_an_error_and_not_retried) {
                              [](const http_request&) -> asio::awaitable<std::optional<http_response>> {
                                  co_return make_response(200, std::string(5000, 'x'));
                              }};
-    auto results = fetch_all(server, {server.origin() + "/"}, 4);
+    auto results = fetch_all(server, {server.origin() + "/"});
     EXPECT_EQ(results.at(0).error, error::body_too_large);
+    EXPECT_FALSE(detail::is_retryable(results[0].error));
     EXPECT_EQ(results[0].status, 200) << "the head arrived before the body went over the limit";
-    EXPECT_EQ(results[0].attempts, 1);
     EXPECT_LE(results[0].body_bytes, 1000u);
 }
 
@@ -188,7 +170,6 @@ TEST_F(fetcher_fixture, a_head_over_the_limit_is_an_error) {
                              }};
     auto results = fetch_all(server, {server.origin() + "/"});
     EXPECT_EQ(results.at(0).error, error::header_too_large);
-    EXPECT_EQ(results[0].attempts, 1);
 }
 
 TEST_F(fetcher_fixture, redirects_are_returned_not_followed) {
@@ -210,13 +191,12 @@ TEST_F(fetcher_fixture, a_stale_pooled_connection_is_retried_on_a_fresh_one_for_
     };
     std::optional<demo::http_server> first{std::in_place, ctx.get_executor(), answer};
     const auto port = first->port();
-    fetcher f{ctx.get_executor(), config, 1, 8};
-    fetch_all(*first, {first->origin() + "/1"}, 1, &f); // leaves one idle connection in the pool
-    first.reset();                                      // the server is gone, closing that connection
+    fetcher f{ctx.get_executor(), config, 8};
+    fetch_all(*first, {first->origin() + "/1"}, &f); // leaves one idle connection in the pool
+    first.reset();                                   // the server is gone, closing that connection
     demo::http_server second{ctx.get_executor(), answer, port};
-    auto results = fetch_all(second, {second.origin() + "/2"}, 1, &f);
+    auto results = fetch_all(second, {second.origin() + "/2"}, &f);
     EXPECT_FALSE(results.at(0).error) << results[0].error.message();
-    EXPECT_EQ(results[0].attempts, 1) << "max_tries is 1: the stale connection must not count";
     EXPECT_EQ(f.stats().stale_retries, 1u);
     EXPECT_EQ(f.stats().connections_opened, 2u);
 }
@@ -241,7 +221,6 @@ TEST_F(fetcher_fixture, https_is_refused_until_tls_lands) {
                              }};
     auto results = fetch_all(server, {"https://127.0.0.1:" + std::to_string(server.port()) + "/"});
     EXPECT_EQ(results.at(0).error, error::unsupported_scheme);
-    EXPECT_EQ(results[0].attempts, 0);
     EXPECT_EQ(server.connections(), 0u) << "nothing was sent";
 }
 
@@ -275,17 +254,15 @@ TEST_F(fetcher_fixture, a_peer_that_never_completes_the_handshake_is_a_connect_t
                              [](const http_request&) -> asio::awaitable<std::optional<http_response>> {
                                  co_return make_response(200);
                              }};
-    auto results = fetch_all(unused, {"http://127.0.0.1:" + std::to_string(endpoint.port()) + "/"}, 1);
+    auto results = fetch_all(unused, {"http://127.0.0.1:" + std::to_string(endpoint.port()) + "/"});
     EXPECT_EQ(results.at(0).error, error::connect_timeout) << results[0].error.message();
-    EXPECT_EQ(results[0].attempts, 1);
 }
 
 namespace {
 
 // Fetches `url` once with a fresh fetcher and runs the context until the fetch is over.
-fetch_result fetch_once(asio::io_context& ctx, const fetch_config& config, raw_server& server,
-                        int max_tries = 1) {
-    fetcher f{ctx.get_executor(), config, max_tries, 8};
+fetch_result fetch_once(asio::io_context& ctx, const fetch_config& config, raw_server& server) {
+    fetcher f{ctx.get_executor(), config, 8};
     fetch_result result;
     asio::co_spawn(
         ctx,
@@ -331,21 +308,20 @@ TEST_F(fetcher_fixture, endless_interim_responses_are_a_bad_response) {
 TEST_F(fetcher_fixture, garbage_instead_of_http_is_a_bad_response_and_not_retried) {
     raw_server server{ctx.get_executor(),
                       [](std::size_t) { return std::string("\x01\x02 this is not HTTP at all\r\n\r\n"); }};
-    auto result = fetch_once(ctx, config, server, 4);
+    auto result = fetch_once(ctx, config, server);
     EXPECT_EQ(result.error, error::bad_response);
-    EXPECT_EQ(result.attempts, 1);
+    EXPECT_FALSE(detail::is_retryable(result.error));
     EXPECT_EQ(server.requests(), 1u);
 }
 
-TEST_F(fetcher_fixture, a_body_cut_short_is_retried_then_a_failure) {
+TEST_F(fetcher_fixture, a_body_cut_short_is_a_retryable_failure) {
     raw_server server{ctx.get_executor(), [](std::size_t) {
                           return std::string("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly part of it");
                       }};
-    auto result = fetch_once(ctx, config, server, 2);
-    EXPECT_TRUE(result.error);
+    auto result = fetch_once(ctx, config, server);
+    EXPECT_TRUE(detail::is_retryable(result.error)) << result.error.message();
     EXPECT_EQ(result.status, 200) << "the head arrived";
-    EXPECT_EQ(result.attempts, 2);
-    EXPECT_EQ(server.requests(), 2u);
+    EXPECT_EQ(server.requests(), 1u);
 }
 
 TEST_F(fetcher_fixture, a_body_until_close_is_read_whole) {

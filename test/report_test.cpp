@@ -464,11 +464,23 @@ TEST_P(ErrorEnumerator, HasAMessageAndItsOwnNameAsKind) {
 }
 
 const enumerator_case enumerator_cases[] = {
-    {error::invalid_url, "invalid_url"},           {error::unsupported_scheme, "unsupported_scheme"},
-    {error::redirect_limit, "redirect_limit"},     {error::missing_location, "missing_location"},
-    {error::invalid_location, "invalid_location"}, {error::connect_timeout, "connect_timeout"},
-    {error::request_timeout, "request_timeout"},   {error::body_too_large, "body_too_large"},
-    {error::header_too_large, "header_too_large"}, {error::bad_response, "bad_response"},
+    {error::invalid_url, "invalid_url"},
+    {error::unsupported_scheme, "unsupported_scheme"},
+    {error::redirect_limit, "redirect_limit"},
+    {error::missing_location, "missing_location"},
+    {error::invalid_location, "invalid_location"},
+    {error::connect_timeout, "connect_timeout"},
+    {error::request_timeout, "request_timeout"},
+    {error::body_too_large, "body_too_large"},
+    {error::header_too_large, "header_too_large"},
+    {error::bad_response, "bad_response"},
+    {error::decoding_failed, "decoding_failed"},
+    {error::retry_limit, "retry_limit"},
+    {error::tls_handshake_failed, "tls_handshake_failed"},
+    {error::certificate_invalid, "certificate_invalid"},
+    {error::forbidden_address, "forbidden_address"},
+    {error::robots_denied, "robots_denied"},
+    {error::robots_unavailable, "robots_unavailable"},
     {error::internal_error, "internal_error"},
 };
 

@@ -1,6 +1,8 @@
 // Every option of a crawl, as plain aggregates with documented defaults and units.
 #pragma once
 
+#include <asiocrawl/sink.hpp>
+
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -21,25 +23,101 @@ enum class host_scope {
     lenient,
 };
 
+/// TLS for https URLs (OpenSSL through Beast's ssl_stream).
+struct tls_config {
+    /// Skip certificate and host-name verification. Loud on purpose: logged as a warning at start and marked
+    /// in the report ("tls_insecure"). Default false.
+    bool insecure = false;
+    /// A PEM file of extra trusted CA certificates, used in addition to the system trust store (a private
+    /// CA, a test CA). Empty: the system store only. Default empty.
+    std::string ca_file;
+};
+
 /// How pages are fetched. One fetcher serves the whole crawl.
 struct fetch_config {
-    /// Time allowed for DNS resolution plus the TCP connection to one endpoint. Default 10 s.
+    /// Time allowed for DNS resolution plus the TCP connection (and TLS handshake) to one endpoint.
+    /// Default 10 s.
     std::chrono::milliseconds connect_timeout{10'000};
     /// Time allowed to send a request and read the whole response (head and body). Default 30 s.
     std::chrono::milliseconds request_timeout{30'000};
-    /// Largest response body accepted, in bytes; a larger one becomes an error::body_too_large record.
-    /// Default 16 MiB.
+    /// Largest response body accepted, in bytes, counted both as received and after decoding gzip/deflate; a
+    /// larger one becomes an error::body_too_large record. Default 16 MiB.
     std::uint64_t max_body_bytes = 16u << 20;
     /// Largest response head (status line plus header fields), in bytes. Default 64 KiB.
     std::uint32_t max_header_bytes = 64u << 10;
     /// An idle keep-alive connection older than this is closed instead of reused: servers close idle
     /// connections on their own schedule, and a reused dead connection costs a round trip. Default 15 s.
     std::chrono::milliseconds idle_timeout{15'000};
-    /// The User-Agent request header. Default (empty): "asiocrawl/<version>".
+    /// The User-Agent request header. Empty: "asiocrawl/<version> (+<contact_url>)". Its product token (the
+    /// part before the first '/') is what robots.txt groups are matched on. Default empty.
     std::string user_agent;
+    /// Where site owners learn who crawls them; goes into the default User-Agent. Set it to your own page.
+    /// Default "https://asiocrawl.invalid/bot" (a placeholder).
+    std::string contact_url = "https://asiocrawl.invalid/bot";
+    /// Send "Accept-Encoding: gzip, deflate" and decode bodies while they stream in. Default true.
+    bool compression = true;
+    /// Refuse to connect to loopback, private (RFC 1918, fc00::/7), link-local (169.254/16, fe80::/10, which
+    /// holds cloud metadata services), unspecified and multicast addresses. Checked on the resolved address,
+    /// so a DNS name cannot bypass it; host_overrides are checked too. error::forbidden_address. Default
+    /// false (the CLI's loopback demo needs it off); the container image turns it on.
+    bool refuse_private_addresses = false;
+    /// TLS settings for https URLs.
+    tls_config tls;
     /// Host name -> IP address used instead of DNS, like curl's --resolve (staging sites, tests). The URL,
-    /// the Host header and scope still use the name. Default empty.
+    /// the Host header, TLS SNI and scope still use the name. Default empty.
     std::map<std::string, std::string> host_overrides;
+};
+
+/// robots.txt (RFC 9309).
+struct robots_config {
+    /// Fetch /robots.txt once per origin before anything else from it and obey it. false: --ignore-robots.
+    /// Default true.
+    bool obey = true;
+    /// Largest robots.txt read, in bytes; the rest is ignored (RFC 9309 asks for at least 500 KiB).
+    /// Default 500 KiB.
+    std::uint64_t max_bytes = 500u << 10;
+    /// Redirects followed when fetching robots.txt (RFC 9309: at least 5). Default 5.
+    int max_redirects = 5;
+    /// How long an origin whose robots.txt answered 5xx or could not be reached stays fully disallowed
+    /// before robots.txt is fetched again (RFC 9309 2.3.1.4). Default 60 s.
+    std::chrono::milliseconds unavailable_retry{60'000};
+    /// Largest Crawl-delay honored; a larger one is clamped to this (a hostile robots.txt must not stall the
+    /// crawl for a day). Default 30 s.
+    std::chrono::milliseconds max_crawl_delay{30'000};
+};
+
+/// Per-host politeness. A host is the URL's host name (all ports and schemes of one host share it).
+struct politeness_config {
+    /// Most requests in flight to one host at once. At least 1. Default 2.
+    std::size_t max_per_host = 2;
+    /// Least time between the starts of two requests to one host. The effective delay is the larger of this
+    /// and the host's robots.txt Crawl-delay. Default 0.
+    std::chrono::milliseconds delay{0};
+};
+
+/// Retries of network failures and of 429/503 answers.
+struct retry_config {
+    /// Wait before the second attempt; each further attempt waits `multiplier` times longer. Default 500 ms.
+    std::chrono::milliseconds initial_backoff{500};
+    /// Growth factor of the backoff. At least 1. Default 2.
+    double multiplier = 2.0;
+    /// Random spread: a wait is drawn uniformly from [w × (1 − jitter), w]. 0 to 1. Default 0.5.
+    double jitter = 0.5;
+    /// Cap on one wait, whether computed or asked for by Retry-After. Default 60 s.
+    std::chrono::milliseconds max_backoff{60'000};
+};
+
+/// Crawler-trap defenses, applied to discovered URLs (never to roots). Each rejection is counted in the
+/// report as skipped_<reason>. 0 disables a limit.
+struct trap_config {
+    /// Longest URL, in bytes of its normalized form. Default 2048.
+    std::size_t max_url_length = 2048;
+    /// Most path segments. Default 32.
+    std::size_t max_path_segments = 32;
+    /// Most occurrences of one segment in a path (/a/b/a/b/a/b/...). Default 3.
+    std::size_t max_segment_repetitions = 3;
+    /// Most query parameters. Default 32.
+    std::size_t max_query_params = 32;
 };
 
 /// One crawl: where it starts, how far it goes, how hard it works.
@@ -52,9 +130,9 @@ struct crawler_config {
     /// Redirects followed in one chain; the next one ends the chain with error::redirect_limit. At least 0.
     /// Default 10.
     int max_redirect = 10;
-    /// Attempts per URL, in total, when the network fails (refused, reset, timeout, DNS); then the URL gets a
-    /// failure record. HTTP error statuses are answers, not failures, and are not retried. At least 1.
-    /// Default 4.
+    /// Attempts per URL, in total, when the network fails (refused, reset, timeout, DNS) or the server
+    /// answers 429 or 503; then the URL gets a failure record. Other HTTP statuses are answers and are not
+    /// retried. Waits between attempts follow `retry`. At least 1. Default 4.
     int max_tries = 4;
     /// Host matching rule, see host_scope. Default strict.
     host_scope scope = host_scope::strict;
@@ -73,12 +151,86 @@ struct crawler_config {
     /// Keep every record in the final report (the classic report lists them all). Turn off for very large
     /// crawls that consume records through a sink only; counters are kept either way. Default true.
     bool keep_records = true;
+    /// Also queue the URLs listed in sitemaps: Sitemap lines of robots.txt, else /sitemap.xml of each root's
+    /// origin; sitemap index files and gzip-compressed sitemaps are followed. The URLs pass the same filters
+    /// as links. Default false.
+    bool sitemaps = false;
+    /// Threads that parse HTML and extract links. 0: parse inline on the crawler's executor, the classic
+    /// single-threaded design. Crawl state stays on the executor either way. Default 0.
+    std::size_t parse_threads = 0;
     /// How pages are fetched.
     fetch_config fetch;
+    /// Waits between attempts.
+    retry_config retry;
+    /// robots.txt handling.
+    robots_config robots;
+    /// Per-host limits.
+    politeness_config politeness;
+    /// Crawler-trap defenses.
+    trap_config traps;
+};
+
+/// How the CLI shows progress on stderr.
+enum class progress_mode {
+    /// A self-overwriting line when stderr is a terminal and the log level is not quiet.
+    automatic,
+    always,
+    never,
+};
+
+/// WARC 1.1 output.
+struct warc_config {
+    /// File name, or a pattern with "{serial}" (00000, 00001, ...) for rotation; ".gz" at the end writes one
+    /// gzip member per record. Empty: no WARC. Default empty.
+    std::string path;
+    /// Start a new file when the current one reaches this size, in bytes. A "{serial}" is added before the
+    /// extension when the path has none. Default 1 GB.
+    std::uint64_t max_file_bytes = 1'000'000'000;
+    /// Write a "revisit" record instead of a second copy when a payload digest repeats. Default true.
+    bool revisits = true;
+};
+
+/// Where results go: everything the CLI and the container job write besides logs.
+struct output_config {
+    /// JSON Lines file, one record per line ("-": stdout). Empty: none. Default empty.
+    std::string records;
+    /// The summary (counters, per-status, per-error-kind, timings) as one JSON document. Empty: none.
+    std::string report_json;
+    /// Print the classic text report on stdout at the end. Default true.
+    bool report = true;
+    /// WARC archive.
+    warc_config warc;
+    /// Store response bodies under DIR/host/path (wget's layout). Empty: none. Default empty.
+    std::string save_dir;
+    /// host:port for a Prometheus /metrics and /healthz HTTP endpoint. Empty: none. Default empty.
+    std::string metrics_listen;
+    /// Progress line on stderr. Default automatic.
+    progress_mode progress = progress_mode::automatic;
+};
+
+/// Logging, exit status and signals of the CLI / container job.
+struct run_config {
+    /// Least severe messages logged on stderr. Default warning.
+    asiocrawl::log_level log_level = asiocrawl::log_level::warning;
+    /// Exit with status 1 when any URL failed (the crawl itself completed). Default false.
+    bool fail_on_errors = false;
+    /// After SIGINT/SIGTERM, how long fetches in flight may take to finish before they are abandoned.
+    /// Default 10 s.
+    std::chrono::milliseconds grace_period{10'000};
+};
+
+/// Everything one run of the CLI is configured by: the YAML file's tree. The library needs only `crawl`.
+struct app_config {
+    crawler_config crawl;
+    output_config output;
+    run_config run;
 };
 
 /// Checks a config without touching the network. Returns one message per problem, each naming the field
 /// ("max_tasks must be at least 1"); empty when the config is usable.
 std::vector<std::string> validate(const crawler_config& config);
+
+/// The same for the whole application config (output paths, listen address, ...), crawl included.
+std::vector<std::string> validate(const app_config& config);
 
 } // namespace asiocrawl

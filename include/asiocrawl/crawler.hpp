@@ -42,6 +42,16 @@ public:
     void set_record_sink(record_sink sink);
     /// Receives log messages. Set before async_run.
     void set_logger(logger log);
+    /// Receives the decoded body of every 2xx response. Set before async_run.
+    void set_body_sink(body_sink sink);
+    /// Receives every HTTP exchange as it crossed the wire (turns capture on). Set before async_run.
+    void set_exchange_sink(exchange_sink sink);
+    /// Back-pressure from an output that can fall behind (a writer thread): while `busy()` returns true, no
+    /// new fetch starts (checked every few milliseconds, never blocking the executor). Set before async_run.
+    void set_backpressure(std::function<bool()> busy);
+
+    /// A snapshot for progress lines and metrics. Call on the crawler's executor.
+    crawl_progress progress() const;
 
     /// Runs the crawl to the end: until no URL is queued or in flight, or until stop().
     /// Completion signature: void(std::exception_ptr, asiocrawl::report). Works with any Asio completion

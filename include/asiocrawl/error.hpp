@@ -19,11 +19,20 @@ enum class error {
     missing_location, ///< a redirect status without a Location header (or an empty one)
     invalid_location, ///< a Location that cannot be resolved into an http(s) URL
     // fetching
-    connect_timeout,  ///< no TCP connection within fetch_config::connect_timeout
-    request_timeout,  ///< the response did not complete within fetch_config::request_timeout
-    body_too_large,   ///< the body exceeded fetch_config::max_body_bytes
-    header_too_large, ///< the response head exceeded fetch_config::max_header_bytes
-    bad_response,     ///< the peer answered something that is not valid HTTP/1.x
+    connect_timeout,      ///< no TCP connection within fetch_config::connect_timeout
+    request_timeout,      ///< the response did not complete within fetch_config::request_timeout
+    body_too_large,       ///< the body exceeded fetch_config::max_body_bytes
+    header_too_large,     ///< the response head exceeded fetch_config::max_header_bytes
+    bad_response,         ///< the peer answered something that is not valid HTTP/1.x
+    decoding_failed,      ///< a gzip/deflate body that does not decode
+    retry_limit,          ///< the server answered 429 or 503 to every one of max_tries attempts
+    tls_handshake_failed, ///< the TLS handshake failed (protocol, cipher, or the peer is not TLS)
+    certificate_invalid,  ///< the server's certificate did not verify (chain, expiry, or host name)
+    forbidden_address, ///< the host resolved to an address refused by fetch_config::refuse_private_addresses
+    // policy
+    robots_denied,      ///< robots.txt disallows the URL for our user agent (not a failure of the site)
+    robots_unavailable, ///< robots.txt answered 5xx or could not be fetched: the origin is off limits (RFC
+                        ///< 9309)
     // anything else
     internal_error, ///< an unexpected exception while processing one URL (a bug; the crawl goes on)
 };

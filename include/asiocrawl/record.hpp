@@ -27,8 +27,11 @@ struct record {
     std::uint64_t size = 0;
     /// Media type from Content-Type, lowercased, without parameters ("text/html"); empty when absent.
     std::string content_type;
-    /// Charset parameter of Content-Type, lowercased; "utf-8" for an HTML page that declares none.
+    /// The body's character encoding, lowercased, as declared: from Content-Type, else a byte order mark,
+    /// else <meta charset> / <meta http-equiv>. Empty when nothing declares one: never guessed.
     std::string charset;
+    /// Where `charset` came from: "content-type", "bom", "meta", or empty.
+    std::string charset_source;
     /// Links on the page that are in scope (after scope, include/exclude and depth filters).
     std::size_t num_urls = 0;
     /// Of those, the ones not seen before, which were queued.
@@ -37,6 +40,8 @@ struct record {
     int depth = 0;
     /// Attempts made (1 when the first one succeeded).
     int tries = 0;
+    /// The URL came from a sitemap rather than a link or redirect.
+    bool from_sitemap = false;
     /// When the first attempt started, measured from the start of the crawl.
     std::chrono::microseconds started{0};
     /// From the start of the first attempt to the end of the last one.

@@ -3,7 +3,13 @@
 
 #include <asiocrawl/record.hpp>
 
+#include <boost/system/error_code.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
 #include <functional>
+#include <string>
 #include <string_view>
 
 namespace asiocrawl {
@@ -22,5 +28,48 @@ struct logger {
 /// Called once per record, on the crawler's executor, as soon as the record is final. The record is only
 /// valid during the call: copy what you keep. Must not throw.
 using record_sink = std::function<void(const record&)>;
+
+/// Called with the decoded body of every 2xx response that has one (pages, sitemaps), after its record was
+/// made. The view is only valid during the call. Must not throw.
+using body_sink = std::function<void(const record&, std::string_view body)>;
+
+/// One HTTP request and its response, as they crossed the wire: what an archive (WARC) stores.
+/// Views are only valid during the sink call.
+struct http_exchange {
+    enum class purpose { page, robots, sitemap };
+    purpose kind = purpose::page;
+    /// The requested URL.
+    std::string_view url;
+    /// The peer's IP address ("" when no connection was made).
+    std::string_view remote_ip;
+    /// When the request was sent.
+    std::chrono::system_clock::time_point started{};
+    /// The request bytes sent (head only: asiocrawl sends GETs).
+    std::string_view request;
+    /// The response bytes received after TLS, unchanged: head, then the body with its transfer and content
+    /// codings. Possibly partial (see `complete` and `error`).
+    std::string_view response;
+    /// Bytes of `response` that belong to the head (status line and fields, including the blank line).
+    std::size_t response_head_bytes = 0;
+    /// True when the whole response was received.
+    bool complete = false;
+    boost::system::error_code error;
+};
+
+/// Called for every exchange when set (WARC writers). Must not throw.
+using exchange_sink = std::function<void(const http_exchange&)>;
+
+/// A live picture of a crawl, for progress lines and metrics gauges. Read on the crawler's executor.
+struct crawl_progress {
+    std::size_t records = 0;       ///< records made so far
+    std::size_t queued = 0;        ///< URLs waiting: in the queue, for a host slot, or for a retry
+    std::size_t in_flight = 0;     ///< fetches under way
+    std::size_t hosts = 0;         ///< distinct hosts seen
+    std::size_t failures = 0;      ///< records with an error (robots denials excluded)
+    std::size_t robots_denied = 0; ///< URLs refused by robots.txt
+    std::size_t retries = 0;       ///< attempts beyond the first
+    std::uint64_t bytes = 0;       ///< body bytes received (decoded)
+    std::chrono::steady_clock::duration elapsed{};
+};
 
 } // namespace asiocrawl

@@ -106,7 +106,9 @@ parse_outcome parse_command_line(int argc, const char* const argv[]) {
         "seconds for one request and its whole response")(
         "max-body-size", po::value(&max_body_bytes)->default_value(max_body_bytes),
         "largest response body accepted, in bytes")(
-        "user-agent", po::value(&options.crawl.fetch.user_agent)->default_value(default_user_agent()),
+        "user-agent",
+        po::value(&options.crawl.fetch.user_agent)
+            ->default_value(default_user_agent(fetch_config{}.contact_url)),
         "User-Agent request header");
 
     po::options_description output{"Output"};
