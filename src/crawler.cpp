@@ -20,6 +20,8 @@
 #include <stdexcept>
 #include <unordered_set>
 
+#include "seen_set.hpp"
+
 namespace asiocrawl {
 
 namespace asio = boost::asio;
@@ -78,7 +80,7 @@ struct crawler::impl {
     scope url_scope;
     detail::work_queue<work_item> queue;
     detail::fetcher fetch;
-    std::unordered_set<std::string> seen;
+    detail::seen_set seen;
     record_sink sink;
     body_sink bodies;
     exchange_sink exchanges;
