@@ -8,10 +8,15 @@
 
 #include <libpsl.h>
 
+#include <algorithm>
+#include <cstdint>
+#include <functional>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
 #include <utility>
+#include <vector>
 
 namespace asiocrawl {
 namespace {
@@ -158,6 +163,107 @@ match_result search(const boost::regex& pattern, std::string_view text) noexcept
     }
 }
 
+// Path segments as written (still encoded), without the empty one after a trailing slash: "/a/b/" is
+// {"a", "b"}, "/" is {}. Empty segments inside the path ("/a//b") count: a trap can repeat them too.
+std::vector<std::string_view> path_segments(std::string_view path) {
+    std::vector<std::string_view> segments;
+    if (path.starts_with('/')) {
+        path.remove_prefix(1);
+    }
+    while (!path.empty()) {
+        const auto slash = path.find('/');
+        segments.push_back(path.substr(0, slash));
+        if (slash == std::string_view::npos) {
+            break;
+        }
+        path.remove_prefix(slash + 1);
+    }
+    return segments;
+}
+
+std::size_t most_repetitions(std::vector<std::string_view> segments) {
+    std::sort(segments.begin(), segments.end());
+    std::size_t most = 0;
+    for (std::size_t i = 0; i < segments.size();) {
+        std::size_t j = i;
+        while (j < segments.size() && segments[j] == segments[i]) {
+            ++j;
+        }
+        most = std::max(most, j - i);
+        i = j;
+    }
+    return most;
+}
+
+// "a=1&&b=2&" has two parameters: empty pieces are no parameter at all.
+std::vector<std::string_view> query_params(urls::url_view url) {
+    std::vector<std::string_view> params;
+    if (!url.has_query()) {
+        return params;
+    }
+    std::string_view query = url.encoded_query();
+    for (;;) {
+        const auto amp = query.find('&');
+        if (const auto piece = query.substr(0, amp); !piece.empty()) {
+            params.push_back(piece);
+        }
+        if (amp == std::string_view::npos) {
+            break;
+        }
+        query.remove_prefix(amp + 1);
+    }
+    return params;
+}
+
+std::optional<scope_verdict> trap_verdict(urls::url_view url, const trap_config& traps) {
+    // The length first: it bounds the work of every other check.
+    if (traps.max_url_length != 0 && url.buffer().size() > traps.max_url_length) {
+        return scope_verdict::url_too_long;
+    }
+    if (traps.max_path_segments != 0 || traps.max_segment_repetitions != 0) {
+        const auto segments = path_segments(url.encoded_path());
+        if (traps.max_path_segments != 0 && segments.size() > traps.max_path_segments) {
+            return scope_verdict::too_many_segments;
+        }
+        if (traps.max_segment_repetitions != 0 &&
+            most_repetitions(segments) > traps.max_segment_repetitions) {
+            return scope_verdict::repeated_segment;
+        }
+    }
+    if (traps.max_query_params != 0 && query_params(url).size() > traps.max_query_params) {
+        return scope_verdict::too_many_params;
+    }
+    return std::nullopt;
+}
+
+// Remembers, per scheme+host+port+path, which ordering of each parameter set was admitted first. Hashes
+// rather than strings keep it small; a 64-bit collision would at worst skip one URL.
+class query_orderings {
+public:
+    bool is_permutation_of_admitted(urls::url_view url) {
+        auto params = query_params(url);
+        if (params.size() < 2) {
+            return false;
+        }
+        const std::string_view text = url.buffer();
+        const std::string_view path_key = text.substr(0, text.find('?'));
+        const std::uint64_t exact = std::hash<std::string_view>{}(url.encoded_query());
+        std::sort(params.begin(), params.end());
+        std::string sorted;
+        for (const auto param : params) {
+            sorted += param;
+            sorted += '&';
+        }
+        const std::uint64_t unordered = std::hash<std::string>{}(sorted);
+        auto& admitted = by_path_[std::string(path_key)];
+        const auto [it, inserted] = admitted.try_emplace(unordered, exact);
+        return !inserted && it->second != exact;
+    }
+
+private:
+    std::unordered_map<std::string, std::unordered_map<std::uint64_t, std::uint64_t>> by_path_;
+};
+
 } // namespace
 
 std::string_view to_string(scope_verdict v) noexcept {
@@ -170,6 +276,16 @@ std::string_view to_string(scope_verdict v) noexcept {
         return "excluded";
     case scope_verdict::not_included:
         return "not_included";
+    case scope_verdict::url_too_long:
+        return "url_too_long";
+    case scope_verdict::too_many_segments:
+        return "too_many_segments";
+    case scope_verdict::repeated_segment:
+        return "repeated_segment";
+    case scope_verdict::too_many_params:
+        return "too_many_params";
+    case scope_verdict::permuted_query:
+        return "permuted_query";
     }
     return "unknown";
 }
@@ -188,12 +304,15 @@ struct scope::impl {
     std::vector<server> roots;
     std::optional<boost::regex> include;
     std::optional<boost::regex> exclude;
+    trap_config traps;
+    query_orderings orderings;
 };
 
 scope::scope(const std::vector<urls::url>& roots, host_scope mode, std::string_view include,
-             std::string_view exclude)
+             std::string_view exclude, const trap_config& traps)
     : impl_(std::make_unique<impl>()) {
     impl_->mode = mode;
+    impl_->traps = traps;
     impl_->roots.reserve(roots.size());
     for (const auto& root : roots) {
         impl_->roots.emplace_back(root, mode);
@@ -220,6 +339,9 @@ scope_verdict scope::check(urls::url_view url) const {
     if (!host_in_scope(url)) {
         return scope_verdict::off_host;
     }
+    if (const auto trapped = trap_verdict(url, impl_->traps)) {
+        return *trapped;
+    }
     const std::string_view text = url.buffer();
     // A pattern that cannot be evaluated fails closed: a URL we cannot prove wanted is not fetched.
     if (impl_->exclude && search(*impl_->exclude, text) != match_result::not_matched) {
@@ -227,6 +349,10 @@ scope_verdict scope::check(urls::url_view url) const {
     }
     if (impl_->include && search(*impl_->include, text) != match_result::matched) {
         return scope_verdict::not_included;
+    }
+    // Last, so that only URLs otherwise admitted claim an ordering.
+    if (impl_->traps.skip_query_permutations && impl_->orderings.is_permutation_of_admitted(url)) {
+        return scope_verdict::permuted_query;
     }
     return scope_verdict::in_scope;
 }

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -172,12 +173,157 @@ TEST(Scope, IsMovable) {
     EXPECT_EQ(assigned.check(*url), excluded);
 }
 
+asiocrawl::trap_config traps(std::size_t length, std::size_t segments, std::size_t repetitions,
+                             std::size_t params, bool permutations = false) {
+    asiocrawl::trap_config t;
+    t.max_url_length = length;
+    t.max_path_segments = segments;
+    t.max_segment_repetitions = repetitions;
+    t.max_query_params = params;
+    t.skip_query_permutations = permutations;
+    return t;
+}
+
+struct trap_case {
+    asiocrawl::trap_config traps;
+    std::string url;
+    scope_verdict expected;
+    std::string_view exclude = {};
+};
+
+TEST(ScopeTraps, Verdicts) {
+    const asiocrawl::trap_config defaults;
+    const auto off = traps(0, 0, 0, 0);
+    const std::string host = "http://example.com"; // 18 bytes
+    const auto path_of_length = [&](std::size_t total) { return host + "/" + std::string(total - 19, 'a'); };
+    const auto segments = [&](std::size_t n) {
+        std::string url = host;
+        for (std::size_t i = 0; i < n; ++i)
+            url += "/s" + std::to_string(i);
+        return url;
+    };
+    const auto params = [&](std::size_t n) {
+        std::string url = host + "/q?";
+        for (std::size_t i = 0; i < n; ++i)
+            url += "p" + std::to_string(i) + "=1&";
+        return url;
+    };
+    const std::vector<trap_case> cases = {
+        // URL length, in bytes of the normalized form, inclusive limit
+        {defaults, path_of_length(2048), in_scope},
+        {defaults, path_of_length(2049), scope_verdict::url_too_long},
+        {traps(30, 0, 0, 0), path_of_length(30), in_scope},
+        {traps(30, 0, 0, 0), path_of_length(31), scope_verdict::url_too_long},
+        {off, path_of_length(100'000), in_scope},
+        // the length check comes before the patterns (a huge URL never reaches the regex engine)
+        {traps(30, 0, 0, 0), path_of_length(40), scope_verdict::url_too_long, "a"},
+        // path segments; a trailing slash adds none, empty inner segments count
+        {defaults, segments(32), in_scope},
+        {defaults, segments(33), scope_verdict::too_many_segments},
+        {defaults, segments(32) + "/", in_scope},
+        {traps(0, 3, 0, 0), host + "/a/b/c/", in_scope},
+        {traps(0, 3, 0, 0), host + "/a/b/c/d", scope_verdict::too_many_segments},
+        {traps(0, 3, 0, 0), host + "/a//c/d", scope_verdict::too_many_segments},
+        {traps(0, 3, 0, 0), host + "/", in_scope},
+        {off, segments(1000), in_scope},
+        // repetitions of one segment anywhere in the path
+        {defaults, host + "/a/b/a/b/a/b", in_scope},
+        {defaults, host + "/a/b/a/b/a/b/a", scope_verdict::repeated_segment},
+        {defaults, host + "/x/a/a/a/a/", scope_verdict::repeated_segment},
+        {defaults, host + "/x////y", in_scope},
+        {defaults, host + "/x/////y", scope_verdict::repeated_segment},
+        {traps(0, 0, 1, 0), host + "/a/b/c", in_scope},
+        {traps(0, 0, 1, 0), host + "/a/b/a", scope_verdict::repeated_segment},
+        {traps(0, 0, 1, 0), host + "/a/b/%7Ea", in_scope},
+        {off, host + "/a/a/a/a/a/a/a/a/a", in_scope},
+        // segments are counted before repetitions
+        {traps(0, 3, 1, 0), host + "/a/a/a/a", scope_verdict::too_many_segments},
+        // query parameters; empty pieces are not parameters
+        {defaults, params(32), in_scope},
+        {defaults, params(33), scope_verdict::too_many_params},
+        {traps(0, 0, 0, 2), host + "/?a=1&b=2", in_scope},
+        {traps(0, 0, 0, 2), host + "/?a=1&&b=2&&", in_scope},
+        {traps(0, 0, 0, 2), host + "/?a=1&b=2&c", scope_verdict::too_many_params},
+        {traps(0, 0, 0, 2), host + "/?", in_scope},
+        {off, params(1000), in_scope},
+        // the host rule still comes first
+        {traps(10, 0, 0, 0), "http://other.example/" + std::string(50, 'a'), off_host},
+    };
+    const auto roots = parse_roots({"http://example.com/"});
+    for (const auto& c : cases) {
+        SCOPED_TRACE(::testing::Message() << c.url.substr(0, 120) << " (" << c.url.size() << " bytes)");
+        const asiocrawl::scope scope(roots, strict, "", c.exclude, c.traps);
+        const auto url = asiocrawl::parse_root(c.url);
+        ASSERT_TRUE(url.has_value());
+        EXPECT_EQ(asiocrawl::to_string(scope.check(*url)), asiocrawl::to_string(c.expected));
+    }
+}
+
+TEST(ScopeTraps, QueryPermutationsOfAnAdmittedUrlAreSkipped) {
+    const asiocrawl::scope scope(parse_roots({"http://example.com/"}), strict, "", "");
+    const auto check = [&](std::string_view text) {
+        const auto url = asiocrawl::parse_root(text);
+        EXPECT_TRUE(url.has_value()) << text;
+        return url ? asiocrawl::to_string(scope.check(*url)) : "unparsed";
+    };
+    EXPECT_EQ(check("http://example.com/p?a=1&b=2&c=3"), "in_scope");
+    // the same URL again is for dedup to catch, not a permutation
+    EXPECT_EQ(check("http://example.com/p?a=1&b=2&c=3"), "in_scope");
+    EXPECT_EQ(check("http://example.com/p?c=3&a=1&b=2"), "permuted_query");
+    EXPECT_EQ(check("http://example.com/p?b=2&a=1&c=3"), "permuted_query");
+    // other values, another path or another host are other pages
+    EXPECT_EQ(check("http://example.com/p?a=1&b=2&c=4"), "in_scope");
+    EXPECT_EQ(check("http://example.com/other?c=3&a=1&b=2"), "in_scope");
+    EXPECT_EQ(check("http://www.example.com/p?c=3&a=1&b=2"), "in_scope");
+    // one parameter cannot be permuted; a duplicated parameter is part of the set
+    EXPECT_EQ(check("http://example.com/one?a=1"), "in_scope");
+    EXPECT_EQ(check("http://example.com/p?a=1&a=1&b=2&c=3"), "in_scope");
+    // a URL rejected for another reason claims no ordering
+    const asiocrawl::scope excluding(parse_roots({"http://example.com/"}), strict, "", "x=1&y=2");
+    const auto first = asiocrawl::parse_root("http://example.com/p?x=1&y=2");
+    const auto second = asiocrawl::parse_root("http://example.com/p?y=2&x=1");
+    ASSERT_TRUE(first && second);
+    EXPECT_EQ(excluding.check(*first), excluded);
+    EXPECT_EQ(excluding.check(*second), in_scope);
+    // and the defense can be turned off
+    const asiocrawl::scope lax(parse_roots({"http://example.com/"}), strict, "", "",
+                               traps(0, 0, 0, 0, false));
+    EXPECT_EQ(lax.check(*second), in_scope);
+    EXPECT_EQ(lax.check(*first), in_scope);
+}
+
+TEST(ScopeTraps, TenThousandPermutationsAdmitOne) {
+    const asiocrawl::scope scope(parse_roots({"http://example.com/"}), strict, "", "");
+    std::vector<std::string> params;
+    for (int i = 0; i < 8; ++i)
+        params.push_back("k" + std::to_string(i) + "=v");
+    std::size_t admitted = 0;
+    std::size_t permuted = 0;
+    for (int n = 0; n < 10'000 && std::next_permutation(params.begin(), params.end()); ++n) {
+        std::string url = "http://example.com/page?";
+        for (const auto& p : params)
+            url += p + "&";
+        const auto parsed = asiocrawl::parse_root(url);
+        ASSERT_TRUE(parsed.has_value());
+        const auto verdict = scope.check(*parsed);
+        admitted += verdict == in_scope;
+        permuted += verdict == scope_verdict::permuted_query;
+    }
+    EXPECT_EQ(admitted, 1u);
+    EXPECT_EQ(permuted, 9'999u);
+}
+
 TEST(ScopeVerdict, Names) {
     const std::vector<std::pair<scope_verdict, std::string_view>> cases = {
         {in_scope, "in_scope"},
         {off_host, "off_host"},
         {excluded, "excluded"},
         {not_included, "not_included"},
+        {scope_verdict::url_too_long, "url_too_long"},
+        {scope_verdict::too_many_segments, "too_many_segments"},
+        {scope_verdict::repeated_segment, "repeated_segment"},
+        {scope_verdict::too_many_params, "too_many_params"},
+        {scope_verdict::permuted_query, "permuted_query"},
     };
     for (const auto& [verdict, name] : cases) {
         EXPECT_EQ(asiocrawl::to_string(verdict), name);
