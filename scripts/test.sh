@@ -1,7 +1,69 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds everything, and runs the whole test suite (two tests at a time).
+# Installs what is missing, builds, and runs the test suite (two tests at a time).
+# Usage: scripts/test.sh [STAGE...]   stages, in this order when several are given:
+#   normal  RelWithDebInfo build in build/, every test (the default)
+#   asan    AddressSanitizer + UndefinedBehaviorSanitizer, -O1, build-asan/, every test
+#   tsan    ThreadSanitizer, -O1, build-tsan/, the tests that run threads or the io loop hard
+#           (work queue, fetcher, crawler, CLI)
+#   fuzz    each libFuzzer target for FUZZ_SECONDS (default 10) from its seed corpus (scripts/fuzz.sh)
+#   all     every stage above (what CI runs)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+stages=("$@")
+if [ ${#stages[@]} -eq 0 ]; then stages=(normal); fi
+if [ "${stages[*]}" = "all" ]; then stages=(normal asan tsan fuzz); fi
+
+jobs="${ASIOCRAWL_JOBS:-2}"
+generator=()
+if command -v ninja >/dev/null 2>&1; then generator=(-G Ninja); fi
+
+stage_started=0
+begin() {
+  stage_started=$SECONDS
+  echo "== test.sh: stage $1" >&2
+}
+end() { echo "== test.sh: stage $1 took $((SECONDS - stage_started)) s" >&2; }
+
+# Sanitized builds: -O1 keeps them fast enough while stacks stay readable. No CLI-only options differ, so
+# one configure per directory is enough and later runs are incremental.
+configure() {
+  local dir="$1"
+  shift
+  if [ ! -f "$dir/CMakeCache.txt" ]; then
+    cmake -S . -B "$dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS=-O1 "$@" >/dev/null
+  fi
+}
+
 scripts/install-deps.sh
-scripts/build.sh
-ctest --test-dir build --output-on-failure -j 2
+for stage in "${stages[@]}"; do
+  begin "$stage"
+  case "$stage" in
+    normal)
+      scripts/build.sh
+      ctest --test-dir build --output-on-failure -j 2
+      ;;
+    asan)
+      configure build-asan -DASIOCRAWL_SANITIZE=address
+      cmake --build build-asan -j "$jobs"
+      ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+        ctest --test-dir build-asan --output-on-failure -j 2 -E '^clang_format$'
+      ;;
+    tsan)
+      configure build-tsan -DASIOCRAWL_SANITIZE=thread
+      tsan_tests=(work_queue_test fetcher_test crawler_test cli_test)
+      cmake --build build-tsan -j "$jobs" --target "${tsan_tests[@]}"
+      label="^($(IFS='|'; echo "${tsan_tests[*]}"))\$"
+      TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+        ctest --test-dir build-tsan --output-on-failure -j 2 -L "$label"
+      ;;
+    fuzz)
+      scripts/fuzz.sh "${FUZZ_SECONDS:-10}"
+      ;;
+    *)
+      echo "test.sh: unknown stage '$stage' (normal, asan, tsan, fuzz, all)" >&2
+      exit 2
+      ;;
+  esac
+  end "$stage"
+done

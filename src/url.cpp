@@ -380,6 +380,10 @@ boost::system::result<std::string> normalized_host(urls::url_view u) {
         if (host.ends_with('.')) {
             host.pop_back();
         }
+        // "h.." would become "h." here and "h" on a second pass: the canonical form must be a fixed point.
+        if (host.ends_with('.')) {
+            host.clear();
+        }
         break;
     case urls::host_type::ipv6:
         host = "[";
@@ -397,23 +401,6 @@ boost::system::result<std::string> normalized_host(urls::url_view u) {
         return make_error_code(error::invalid_url);
     }
     return host;
-}
-
-// An empty userinfo ("http://@h/", "http://:@h/") says nothing and is dropped, as browsers do.
-std::string normalized_userinfo(urls::url_view u) {
-    if (!u.has_userinfo()) {
-        return {};
-    }
-    std::string userinfo = normalize_percent_encoding(u.encoded_user());
-    const auto password = u.encoded_password();
-    if (!password.empty()) {
-        userinfo += ':';
-        userinfo += normalize_percent_encoding(password);
-    }
-    if (userinfo.empty()) {
-        return {};
-    }
-    return userinfo + "@";
 }
 
 std::string normalized_path(urls::url_view u) {
@@ -497,7 +484,9 @@ boost::system::result<urls::url> normalize(urls::url_view absolute) {
     if (!port) {
         return port.error();
     }
-    std::string text = scheme + "://" + normalized_userinfo(absolute) + *host;
+    // Userinfo is dropped: the fetcher never sends it, so it only split dedup keys and carried credentials
+    // into logs, records and archives.
+    std::string text = scheme + "://" + *host;
     if (!port->empty()) {
         text += ':';
         text += *port;

@@ -24,7 +24,8 @@ boost::system::result<boost::urls::url> resolve(boost::urls::url_view base, std:
 /// Normalizes an absolute URL into the crawl's canonical form:
 /// - scheme must be http or https (else error::unsupported_scheme), and a host must be present
 ///   (else error::invalid_url);
-/// - scheme and host lowercased, a trailing dot on the host removed;
+/// - userinfo ("user:password@") removed: it is never sent, and credentials must not reach logs or records;
+/// - scheme and host lowercased, a trailing dot on the host removed (a host ending in two dots is invalid);
 /// - the default port (80 for http, 443 for https) and an empty port removed;
 /// - percent-encoding normalized: hex digits uppercased, unreserved characters (ALPHA DIGIT - . _ ~) decoded;
 /// - dot segments removed; an empty path becomes "/";
