@@ -27,7 +27,7 @@ if command -v ccache >/dev/null 2>&1; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCH
 if [ ! -f build-fuzz/CMakeCache.txt ]; then
   cmake -S . -B build-fuzz "${generator[@]}" "${launcher[@]}" -DCMAKE_CXX_COMPILER=clang++-14 \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo -DASIOCRAWL_FUZZ=ON \
-    -DASIOCRAWL_BUILD_TESTS=OFF -DASIOCRAWL_BUILD_CLI=OFF -DASIOCRAWL_BUILD_DEMO=OFF >/dev/null
+    -DASIOCRAWL_BUILD_TESTS=OFF -DASIOCRAWL_BUILD_DEMO=OFF >/dev/null
 else
   cmake -S . -B build-fuzz >/dev/null # picks up targets whose headers appeared since
 fi

@@ -1,16 +1,17 @@
-// YAML configuration loading on arbitrary text: either a config or an error, never a crash.
-#include ASIOCRAWL_FUZZ_CONFIG_HEADER
+// YAML configuration loading on arbitrary text: every problem comes back as a located error, never a crash or
+// an escaping exception.
+#include "cli/config_file.hpp"
 
 #include <cstdint>
-#include <exception>
-#include <string>
+#include <string_view>
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-    const std::string text(reinterpret_cast<const char*>(data), size);
-    try {
-        (void)asiocrawl::load_config_text(text);
-    } catch (const std::exception&) {
-        // Rejecting a bad file with an exception is the documented way; anything else would escape here.
-    }
+    const std::string_view yaml(reinterpret_cast<const char*>(data), size);
+    asiocrawl::app_config config;
+    asiocrawl::cli::config_origins origins;
+    const auto errors = asiocrawl::cli::load_config_text(yaml, "fuzz.yaml", config, &origins);
+    for (const auto& error : errors)
+        (void)asiocrawl::cli::to_string(error);
+    (void)asiocrawl::cli::check_config(config, origins);
     return 0;
 }
