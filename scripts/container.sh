@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# Builds the asiocrawl container image without a Docker engine (buildah, chroot isolation) and proves it works:
+# the image's own entrypoint crawls the demo site, served on loopback by the demo server from the build stage.
+#
+# Usage: scripts/container.sh [build|run|all]     (default: all)
+#   build  make the debian:bookworm base with debootstrap if it is missing, then build the image
+#   run    crawl the demo site with the built image; records land in build/container-data/
+# Environment: IMAGE (default localhost/asiocrawl:latest), DEBIAN_MIRROR (default: the mirror apt uses here).
+# Needs root (or rootless buildah set up) and the packages buildah and debootstrap; installs them when missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+image=${IMAGE:-localhost/asiocrawl:latest}
+build_image=${image%:*}-build:${image##*:}
+base=docker.io/library/debian:bookworm
+action=${1:-all}
+
+log() { echo "container: $*" >&2; }
+
+need_tools() {
+  local missing=()
+  command -v buildah >/dev/null 2>&1 || missing+=(buildah)
+  command -v debootstrap >/dev/null 2>&1 || missing+=(debootstrap)
+  if [ ${#missing[@]} -gt 0 ]; then
+    log "installing ${missing[*]}"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  fi
+}
+
+# The first deb.debian.org-style URI apt uses on this machine (deb822 or one-line format).
+apt_mirror() {
+  local uri
+  uri=$(grep -hE '^URIs:.*/debian/?$' /etc/apt/sources.list.d/*.sources 2>/dev/null | head -n 1 | awk '{print $2}')
+  if [ -z "$uri" ]; then
+    uri=$(grep -hE '^deb .*/debian/? bookworm' /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
+      head -n 1 | awk '{print $2}')
+  fi
+  echo "${uri:-http://deb.debian.org/debian}"
+}
+
+make_base() {
+  if buildah inspect --type image "$base" >/dev/null 2>&1; then
+    return
+  fi
+  local mirror rootfs container
+  mirror=${DEBIAN_MIRROR:-$(apt_mirror)}
+  rootfs=$(mktemp -d)
+  log "no local $base: bootstrapping it from $mirror"
+  debootstrap --variant=minbase bookworm "$rootfs" "$mirror" >/dev/null
+  # Same sources as a Docker Hub debian:bookworm, so apt-get in the Dockerfile behaves the same.
+  printf 'deb %s bookworm main\ndeb %s bookworm-updates main\ndeb http://deb.debian.org/debian-security bookworm-security main\n' \
+    "$mirror" "$mirror" >"$rootfs/etc/apt/sources.list"
+  rm -rf "$rootfs"/var/cache/apt/archives/*.deb "$rootfs"/var/lib/apt/lists/*
+  tar -C "$rootfs" -c . >"$rootfs.tar"
+  container=$(buildah from scratch)
+  buildah add "$container" "$rootfs.tar" / >/dev/null
+  buildah config --cmd /bin/bash "$container"
+  buildah commit -q "$container" "$base" >/dev/null
+  buildah rm "$container" >/dev/null
+  rm -rf "$rootfs" "$rootfs.tar"
+}
+
+# Docker Hub's debian:bookworm-slim is bookworm with docs, man pages and locales excluded; the local stand-in is
+# made the same way from the local bookworm.
+make_slim_base() {
+  local slim=${base}-slim container
+  if buildah inspect --type image "$slim" >/dev/null 2>&1; then
+    return
+  fi
+  log "making $slim from $base"
+  container=$(buildah from --pull=never "$base")
+  buildah run --isolation chroot "$container" -- sh -c '
+    printf "%s\n" "path-exclude /usr/share/doc/*" "path-include /usr/share/doc/*/copyright" \
+      "path-exclude /usr/share/man/*" "path-exclude /usr/share/info/*" "path-exclude /usr/share/locale/*" \
+      >/etc/dpkg/dpkg.cfg.d/docker-slim
+    find /usr/share/doc -mindepth 1 -not -name copyright -not -type d -delete
+    rm -rf /usr/share/man/* /usr/share/info/* /usr/share/locale/*'
+  buildah commit -q "$container" "$slim" >/dev/null
+  buildah rm "$container" >/dev/null
+}
+
+build_images() {
+  make_base
+  make_slim_base
+  # The build stage is tagged too: the demo run takes the demo server from it. --layers makes the second
+  # invocation reuse every step of the first.
+  local common=(--pull=never --isolation chroot --layers --build-arg "BUILD_JOBS=${BUILD_JOBS:-1}" -f Dockerfile)
+  log "building $build_image (build stage: install deps, build, run the tests)"
+  buildah bud "${common[@]}" --target build -t "$build_image" .
+  log "building $image (runtime stage)"
+  buildah bud "${common[@]}" -t "$image" .
+  buildah images "$image"
+}
+
+containers=()
+server_pid=""
+cleanup() {
+  if [ -n "$server_pid" ]; then
+    kill "$server_pid" 2>/dev/null || true
+    wait "$server_pid" 2>/dev/null || true
+  fi
+  for c in "${containers[@]}"; do buildah rm "$c" >/dev/null 2>&1 || true; done
+}
+
+# The crawl runs the image as `docker run` would: its entrypoint, its user, /data mounted from the host.
+# Chroot isolation shares the host's network, so the demo server listens on the host's loopback; the
+# container's default config refuses private addresses, so this run passes no config file (ASIOCRAWL_CONFIG=).
+run_demo() {
+  trap cleanup EXIT
+  local data=$PWD/build/container-data server_out entrypoint server crawl
+  mkdir -p "$data"
+  rm -f "$data"/records.jsonl
+  chown 10001:10001 "$data" # the image's asiocrawl user
+  server_out=$(mktemp)
+
+  server=$(buildah from --pull=never "$build_image")
+  containers+=("$server")
+  buildah run --isolation chroot "$server" -- /build/demo/asiocrawl-demo-server --port 0 --pages 200 \
+    >"$server_out" &
+  server_pid=$!
+  for _ in $(seq 1 100); do
+    [ -s "$server_out" ] && break
+    sleep 0.1
+  done
+  local root
+  root=$(head -n 1 "$server_out")
+  rm -f "$server_out"
+  [ -n "$root" ] || { log "the demo server did not start"; exit 1; }
+
+  crawl=$(buildah from --pull=never "$image")
+  containers+=("$crawl")
+  read -r -a entrypoint <<<"$(buildah inspect --type image --format '{{range .OCIv1.Config.Entrypoint}}{{.}} {{end}}' "$image")"
+  log "crawling $root with: docker run -v $data:/data -e ASIOCRAWL_CONFIG= $image -o /data/records.jsonl $root"
+  buildah run --isolation chroot --env ASIOCRAWL_CONFIG= -v "$data:/data" "$crawl" -- \
+    "${entrypoint[@]}" -o /data/records.jsonl "$root"
+  log "$(wc -l <"$data"/records.jsonl) records in $data/records.jsonl, owned by $(stat -c %u:%g "$data"/records.jsonl)"
+}
+
+case $action in
+build) need_tools && build_images ;;
+run) run_demo ;;
+all) need_tools && build_images && run_demo ;;
+*)
+  echo "usage: $0 [build|run|all]" >&2
+  exit 2
+  ;;
+esac
