@@ -1,7 +1,7 @@
 // The embedding contract of crawler::async_run: one completion signature, void(std::exception_ptr, report),
-// delivered through any Asio completion token. Each test crawls a generated site served on loopback and checks
-// that the report handed to the token is the crawl that really happened (the server's log), not just that
-// something completed. use_awaitable is covered in crawler_test.
+// delivered through any Asio completion token. Each test crawls a generated site served on loopback and
+// checks that the report handed to the token is the crawl that really happened (the server's log), not just
+// that something completed. use_awaitable is covered in crawler_test.
 #include <asiocrawl/crawler.hpp>
 
 #include "support/loopback.hpp"

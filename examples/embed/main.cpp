@@ -45,8 +45,8 @@ struct application {
             if (!crawling)
                 break;
             const auto p = crawling->progress(); // safe: we are on the crawler's executor
-            std::cout << "embed: heartbeat " << ++heartbeats << ": " << p.records << " records, " << p.in_flight
-                      << " in flight, " << p.queued << " queued\n";
+            std::cout << "embed: heartbeat " << ++heartbeats << ": " << p.records << " records, "
+                      << p.in_flight << " in flight, " << p.queued << " queued\n";
         }
     }
 
@@ -59,8 +59,9 @@ struct application {
         } else {
             server.emplace(ctx.get_executor(), asiocrawl::demo::serve_site(site));
             config.roots = {server->origin() + "/"};
-            std::cout << "embed: serving a " << site.resources.size() << "-resource site at " << config.roots[0]
-                      << "\n";
+            std::cout << "embed: serving a " << site.resources.size() << "-resource site at "
+                      << config.roots[0] << " (a complete crawl makes " << site.expected_requests.size()
+                      << " requests)\n";
         }
         config.max_tasks = 20;
 

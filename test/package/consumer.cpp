@@ -40,9 +40,10 @@ asio::awaitable<void> answer(tcp::socket socket) {
     const auto target = request.substr(target_begin, request.find(' ', target_begin) - target_begin);
     const auto page = pages.find(target);
     const std::string body = page == pages.end() ? "not found" : page->second;
-    const std::string response = std::string(page == pages.end() ? "HTTP/1.1 404 Not Found" : "HTTP/1.1 200 OK") +
-                                 "\r\nContent-Type: text/html\r\nContent-Length: " + std::to_string(body.size()) +
-                                 "\r\nConnection: close\r\n\r\n" + body;
+    const std::string response =
+        std::string(page == pages.end() ? "HTTP/1.1 404 Not Found" : "HTTP/1.1 200 OK") +
+        "\r\nContent-Type: text/html\r\nContent-Length: " + std::to_string(body.size()) +
+        "\r\nConnection: close\r\n\r\n" + body;
     co_await asio::async_write(socket, asio::buffer(response), asio::as_tuple(asio::use_awaitable));
 }
 
