@@ -41,8 +41,9 @@ RUN apt-get update -qq \
 COPY --from=build /out/bin/asiocrawl /usr/local/bin/asiocrawl
 COPY deploy/entrypoint.sh /usr/local/bin/asiocrawl-entrypoint
 COPY deploy/asiocrawl.yaml /etc/asiocrawl/asiocrawl.yaml
-# Read by the entrypoint: the config file passed as --config (empty: none).
-ENV ASIOCRAWL_CONFIG=/etc/asiocrawl/asiocrawl.yaml
+# Read by the entrypoint: the config file passed as --config (empty: none). TINI_SUBREAPER lets tini reap
+# orphans also when it is not PID 1 (docker run --pid=host, buildah's chroot isolation).
+ENV ASIOCRAWL_CONFIG=/etc/asiocrawl/asiocrawl.yaml TINI_SUBREAPER=1
 USER asiocrawl:asiocrawl
 WORKDIR /data
 VOLUME ["/data"]

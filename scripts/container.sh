@@ -93,47 +93,92 @@ build_images() {
 }
 
 containers=()
-server_pid=""
+server_pids=()
+entrypoint=()
 cleanup() {
-  if [ -n "$server_pid" ]; then
-    kill "$server_pid" 2>/dev/null || true
-    wait "$server_pid" 2>/dev/null || true
-  fi
+  for pid in "${server_pids[@]}"; do
+    kill "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  done
   for c in "${containers[@]}"; do buildah rm "$c" >/dev/null 2>&1 || true; done
 }
 
-# The crawl runs the image as `docker run` would: its entrypoint, its user, /data mounted from the host.
-# Chroot isolation shares the host's network, so the demo server listens on the host's loopback; the
-# container's default config refuses private addresses, so this run passes no config file (ASIOCRAWL_CONFIG=).
+# Starts the demo server from the build stage with PAGES pages and sets `root` to its URL. Chroot isolation
+# shares the host's network, so it listens on the host's loopback.
+start_demo_server() {
+  local pages=$1 out server
+  out=$(mktemp)
+  server=$(buildah from --pull=never "$build_image")
+  containers+=("$server")
+  buildah run --isolation chroot "$server" -- /build/demo/asiocrawl-demo-server --port 0 --pages "$pages" >"$out" &
+  server_pids+=($!)
+  for _ in $(seq 1 300); do
+    [ -s "$out" ] && break
+    sleep 0.1
+  done
+  root=$(head -n 1 "$out")
+  rm -f "$out"
+  [ -n "$root" ] || { log "the demo server did not start"; exit 1; }
+}
+
+# The crawl runs the image as `docker run` would: its entrypoint, its user, /data mounted from the host. The
+# container's default config refuses private addresses, so these loopback runs pass none (ASIOCRAWL_CONFIG=).
 run_demo() {
   trap cleanup EXIT
-  local data=$PWD/build/container-data server_out entrypoint server crawl
+  local data=$PWD/build/container-data crawl root
   mkdir -p "$data"
   rm -f "$data"/records.jsonl
   chown 10001:10001 "$data" # the image's asiocrawl user
-  server_out=$(mktemp)
+  read -r -a entrypoint <<<"$(buildah inspect --type image --format '{{range .OCIv1.Config.Entrypoint}}{{.}} {{end}}' "$image")"
 
-  server=$(buildah from --pull=never "$build_image")
-  containers+=("$server")
-  buildah run --isolation chroot "$server" -- /build/demo/asiocrawl-demo-server --port 0 --pages 200 \
-    >"$server_out" &
-  server_pid=$!
-  for _ in $(seq 1 100); do
-    [ -s "$server_out" ] && break
-    sleep 0.1
-  done
-  local root
-  root=$(head -n 1 "$server_out")
-  rm -f "$server_out"
-  [ -n "$root" ] || { log "the demo server did not start"; exit 1; }
-
+  start_demo_server 200
   crawl=$(buildah from --pull=never "$image")
   containers+=("$crawl")
-  read -r -a entrypoint <<<"$(buildah inspect --type image --format '{{range .OCIv1.Config.Entrypoint}}{{.}} {{end}}' "$image")"
-  log "crawling $root with: docker run -v $data:/data -e ASIOCRAWL_CONFIG= $image -o /data/records.jsonl $root"
+  log "crawling $root like: docker run -v $data:/data -e ASIOCRAWL_CONFIG= $image -o /data/records.jsonl $root"
   buildah run --isolation chroot --env ASIOCRAWL_CONFIG= -v "$data:/data" "$crawl" -- \
     "${entrypoint[@]}" -o /data/records.jsonl "$root"
   log "$(wc -l <"$data"/records.jsonl) records in $data/records.jsonl, owned by $(stat -c %u:%g "$data"/records.jsonl)"
+
+  start_demo_server 5000
+  big_root=$root
+  sigterm_demo
+}
+
+# SIGTERM, as `docker stop` or a Kubernetes deadline sends it: tini (PID 1 in the image) forwards it and the
+# crawler stops gracefully, prints its report and exits 143. A large site keeps the crawl busy meanwhile.
+sigterm_demo() {
+  local data=$PWD/build/container-data crawl out run_pid tini_pid="" status
+  out=$(mktemp)
+  crawl=$(buildah from --pull=never "$image")
+  containers+=("$crawl")
+  rm -f "$data"/interrupted.jsonl
+  buildah run --isolation chroot --env ASIOCRAWL_CONFIG= -v "$data:/data" "$crawl" -- \
+    "${entrypoint[@]}" --max-tasks 2 -o /data/interrupted.jsonl "$big_root" >"$out" 2>&1 &
+  run_pid=$!
+  # Wait (bounded) until the crawl is under way, then find tini among the processes this run started.
+  for _ in $(seq 1 300); do
+    [ -s "$data"/interrupted.jsonl ] && [ "$(wc -l <"$data"/interrupted.jsonl)" -ge 20 ] && break
+    sleep 0.1
+  done
+  local pids=("$run_pid") pid
+  while [ ${#pids[@]} -gt 0 ] && [ -z "$tini_pid" ]; do
+    pid=${pids[0]}
+    pids=("${pids[@]:1}")
+    if [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = tini ]; then
+      tini_pid=$pid
+    else
+      pids+=($(ps -o pid= --ppid "$pid"))
+    fi
+  done
+  [ -n "$tini_pid" ] || { log "no tini process found under buildah run $run_pid"; kill "$run_pid"; exit 1; }
+  log "sending SIGTERM to the container's init (tini, host pid $tini_pid) after $(wc -l <"$data"/interrupted.jsonl) records"
+  kill -TERM "$tini_pid"
+  status=0
+  wait "$run_pid" || status=$?
+  grep -E 'interrupted|Todo|Done' "$out" >&2 || true
+  rm -f "$out"
+  log "the crawl exited with status $status and wrote $(wc -l <"$data"/interrupted.jsonl) records"
+  [ "$status" -eq 143 ] || { log "expected exit status 143 (graceful stop on SIGTERM)"; exit 1; }
 }
 
 case $action in
