@@ -36,7 +36,8 @@ COPY --from=build /out/runtime-packages /tmp/runtime-packages
 RUN apt-get update -qq \
  && xargs -a /tmp/runtime-packages apt-get install -y -qq --no-install-recommends tini ca-certificates >/dev/null \
  && rm -rf /var/lib/apt/lists/* /tmp/runtime-packages \
- && useradd --system --uid 10001 --user-group --home-dir /data --no-create-home asiocrawl \
+ && groupadd --system --gid 10001 asiocrawl \
+ && useradd --system --uid 10001 --gid asiocrawl --home-dir /data --no-create-home asiocrawl \
  && mkdir -p /data /etc/asiocrawl && chown asiocrawl:asiocrawl /data
 COPY --from=build /out/bin/asiocrawl /usr/local/bin/asiocrawl
 COPY deploy/entrypoint.sh /usr/local/bin/asiocrawl-entrypoint

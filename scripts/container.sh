@@ -38,50 +38,44 @@ apt_mirror() {
   echo "${uri:-http://deb.debian.org/debian}"
 }
 
+# Docker Hub's debian:bookworm-slim is bookworm with docs, man pages and locales excluded; the local stand-ins
+# for both are made from one debootstrap, the slim one by deleting those files before it becomes a layer.
 make_base() {
-  if buildah inspect --type image "$base" >/dev/null 2>&1; then
-    return
-  fi
-  local mirror rootfs container
+  local have_base=no have_slim=no mirror rootfs
+  buildah inspect --type image "$base" >/dev/null 2>&1 && have_base=yes
+  buildah inspect --type image "$base-slim" >/dev/null 2>&1 && have_slim=yes
+  [ $have_base = no ] || [ $have_slim = no ] || return 0
   mirror=${DEBIAN_MIRROR:-$(apt_mirror)}
   rootfs=$(mktemp -d)
-  log "no local $base: bootstrapping it from $mirror"
+  log "bootstrapping the missing local base images ($base: $have_base, $base-slim: $have_slim) from $mirror"
   debootstrap --variant=minbase bookworm "$rootfs" "$mirror" >/dev/null
   # Same sources as a Docker Hub debian:bookworm, so apt-get in the Dockerfile behaves the same.
   printf 'deb %s bookworm main\ndeb %s bookworm-updates main\ndeb http://deb.debian.org/debian-security bookworm-security main\n' \
     "$mirror" "$mirror" >"$rootfs/etc/apt/sources.list"
   rm -rf "$rootfs"/var/cache/apt/archives/*.deb "$rootfs"/var/lib/apt/lists/*
+  [ $have_base = yes ] || commit_rootfs "$rootfs" "$base"
+  printf '%s\n' "path-exclude /usr/share/doc/*" "path-include /usr/share/doc/*/copyright" \
+    "path-exclude /usr/share/man/*" "path-exclude /usr/share/info/*" "path-exclude /usr/share/locale/*" \
+    >"$rootfs/etc/dpkg/dpkg.cfg.d/docker-slim"
+  find "$rootfs/usr/share/doc" -mindepth 1 -not -name copyright -not -type d -delete
+  rm -rf "$rootfs"/usr/share/man/* "$rootfs"/usr/share/info/* "$rootfs"/usr/share/locale/*
+  [ $have_slim = yes ] || commit_rootfs "$rootfs" "$base-slim"
+  rm -rf "$rootfs"
+}
+
+commit_rootfs() {
+  local rootfs=$1 name=$2 container
   tar -C "$rootfs" -c . >"$rootfs.tar"
   container=$(buildah from scratch)
   buildah add "$container" "$rootfs.tar" / >/dev/null
   buildah config --cmd /bin/bash "$container"
-  buildah commit -q "$container" "$base" >/dev/null
+  buildah commit -q "$container" "$name" >/dev/null
   buildah rm "$container" >/dev/null
-  rm -rf "$rootfs" "$rootfs.tar"
-}
-
-# Docker Hub's debian:bookworm-slim is bookworm with docs, man pages and locales excluded; the local stand-in is
-# made the same way from the local bookworm.
-make_slim_base() {
-  local slim=${base}-slim container
-  if buildah inspect --type image "$slim" >/dev/null 2>&1; then
-    return
-  fi
-  log "making $slim from $base"
-  container=$(buildah from --pull=never "$base")
-  buildah run --isolation chroot "$container" -- sh -c '
-    printf "%s\n" "path-exclude /usr/share/doc/*" "path-include /usr/share/doc/*/copyright" \
-      "path-exclude /usr/share/man/*" "path-exclude /usr/share/info/*" "path-exclude /usr/share/locale/*" \
-      >/etc/dpkg/dpkg.cfg.d/docker-slim
-    find /usr/share/doc -mindepth 1 -not -name copyright -not -type d -delete
-    rm -rf /usr/share/man/* /usr/share/info/* /usr/share/locale/*'
-  buildah commit -q "$container" "$slim" >/dev/null
-  buildah rm "$container" >/dev/null
+  rm -f "$rootfs.tar"
 }
 
 build_images() {
   make_base
-  make_slim_base
   # The build stage is tagged too: the demo run takes the demo server from it. --layers makes the second
   # invocation reuse every step of the first.
   local common=(--pull=never --isolation chroot --layers --build-arg "BUILD_JOBS=${BUILD_JOBS:-1}" -f Dockerfile)
@@ -101,6 +95,16 @@ cleanup() {
     wait "$pid" 2>/dev/null || true
   done
   for c in "${containers[@]}"; do buildah rm "$c" >/dev/null 2>&1 || true; done
+}
+
+# A working container of the image for `buildah run`. buildah 1.28 shadows a -v mount on a path the image
+# declares as VOLUME with an anonymous volume of its own, so the declaration is dropped from the container
+# (docker and podman bind the -v mount as expected).
+new_run_container() {
+  local container
+  container=$(buildah from --pull=never "$image")
+  buildah config --volume /data- "$container"
+  echo "$container"
 }
 
 # Starts the demo server from the build stage with PAGES pages and sets `root` to its URL. Chroot isolation
@@ -132,7 +136,7 @@ run_demo() {
   read -r -a entrypoint <<<"$(buildah inspect --type image --format '{{range .OCIv1.Config.Entrypoint}}{{.}} {{end}}' "$image")"
 
   start_demo_server 200
-  crawl=$(buildah from --pull=never "$image")
+  crawl=$(new_run_container)
   containers+=("$crawl")
   log "crawling $root like: docker run -v $data:/data -e ASIOCRAWL_CONFIG= $image -o /data/records.jsonl $root"
   buildah run --isolation chroot --env ASIOCRAWL_CONFIG= -v "$data:/data" "$crawl" -- \
@@ -149,7 +153,7 @@ run_demo() {
 sigterm_demo() {
   local data=$PWD/build/container-data crawl out run_pid tini_pid="" status
   out=$(mktemp)
-  crawl=$(buildah from --pull=never "$image")
+  crawl=$(new_run_container)
   containers+=("$crawl")
   rm -f "$data"/interrupted.jsonl
   buildah run --isolation chroot --env ASIOCRAWL_CONFIG= -v "$data:/data" "$crawl" -- \
