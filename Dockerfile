@@ -35,7 +35,7 @@ COPY --from=build /out/runtime-packages /tmp/runtime-packages
 # report) and reaps zombies; ca-certificates for https roots.
 RUN apt-get update -qq \
  && xargs -a /tmp/runtime-packages apt-get install -y -qq --no-install-recommends tini ca-certificates >/dev/null \
- && rm -rf /var/lib/apt/lists/* /tmp/runtime-packages \
+ && apt-get clean && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin /var/cache/debconf/*-old /tmp/runtime-packages \
  && groupadd --system --gid 10001 asiocrawl \
  && useradd --system --uid 10001 --gid asiocrawl --home-dir /data --no-create-home asiocrawl \
  && mkdir -p /data /etc/asiocrawl && chown asiocrawl:asiocrawl /data

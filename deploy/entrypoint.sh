@@ -10,8 +10,9 @@ for arg in "$@"; do
   --config | --config=* | --help | -h | --version) config= ;;
   esac
 done
-# Until the CLI reads YAML, the file cannot be passed; the built-in defaults and the arguments then apply.
-if [ -n "$config" ] && [ -r "$config" ] && asiocrawl --help 2>/dev/null | grep -q -- '--config'; then
+# Until the CLI reads YAML, the file cannot be passed; the built-in defaults and the arguments then apply. A
+# file that does not exist is passed on regardless: the CLI names the problem.
+if [ -n "$config" ] && asiocrawl --help 2>/dev/null | grep -q -- '--config'; then
   exec asiocrawl --config "$config" "$@"
 fi
 exec asiocrawl "$@"
