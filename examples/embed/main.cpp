@@ -31,7 +31,7 @@ namespace {
 
 struct application {
     asio::io_context& ctx;
-    std::optional<std::string> url; // crawl this instead of our own site
+    std::optional<std::string> url{}; // crawl this instead of our own site
     // The heartbeat outlives any one crawl: it reads the crawler only while `crawling` points at it.
     asio::steady_timer heartbeat_timer{ctx};
     const asiocrawl::crawler* crawling = nullptr;
