@@ -169,8 +169,8 @@ error_code classify_read_error(const error_code& ec) {
 /// the answer arrives. That says nothing about the URL, so the request is re-sent on a fresh connection.
 bool is_stale_connection_failure(const error_code& ec) {
     return ec == http::error::end_of_stream || ec == asio::error::connection_reset ||
-           ec == asio::error::broken_pipe || ec == asio::error::eof || ec == asio::error::connection_aborted ||
-           ec == ssl::error::stream_truncated;
+           ec == asio::error::broken_pipe || ec == asio::error::eof ||
+           ec == asio::error::connection_aborted || ec == ssl::error::stream_truncated;
 }
 
 /// Control characters in a configured header value would let it inject header lines.
@@ -376,7 +376,8 @@ struct fetcher::impl {
     }
 
     /// Why a handshake failed, in our terms, with OpenSSL's words for the log.
-    static std::pair<error_code, std::string> classify_handshake_error(tls_stream& stream, const error_code& ec) {
+    static std::pair<error_code, std::string> classify_handshake_error(tls_stream& stream,
+                                                                       const error_code& ec) {
         if (ec == beast::error::timeout)
             return {error::connect_timeout, {}};
         const long verify = SSL_get_verify_result(stream.native_handle());
@@ -452,8 +453,8 @@ struct fetcher::impl {
 
     /// One request on one connection. Sets `retry_fresh` when the failure may be a closed pooled connection,
     /// and `reusable` when the connection can serve another request.
-    asio::awaitable<fetch_result> exchange(connection& c, const request_target& t, const fetch_options& options,
-                                           bool& retry_fresh, bool& reusable) {
+    asio::awaitable<fetch_result> exchange(connection& c, const request_target& t,
+                                           const fetch_options& options, bool& retry_fresh, bool& reusable) {
         fetch_result result;
         result.remote_ip = c.remote_ip;
         std::string request = request_bytes(t);

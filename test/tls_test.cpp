@@ -58,12 +58,12 @@ struct tls_fixture : ::testing::Test {
     }
 
     demo::http_server hello_server() {
-        return demo::http_server{ctx.get_executor(),
-                                 [](const http_request& req) -> asio::awaitable<std::optional<http_response>> {
-                                     co_return make_response(200, "secure " + std::string(req.target()),
-                                                             "text/plain");
-                                 },
-                                 server_tls};
+        return demo::http_server{
+            ctx.get_executor(),
+            [](const http_request& req) -> asio::awaitable<std::optional<http_response>> {
+                co_return make_response(200, "secure " + std::string(req.target()), "text/plain");
+            },
+            server_tls};
     }
 
     /// Fetches each URL in turn with one fetcher, then stops `server` so the context runs dry.
@@ -144,7 +144,8 @@ TEST_F(tls_fixture, tls_connections_are_pooled_and_reused) {
     config.tls.ca_file = ca_file->path().string();
     auto server = hello_server();
     fetcher f{ctx.get_executor(), config, 8};
-    auto results = fetch_all(server, {server.origin() + "/1", server.origin() + "/2", server.origin() + "/3"}, &f);
+    auto results =
+        fetch_all(server, {server.origin() + "/1", server.origin() + "/2", server.origin() + "/3"}, &f);
     ASSERT_EQ(results.size(), 3u);
     for (const auto& r : results)
         EXPECT_EQ(r.status, 200) << r.error.message();
