@@ -86,12 +86,13 @@ app_config every_key_changed() {
     return c;
 }
 
-// ---- durations and sizes -------------------------------------------------------------------------------------
+// ---- durations and sizes
+// -------------------------------------------------------------------------------------
 
 TEST(config_values, durations_take_units_and_plain_seconds) {
     const std::pair<const char*, long long> valid[] = {
-        {"500ms", 500}, {"10s", 10'000},  {"2m", 120'000}, {"1h", 3'600'000}, {"10", 10'000}, {"0.5", 500},
-        {"1.5s", 1500}, {" 3s ", 3000},   {"10 s", 10'000}, {"0", 0},         {"2min", 120'000}, {"1MS", 1}};
+        {"500ms", 500}, {"10s", 10'000}, {"2m", 120'000},  {"1h", 3'600'000}, {"10", 10'000},    {"0.5", 500},
+        {"1.5s", 1500}, {" 3s ", 3000},  {"10 s", 10'000}, {"0", 0},          {"2min", 120'000}, {"1MS", 1}};
     for (const auto& [text, ms] : valid) {
         SCOPED_TRACE(text);
         auto parsed = parse_duration(text);
@@ -111,9 +112,16 @@ TEST(config_values, durations_take_units_and_plain_seconds) {
 }
 
 TEST(config_values, sizes_take_decimal_and_binary_units) {
-    const std::pair<const char*, std::uint64_t> valid[] = {
-        {"16MiB", 16u << 20}, {"500KiB", 500u << 10}, {"1GB", 1'000'000'000}, {"1024", 1024}, {"2kB", 2000},
-        {"1.5KiB", 1536},     {"10 MB", 10'000'000},  {"7b", 7},              {"0", 0},       {"1TiB", 1ull << 40}};
+    const std::pair<const char*, std::uint64_t> valid[] = {{"16MiB", 16u << 20},
+                                                           {"500KiB", 500u << 10},
+                                                           {"1GB", 1'000'000'000},
+                                                           {"1024", 1024},
+                                                           {"2kB", 2000},
+                                                           {"1.5KiB", 1536},
+                                                           {"10 MB", 10'000'000},
+                                                           {"7b", 7},
+                                                           {"0", 0},
+                                                           {"1TiB", 1ull << 40}};
     for (const auto& [text, bytes] : valid) {
         SCOPED_TRACE(text);
         auto parsed = parse_size(text);
@@ -130,7 +138,8 @@ TEST(config_values, sizes_take_decimal_and_binary_units) {
     EXPECT_EQ(format_size(1023), "1023");
 }
 
-// ---- the registry ------------------------------------------------------------------------------------------
+// ---- the registry
+// ------------------------------------------------------------------------------------------
 
 TEST(config_keys, environment_names_are_the_paths_in_capitals) {
     EXPECT_EQ(env_name("max_tasks"), "ASIOCRAWL_MAX_TASKS");
@@ -184,7 +193,8 @@ TEST(config_keys, printed_config_loads_back_to_the_same_config) {
     EXPECT_EQ(loaded.run.log_level, log_level::debug);
 }
 
-// ---- the files in config/ ------------------------------------------------------------------------------------
+// ---- the files in config/
+// ------------------------------------------------------------------------------------
 
 std::set<std::string> paths_in(const std::string& yaml_text) {
     // Every scalar key path of a loaded file, read back through the printer: a key the file lists with its
@@ -248,7 +258,8 @@ TEST(config_files, the_examples_load_and_validate) {
     EXPECT_TRUE(demo.crawl.sitemaps);
 }
 
-// ---- errors --------------------------------------------------------------------------------------------------
+// ---- errors
+// --------------------------------------------------------------------------------------------------
 
 struct error_case {
     const char* yaml;
@@ -271,7 +282,10 @@ void expect_one_error(const error_case& c, const std::vector<config_error>& erro
 
 TEST(config_errors, an_unknown_key_names_itself_its_place_and_the_closest_key) {
     const error_case cases[] = {
-        {"fetch:\n  conect_timeout: 5s\n", 2, 3, {"\"fetch.conect_timeout\"", "did you mean \"fetch.connect_timeout\""}},
+        {"fetch:\n  conect_timeout: 5s\n",
+         2,
+         3,
+         {"\"fetch.conect_timeout\"", "did you mean \"fetch.connect_timeout\""}},
         {"max_task: 5", 1, 1, {"\"max_task\"", "\"max_tasks\""}},
         {"max_tasks: 5\nconnect_timeout: 5s", 2, 1, {"\"connect_timeout\"", "\"fetch.connect_timeout\""}},
         {"output:\n  warc:\n    pth: x\n", 3, 5, {"\"output.warc.pth\"", "\"output.warc.path\""}},
@@ -292,7 +306,10 @@ TEST(config_errors, a_wrong_value_names_the_key_the_expected_form_and_what_was_s
     const error_case cases[] = {
         {"max_tasks: many", 1, 12, {"max_tasks: expected a whole number", "got \"many\""}},
         {"max_tasks: -3", 1, 12, {"max_tasks:", "0 or more", "got \"-3\""}},
-        {"fetch:\n  connect_timeout: [1]\n", 2, 20, {"fetch.connect_timeout: expected a duration", "got a list"}},
+        {"fetch:\n  connect_timeout: [1]\n",
+         2,
+         20,
+         {"fetch.connect_timeout: expected a duration", "got a list"}},
         {"fetch:\n  connect_timeout: fast\n", 2, 20, {"500ms, 10s", "got \"fast\""}},
         {"sitemaps: maybe", 1, 11, {"sitemaps: expected true or false", "got \"maybe\""}},
         {"scope: loose", 1, 8, {"scope: expected one of strict, lenient", "got \"loose\""}},
@@ -317,12 +334,21 @@ TEST(config_errors, a_wrong_value_names_the_key_the_expected_form_and_what_was_s
 TEST(config_errors, out_of_range_values_are_located_at_their_key) {
     const error_case cases[] = {
         {"max_tasks: 0", 1, 1, {"max_tasks must be at least 1", "got \"0\""}},
-        {"roots: [a]\npoliteness:\n  max_per_host: 0\n", 3, 3, {"politeness.max_per_host must be at least 1"}},
+        {"roots: [a]\npoliteness:\n  max_per_host: 0\n",
+         3,
+         3,
+         {"politeness.max_per_host must be at least 1"}},
         {"retry:\n  jitter: 2\n", 2, 3, {"retry.jitter must be between 0 and 1", "got \"2\""}},
         {"fetch:\n  request_timeout: 0s\n", 2, 3, {"fetch.request_timeout must be positive"}},
         {"output:\n  metrics_listen: localhost\n", 2, 3, {"output.metrics_listen must be HOST:PORT"}},
-        {"fetch:\n  user_agent: \"bot\\r\\nX-Evil: 1\"\n", 2, 3, {"fetch.user_agent must not contain control"}},
-        {"run:\n  grace_period: 0\n  log_level: off\nmax_redirect: -1\n", 4, 1, {"max_redirect must be at least 0"}},
+        {"fetch:\n  user_agent: \"bot\\r\\nX-Evil: 1\"\n",
+         2,
+         3,
+         {"fetch.user_agent must not contain control"}},
+        {"run:\n  grace_period: 0\n  log_level: off\nmax_redirect: -1\n",
+         4,
+         1,
+         {"max_redirect must be at least 0"}},
     };
     for (const auto& c : cases) {
         app_config config;
@@ -350,8 +376,9 @@ TEST(config_errors, invalid_yaml_is_told_apart_and_located) {
 
 TEST(config_errors, odd_documents_are_values_not_crashes) {
     // Things a fuzzer finds first: each is either accepted or reported, never thrown.
-    for (const char* yaml : {"", "---", "# only a comment", "~", "!!binary aGVsbG8=", "a: &x [*x]", "{", "[[[[",
-                             "? [a]\n: b", "max_tasks: !!int 5", "<<: {max_tasks: 5}", "\t", "max_tasks: 5\n---\nmax_tasks: 6"}) {
+    for (const char* yaml :
+         {"", "---", "# only a comment", "~", "!!binary aGVsbG8=", "a: &x [*x]", "{", "[[[[", "? [a]\n: b",
+          "max_tasks: !!int 5", "<<: {max_tasks: 5}", "\t", "max_tasks: 5\n---\nmax_tasks: 6"}) {
         app_config config;
         EXPECT_NO_THROW(load_config_text(yaml, "fuzz.yaml", config)) << yaml;
     }
@@ -369,7 +396,8 @@ TEST(config_errors, null_clears_optional_and_text_keys) {
     EXPECT_EQ(config.crawl.fetch.user_agent, "");
 }
 
-// ---- files ---------------------------------------------------------------------------------------------------
+// ---- files
+// ---------------------------------------------------------------------------------------------------
 
 struct temp_file {
     explicit temp_file(const std::string& text) {
@@ -406,17 +434,18 @@ TEST(config_files, missing_unreadable_and_invalid_files_are_told_apart) {
     EXPECT_EQ(config.crawl.max_tasks, 5u);
 }
 
-// ---- environment ---------------------------------------------------------------------------------------------
+// ---- environment
+// ---------------------------------------------------------------------------------------------
 
 TEST(config_environment, variables_set_keys_of_every_shape) {
     app_config config;
     config_origins origins;
-    auto errors = apply_environment({"PATH=/bin", "ASIOCRAWL_MAX_TASKS=7", "ASIOCRAWL_FETCH_CONNECT_TIMEOUT=750ms",
-                                     "ASIOCRAWL_ROOTS=http://a.example/ http://b.example/,c.example",
-                                     "ASIOCRAWL_FETCH_HOST_OVERRIDES=a.example=127.0.0.1 b.example=::1",
-                                     "ASIOCRAWL_MAX_DEPTH=unlimited", "ASIOCRAWL_RUN_LOG_LEVEL=debug",
-                                     "ASIOCRAWL_SITEMAPS=yes", "ASIOCRAWL_JOBS=4"},
-                                    config, &origins);
+    auto errors = apply_environment(
+        {"PATH=/bin", "ASIOCRAWL_MAX_TASKS=7", "ASIOCRAWL_FETCH_CONNECT_TIMEOUT=750ms",
+         "ASIOCRAWL_ROOTS=http://a.example/ http://b.example/,c.example",
+         "ASIOCRAWL_FETCH_HOST_OVERRIDES=a.example=127.0.0.1 b.example=::1", "ASIOCRAWL_MAX_DEPTH=unlimited",
+         "ASIOCRAWL_RUN_LOG_LEVEL=debug", "ASIOCRAWL_SITEMAPS=yes", "ASIOCRAWL_JOBS=4"},
+        config, &origins);
     EXPECT_THAT(errors, IsEmpty()) << all_messages(errors);
     EXPECT_EQ(config.crawl.max_tasks, 7u);
     EXPECT_EQ(config.crawl.fetch.connect_timeout, 750ms);
@@ -436,14 +465,16 @@ TEST(config_environment, a_bad_value_is_an_error_and_a_near_miss_a_warning) {
     const auto& warning = errors[0].warning ? errors[0] : errors[1];
     const auto& error = errors[0].warning ? errors[1] : errors[0];
     EXPECT_FALSE(error.warning);
-    EXPECT_EQ(to_string(error), "environment variable ASIOCRAWL_MAX_TASKS: max_tasks: expected a whole number, "
-                                "0 or more, got \"lots\"");
+    EXPECT_EQ(to_string(error),
+              "environment variable ASIOCRAWL_MAX_TASKS: max_tasks: expected a whole number, "
+              "0 or more, got \"lots\"");
     EXPECT_TRUE(warning.warning);
     EXPECT_THAT(to_string(warning), HasSubstr("ASIOCRAWL_MAX_TAKS: warning: unknown variable"));
     EXPECT_THAT(to_string(warning), HasSubstr("did you mean ASIOCRAWL_MAX_TASKS?"));
 }
 
-// ---- the command line: precedence and flags ----------------------------------------------------------------
+// ---- the command line: precedence and flags
+// ----------------------------------------------------------------
 
 parse_outcome parse(std::vector<std::string> args, const std::vector<std::string>& environment = {}) {
     args.insert(args.begin(), "asiocrawl");
@@ -473,17 +504,53 @@ TEST(config_precedence, defaults_then_file_then_environment_then_flags) {
     EXPECT_EQ(c.crawl.roots, std::vector<std::string>{"http://file.example/"});
 
     const app_config replaced = parsed_config({"--config", file.path, "http://arg.example/"}, env);
-    EXPECT_EQ(replaced.crawl.roots, std::vector<std::string>{"http://arg.example/"}) << "ROOTs replace the list";
+    EXPECT_EQ(replaced.crawl.roots, std::vector<std::string>{"http://arg.example/"})
+        << "ROOTs replace the list";
 }
 
 TEST(config_precedence, flags_cover_the_important_keys) {
-    const app_config c = parsed_config(
-        {"--fail-on-errors", "--ignore-robots", "--insecure", "--ca-file", "/ca.pem", "--sitemaps", "--max-per-host",
-         "4", "--delay", "250ms", "--parse-threads", "2", "--warc", "a.warc.gz", "--save-dir", "pages",
-         "--metrics-listen", "127.0.0.1:9100", "--report-json", "r.json", "--progress", "never", "--output", "o.jsonl",
-         "--grace-period", "3s", "--refuse-private-addresses", "--user-agent", "bot/1", "--contact-url",
-         "https://me/", "--host-override", "a.example=127.0.0.1", "--host-override", "b.example=::1",
-         "--connect-timeout", "2.5", "--max-body-size", "1MiB", "--lenient", "-v", "http://a.example/"});
+    const app_config c = parsed_config({"--fail-on-errors",
+                                        "--ignore-robots",
+                                        "--insecure",
+                                        "--ca-file",
+                                        "/ca.pem",
+                                        "--sitemaps",
+                                        "--max-per-host",
+                                        "4",
+                                        "--delay",
+                                        "250ms",
+                                        "--parse-threads",
+                                        "2",
+                                        "--warc",
+                                        "a.warc.gz",
+                                        "--save-dir",
+                                        "pages",
+                                        "--metrics-listen",
+                                        "127.0.0.1:9100",
+                                        "--report-json",
+                                        "r.json",
+                                        "--progress",
+                                        "never",
+                                        "--output",
+                                        "o.jsonl",
+                                        "--grace-period",
+                                        "3s",
+                                        "--refuse-private-addresses",
+                                        "--user-agent",
+                                        "bot/1",
+                                        "--contact-url",
+                                        "https://me/",
+                                        "--host-override",
+                                        "a.example=127.0.0.1",
+                                        "--host-override",
+                                        "b.example=::1",
+                                        "--connect-timeout",
+                                        "2.5",
+                                        "--max-body-size",
+                                        "1MiB",
+                                        "--lenient",
+                                        "-v",
+                                        "http://a.example/"});
     EXPECT_TRUE(c.run.fail_on_errors);
     EXPECT_FALSE(c.crawl.robots.obey);
     EXPECT_TRUE(c.crawl.fetch.tls.insecure);
@@ -525,7 +592,8 @@ TEST(config_precedence, errors_name_the_layer_that_set_the_value) {
     temp_file file{"roots: [a.example]\nmax_tasks: 0\n"};
     auto from_file = parse({"--config", file.path});
     ASSERT_TRUE(std::holds_alternative<usage_error>(from_file));
-    EXPECT_EQ(std::get<usage_error>(from_file).message, file.path + ":2:1: max_tasks must be at least 1, got \"0\"");
+    EXPECT_EQ(std::get<usage_error>(from_file).message,
+              file.path + ":2:1: max_tasks must be at least 1, got \"0\"");
 
     auto from_env = parse({"a.example"}, {"ASIOCRAWL_POLITENESS_MAX_PER_HOST=0"});
     ASSERT_TRUE(std::holds_alternative<usage_error>(from_env));

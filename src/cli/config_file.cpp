@@ -105,7 +105,8 @@ private:
             }
             const std::string path = prefix.empty() ? name.Scalar() : prefix + "." + name.Scalar();
             if (auto [at, first] = seen_.emplace(path, name.Mark().line + 1); !first) {
-                fail(name.Mark(), path, path + " is given twice (first on line " + std::to_string(at->second) + ")");
+                fail(name.Mark(), path,
+                     path + " is given twice (first on line " + std::to_string(at->second) + ")");
                 continue;
             }
             if (const config_key* key = find_key(path)) {
@@ -136,8 +137,7 @@ private:
         } else if (node.IsSequence() && shape == value_shape::list) {
             for (const auto& item : node) {
                 if (!item.IsScalar()) {
-                    fail(item.Mark(), std::string(key.path),
-                         type_error(key, describe(item) + " as an item"));
+                    fail(item.Mark(), std::string(key.path), type_error(key, describe(item) + " as an item"));
                     return;
                 }
                 value.items.push_back(item.Scalar());
@@ -216,8 +216,8 @@ std::vector<config_error> load_config_file(const std::string& path, app_config& 
     return load_config_text(text, path, config, origins);
 }
 
-std::vector<config_error> apply_text(std::string_view key_path, std::string_view text, std::string_view source,
-                                     app_config& config, config_origins* origins) {
+std::vector<config_error> apply_text(std::string_view key_path, std::string_view text,
+                                     std::string_view source, app_config& config, config_origins* origins) {
     config_error error;
     error.source = source;
     error.key = key_path;
@@ -271,8 +271,8 @@ std::vector<config_error> apply_environment(const std::vector<std::string>& envi
         auto it = found.find(&key);
         if (it == found.end())
             continue;
-        auto more = apply_text(key.path, it->second.second, "environment variable " + it->second.first, config,
-                               origins);
+        auto more = apply_text(key.path, it->second.second, "environment variable " + it->second.first,
+                               config, origins);
         errors.insert(errors.end(), more.begin(), more.end());
     }
     return errors;

@@ -13,7 +13,8 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// ---- text helpers ------------------------------------------------------------------------------------------
+// ---- text helpers
+// ------------------------------------------------------------------------------------------
 
 bool is_space(char c) noexcept {
     return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
@@ -53,7 +54,8 @@ std::optional<std::pair<double, std::string>> number_and_unit(std::string_view t
     return std::pair{value, lowercase(unit)};
 }
 
-// ---- codecs: one builder per field type ----------------------------------------------------------------------
+// ---- codecs: one builder per field type
+// ----------------------------------------------------------------------
 
 template <class T>
 struct is_optional : std::false_type {};
@@ -67,7 +69,8 @@ using field_t = std::remove_cvref_t<std::invoke_result_t<Access, app_config&>>;
 /// A scalar key: `parse(text) -> optional<T>` and `print(T) -> string` for the field type T. Optional fields
 /// take null (YAML null, or "null"/"unlimited" as text) for unset.
 template <class Access, class Parse, class Print>
-key_codec scalar_codec(Access access, std::string expected, std::string value_name, Parse parse, Print print) {
+key_codec scalar_codec(Access access, std::string expected, std::string value_name, Parse parse,
+                       Print print) {
     using T = field_t<Access>;
     key_codec codec;
     codec.expected = std::move(expected);
@@ -273,7 +276,10 @@ key_codec pairs(Access access) {
 }
 
 // The field a key sets; works on const and non-const configs.
-#define FIELD(member) [](auto& c) -> auto& { return c.member; }
+#define FIELD(member)                                                                                        \
+    [](auto& c) -> auto& {                                                                                   \
+        return c.member;                                                                                     \
+    }
 
 const choice_names<host_scope> scope_names{{"strict", host_scope::strict}, {"lenient", host_scope::lenient}};
 const choice_names<progress_mode> progress_names{
@@ -357,8 +363,10 @@ const std::vector<config_key>& config_keys() {
 
 const std::vector<switch_flag>& switch_flags() {
     static const std::vector<switch_flag> switches{
-        {"strict", "scope", "strict", scope, "a link's host must equal a root's host, ignoring www. (default)"},
-        {"lenient", "scope", "lenient", scope, "a link's host may be any host of a root's registrable domain"},
+        {"strict", "scope", "strict", scope,
+         "a link's host must equal a root's host, ignoring www. (default)"},
+        {"lenient", "scope", "lenient", scope,
+         "a link's host may be any host of a root's registrable domain"},
         {"ignore-robots", "robots.obey", "false", polite, "do not fetch or obey robots.txt"},
         {"no-compression", "fetch.compression", "false", fetching, "do not ask for compressed bodies"},
         {"no-report", "output.report", "false", output, "do not print the text report"},
@@ -556,7 +564,8 @@ std::optional<std::uint64_t> parse_size(std::string_view text) {
 }
 
 std::string format_size(std::uint64_t value) {
-    static constexpr std::array<std::string_view, 8> printed{"TiB", "GiB", "MiB", "KiB", "TB", "GB", "MB", "kB"};
+    static constexpr std::array<std::string_view, 8> printed{"TiB", "GiB", "MiB", "KiB",
+                                                             "TB",  "GB",  "MB",  "kB"};
     for (std::size_t i = 0; i < size_units.size(); ++i)
         if (value != 0 && value % size_units[i].factor == 0)
             return std::to_string(value / size_units[i].factor) + std::string(printed[i]);

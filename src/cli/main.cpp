@@ -92,7 +92,8 @@ int run(const cli::cli_options& options) {
     }
     const std::string& ca_file = config.crawl.fetch.tls.ca_file;
     if (!ca_file.empty() && ::access(ca_file.c_str(), R_OK) != 0) {
-        std::cerr << "asiocrawl: cannot read fetch.tls.ca_file " << ca_file << ": " << std::strerror(errno) << "\n";
+        std::cerr << "asiocrawl: cannot read fetch.tls.ca_file " << ca_file << ": " << std::strerror(errno)
+                  << "\n";
         return 2;
     }
 
@@ -164,7 +165,8 @@ int run(const cli::cli_options& options) {
             return;
         }
         exit_code = 128 + signo;
-        log_writer.write(std::string("asiocrawl: interrupted by ") + (signo == SIGINT ? "SIGINT" : "SIGTERM") +
+        log_writer.write(std::string("asiocrawl: interrupted by ") +
+                         (signo == SIGINT ? "SIGINT" : "SIGTERM") +
                          ", finishing fetches in flight for up to " +
                          std::to_string(config.run.grace_period.count()) + " ms (signal again to abort)\n");
         crawl->stop();
@@ -219,7 +221,8 @@ int run(const cli::cli_options& options) {
         log_writer.write("asiocrawl: error: writing " + config.output.records + " failed\n");
     const bool failed_urls = config.run.fail_on_errors && received.failures > 0;
     if (failed_urls)
-        log_writer.write("asiocrawl: " + std::to_string(received.failures) + " URLs failed (fail_on_errors)\n");
+        log_writer.write("asiocrawl: " + std::to_string(received.failures) +
+                         " URLs failed (fail_on_errors)\n");
     log_writer.close();
     if (config.output.report) {
         write_report(std::cout, *result, config.run.log_level <= log_level::info);

@@ -24,9 +24,11 @@ constexpr const char* usage_line =
 
 constexpr const char* help_footer =
     "Durations: 500ms, 10s, 2m, 1h (a plain number is seconds). Sizes: 16MiB, 500KiB, 1GB (plain: bytes).\n"
-    "Each switch has an opposite that overrides the file and the environment: --no-sitemaps, --no-insecure...\n"
+    "Each switch has an opposite that overrides the file and the environment: --no-sitemaps, "
+    "--no-insecure...\n"
     "\n"
-    "Every option, and more, can be set in a YAML file (--config; all keys: config/asiocrawl.yaml) and as an\n"
+    "Every option, and more, can be set in a YAML file (--config; all keys: config/asiocrawl.yaml) and as "
+    "an\n"
     "environment variable ASIOCRAWL_<KEY>: the key's path in capitals with '.' as '_', e.g.\n"
     "ASIOCRAWL_MAX_TASKS=50, ASIOCRAWL_FETCH_CONNECT_TIMEOUT=5s, ASIOCRAWL_ROOTS=\"a.example b.example\".\n"
     "Precedence, lowest first: defaults, --config file, environment, command line.\n"
@@ -90,7 +92,8 @@ std::string closest_flag(const std::string& unknown, const std::vector<std::stri
             row[0] = i;
             for (std::size_t j = 1; j <= flag.size(); ++j) {
                 const std::size_t above = row[j];
-                row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (unknown[i - 1] == flag[j - 1] ? 0 : 1)});
+                row[j] = std::min(
+                    {row[j] + 1, row[j - 1] + 1, diagonal + (unknown[i - 1] == flag[j - 1] ? 0 : 1)});
                 diagonal = above;
             }
         }
@@ -120,7 +123,8 @@ log_level shifted_level(log_level level, int shift) noexcept {
     return static_cast<log_level>(shifted);
 }
 
-parse_outcome parse_command_line(int argc, const char* const argv[], const std::vector<std::string>& environment) {
+parse_outcome parse_command_line(int argc, const char* const argv[],
+                                 const std::vector<std::string>& environment) {
     std::vector<std::string> args(argv + (argc > 0 ? 1 : 0), argv + argc);
     const int verbosity_shift = take_verbosity(args);
     const app_config defaults;
@@ -149,9 +153,10 @@ parse_outcome parse_command_line(int argc, const char* const argv[], const std::
         const std::string help = describe_flag(key, defaults);
         auto& group = groups.at(key.group);
         if (key.codec.shape != value_shape::scalar)
-            group.add_options()(name.c_str(),
-                                po::value<std::vector<std::string>>()->composing()->value_name(key.codec.value_name),
-                                help.c_str());
+            group.add_options()(
+                name.c_str(),
+                po::value<std::vector<std::string>>()->composing()->value_name(key.codec.value_name),
+                help.c_str());
         else if (key.codec.is_switch)
             group.add_options()(name.c_str(), help.c_str());
         else
@@ -260,8 +265,10 @@ parse_outcome parse_command_line(int argc, const char* const argv[], const std::
         if (!vm.count(std::string(flag.flag)))
             continue;
         if (auto [at, first] = switched.emplace(flag.path, &flag); !first && at->second->value != flag.value)
-            return fail("--" + std::string(at->second->flag) + " and --" + std::string(flag.flag) + " exclude each other");
-        auto errors = apply_text(flag.path, flag.value, "option --" + std::string(flag.flag), config, &origins);
+            return fail("--" + std::string(at->second->flag) + " and --" + std::string(flag.flag) +
+                        " exclude each other");
+        auto errors =
+            apply_text(flag.path, flag.value, "option --" + std::string(flag.flag), config, &origins);
         flag_errors.insert(flag_errors.end(), errors.begin(), errors.end());
     }
     if (auto text = join_errors(flag_errors); !text.empty())

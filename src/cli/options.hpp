@@ -31,7 +31,8 @@ using parse_outcome = std::variant<cli_options, print_and_exit, usage_error>;
 
 /// Parses argv against `environment` (NAME=VALUE strings). Reads the --config file; never throws, never
 /// prints, never touches the network.
-parse_outcome parse_command_line(int argc, const char* const argv[], const std::vector<std::string>& environment);
+parse_outcome parse_command_line(int argc, const char* const argv[],
+                                 const std::vector<std::string>& environment);
 
 /// The level after `shift` steps of -v (negative) or -q (positive) from `level`, clamped to debug..off.
 log_level shifted_level(log_level level, int shift) noexcept;
