@@ -150,7 +150,7 @@ std::vector<std::string> validate(const app_config& config) {
     if (!output.metrics_listen.empty() && !is_host_and_port(output.metrics_listen))
         problems.push_back("output.metrics_listen must be HOST:PORT (127.0.0.1:9100, [::1]:9100), got \"" +
                            output.metrics_listen + "\"");
-    if (!output.records.empty() && output.records == output.report_json)
+    if (!output.records.empty() && output.records != "-" && output.records == output.report_json)
         problems.emplace_back("output.report_json must not be the same file as output.records");
     // One stdout, one reader: JSON Lines followed by the text report parse as neither.
     if (output.records == "-" && (output.report || output.report_json == "-"))

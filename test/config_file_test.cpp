@@ -360,6 +360,48 @@ TEST(config_errors, out_of_range_values_are_located_at_their_key) {
     }
 }
 
+TEST(config_errors, output_and_run_keys_are_validated) {
+    struct output_case {
+        const char* yaml;
+        const char* says; // "" when valid
+    };
+    const output_case cases[] = {
+        {"output:\n  metrics_listen: 127.0.0.1:9100", ""},
+        {"output:\n  metrics_listen: \"[::1]:0\"", ""},
+        {"output:\n  metrics_listen: metrics.internal:65535", ""},
+        {"output:\n  metrics_listen: :9100", "output.metrics_listen must be HOST:PORT"},
+        {"output:\n  metrics_listen: host:65536", "output.metrics_listen must be HOST:PORT"},
+        {"output:\n  metrics_listen: \"::1:9100\"", "output.metrics_listen must be HOST:PORT"},
+        {"output:\n  metrics_listen: \"[::1]\"", "output.metrics_listen must be HOST:PORT"},
+        {"output:\n  records: \"-\"", "output.records cannot be stdout"},
+        {"output:\n  records: \"-\"\n  report: false", ""},
+        {"output:\n  records: \"-\"\n  report: false\n  report_json: \"-\"",
+         "output.records cannot be stdout"},
+        {"output:\n  report_json: \"-\"", "output.report_json cannot be stdout"},
+        {"output:\n  records: a.json\n  report_json: a.json", "output.report_json must not be the same file"},
+        {"output:\n  warc:\n    max_file_bytes: 1000", "output.warc.max_file_bytes must be at least 1024"},
+        {"parse_threads: 1000", "parse_threads must be at most 256"},
+        {"retry:\n  multiplier: 0.5", "retry.multiplier must be at least 1"},
+        {"robots:\n  max_bytes: 0", "robots.max_bytes must be at least 1"},
+        {"robots:\n  max_redirects: -1", "robots.max_redirects must be at least 0"},
+    };
+    for (const auto& c : cases) {
+        SCOPED_TRACE(c.yaml);
+        app_config config;
+        config.crawl.roots = {"http://example.com/"};
+        config_origins origins;
+        ASSERT_THAT(load_config_text(c.yaml, "test.yaml", config, &origins), IsEmpty());
+        auto errors = check_config(config, origins);
+        if (std::string_view(c.says).empty()) {
+            EXPECT_THAT(errors, IsEmpty()) << all_messages(errors);
+        } else {
+            ASSERT_EQ(errors.size(), 1u) << all_messages(errors);
+            EXPECT_THAT(errors[0].message, HasSubstr(c.says));
+            EXPECT_GE(errors[0].line, 1) << "located in the file";
+        }
+    }
+}
+
 TEST(config_errors, invalid_yaml_is_told_apart_and_located) {
     const error_case cases[] = {
         {"roots: [a,\n b", 2, 1, {"invalid YAML", "end of sequence"}},
