@@ -255,15 +255,19 @@ std::vector<config_error> apply_environment(const std::vector<std::string>& envi
             continue;
         }
         // ASIOCRAWL_MAX_TAKS is a typo worth a word; ASIOCRAWL_JOBS belongs to the build script.
-        std::string lowered;
-        for (char c : name.substr(prefix.size()))
-            lowered += c == '_' ? '.' : static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
-        std::string near = closest_key(lowered);
-        if (!near.empty() && find_key(near)) {
+        std::string near;
+        std::size_t near_distance = 3;
+        for (const auto& [known, _] : by_name) {
+            if (const std::size_t distance = edit_distance(name, known); distance < near_distance) {
+                near_distance = distance;
+                near = known;
+            }
+        }
+        if (!near.empty()) {
             config_error warning;
             warning.source = "environment variable " + name;
             warning.warning = true;
-            warning.message = "unknown variable, ignored (did you mean " + env_name(near) + "?)";
+            warning.message = "unknown variable, ignored (did you mean " + near + "?)";
             errors.push_back(std::move(warning));
         }
     }

@@ -436,8 +436,6 @@ std::string raw_to_text(const raw_value& value) {
     return text;
 }
 
-namespace {
-
 std::size_t edit_distance(std::string_view a, std::string_view b) {
     std::vector<std::size_t> row(b.size() + 1);
     for (std::size_t j = 0; j <= b.size(); ++j)
@@ -453,6 +451,8 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
     }
     return row[b.size()];
 }
+
+namespace {
 
 std::string_view last_segment(std::string_view path) {
     const auto dot = path.rfind('.');

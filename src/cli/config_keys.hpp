@@ -85,6 +85,9 @@ raw_value raw_from_text(value_shape shape, std::string_view text);
 /// The value as one line of text (for --help defaults and error messages).
 std::string raw_to_text(const raw_value& value);
 
+/// Levenshtein distance, for "did you mean" suggestions.
+std::size_t edit_distance(std::string_view a, std::string_view b);
+
 /// The valid key or section nearest to `unknown` (edit distance, or the same last segment under another
 /// section), or "" when nothing is close.
 std::string closest_key(std::string_view unknown);

@@ -242,6 +242,8 @@ int main(int argc, char* argv[]) {
         environment.emplace_back(*variable);
     auto outcome = cli::parse_command_line(argc, argv, environment);
     if (auto* print = std::get_if<cli::print_and_exit>(&outcome)) {
+        for (const auto& warning : print->warnings)
+            std::cerr << "asiocrawl: " << warning << "\n";
         std::cout << print->text;
         return 0;
     }

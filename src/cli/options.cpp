@@ -83,22 +83,8 @@ std::string closest_flag(const std::string& unknown, const std::vector<std::stri
     std::string best;
     std::size_t best_distance = 3;
     for (const auto& flag : flags) {
-        // Plain Levenshtein on short strings; the table is small.
-        std::vector<std::size_t> row(flag.size() + 1);
-        for (std::size_t j = 0; j <= flag.size(); ++j)
-            row[j] = j;
-        for (std::size_t i = 1; i <= unknown.size(); ++i) {
-            std::size_t diagonal = row[0];
-            row[0] = i;
-            for (std::size_t j = 1; j <= flag.size(); ++j) {
-                const std::size_t above = row[j];
-                row[j] = std::min(
-                    {row[j] + 1, row[j - 1] + 1, diagonal + (unknown[i - 1] == flag[j - 1] ? 0 : 1)});
-                diagonal = above;
-            }
-        }
-        if (row[flag.size()] < best_distance) {
-            best_distance = row[flag.size()];
+        if (const std::size_t distance = edit_distance(unknown, flag); distance < best_distance) {
+            best_distance = distance;
             best = flag;
         }
     }
@@ -297,7 +283,7 @@ parse_outcome parse_command_line(int argc, const char* const argv[],
         return fail(text);
 
     if (print_config)
-        return print_and_exit{to_yaml(config)};
+        return print_and_exit{to_yaml(config), options.warnings};
     return options;
 }
 

@@ -20,6 +20,8 @@ struct cli_options {
 /// Asked for help, the version or the effective config: print `text` to stdout and exit 0.
 struct print_and_exit {
     std::string text;
+    /// For stderr, as in cli_options.
+    std::vector<std::string> warnings = {};
 };
 
 /// A usage or configuration error: print `message` (one or more lines) and a hint to stderr, exit 2.
