@@ -376,20 +376,23 @@ struct fetcher::impl {
     }
 
     /// Why a handshake failed, in our terms, with OpenSSL's words for the log.
-    static std::pair<error_code, std::string> classify_handshake_error(tls_stream& stream,
-                                                                       const error_code& ec) {
+    std::pair<error_code, std::string> classify_handshake_error(tls_stream& stream,
+                                                                const error_code& ec) const {
         if (ec == beast::error::timeout)
             return {error::connect_timeout, {}};
-        const long verify = SSL_get_verify_result(stream.native_handle());
-        if (verify != X509_V_OK || (ec.category() == asio::error::get_ssl_category() &&
-                                    ERR_GET_REASON(ec.value()) == SSL_R_CERTIFICATE_VERIFY_FAILED)) {
+        // A peer that hangs up mid-handshake (overloaded, restarting) is the network's failure, worth another
+        // attempt; one that answers something other than TLS fails in OpenSSL's own category below.
+        if (ec == ssl::error::stream_truncated || ec == asio::error::eof)
+            return {asio::error::eof, {}};
+        if (ec.category() != asio::error::get_ssl_category())
+            return {ec, {}};
+        const long verify = config.tls.insecure ? X509_V_OK : SSL_get_verify_result(stream.native_handle());
+        if (verify != X509_V_OK || ERR_GET_REASON(ec.value()) == SSL_R_CERTIFICATE_VERIFY_FAILED) {
             std::string detail = ec.message();
             if (verify != X509_V_OK)
                 detail += std::string(" (") + X509_verify_cert_error_string(verify) + ")";
             return {error::certificate_invalid, detail};
         }
-        if (ec == asio::error::connection_reset || ec == asio::error::connection_refused)
-            return {ec, {}}; // the network's failure, worth another attempt
         return {error::tls_handshake_failed, ec.message()};
     }
 

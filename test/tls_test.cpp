@@ -207,3 +207,18 @@ TEST_F(tls_fixture, a_missing_ca_file_is_a_construction_error) {
     config.tls.ca_file = "/nonexistent/asiocrawl-ca.pem";
     EXPECT_THROW((fetcher{ctx.get_executor(), config, 8}), boost::system::system_error);
 }
+
+TEST_F(tls_fixture, a_tls_server_that_never_answers_times_out) {
+    config.tls.ca_file = ca_file->path().string();
+    config.request_timeout = std::chrono::milliseconds(300);
+    std::optional<demo::http_server> server;
+    server.emplace(
+        ctx.get_executor(),
+        [&](const http_request&) -> asio::awaitable<std::optional<http_response>> {
+            co_await server->wait_stopped();
+            co_return std::nullopt;
+        },
+        server_tls);
+    auto results = fetch_all(*server, {server->origin() + "/"});
+    EXPECT_EQ(results.at(0).error, error::request_timeout) << results[0].error.message();
+}
