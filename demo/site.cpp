@@ -1098,6 +1098,43 @@ site generate_site(const site_options& options) {
     return site_builder(options).build();
 }
 
+link_mix parse_link_mix(std::string_view spec) {
+    link_mix mix;
+    const std::array<std::pair<std::string_view, std::uint32_t*>, 11> fields{{
+        {"broken", &mix.broken},
+        {"fragment", &mix.fragment},
+        {"off_site", &mix.off_site},
+        {"off_host", &mix.off_host},
+        {"non_http", &mix.non_http},
+        {"redirect", &mix.redirect},
+        {"query", &mix.query},
+        {"relative", &mix.relative},
+        {"absolute", &mix.absolute},
+        {"styled", &mix.styled},
+        {"base_pages", &mix.base_pages},
+    }};
+    for (bool more = !spec.empty(); more;) {
+        const auto comma = spec.find(',');
+        const std::string_view item = spec.substr(0, comma);
+        more = comma != std::string_view::npos;
+        spec = more ? spec.substr(comma + 1) : std::string_view{};
+        const auto equals = item.find('=');
+        const auto field = std::find_if(fields.begin(), fields.end(),
+                                        [&](const auto& f) { return f.first == item.substr(0, equals); });
+        if (equals == std::string_view::npos || field == fields.end()) {
+            throw std::invalid_argument("link mix: expected kind=weight with a known kind, got \"" +
+                                        std::string(item) + "\"");
+        }
+        const std::string_view digits = item.substr(equals + 1);
+        if (digits.empty() || digits.size() > 7 ||
+            digits.find_first_not_of("0123456789") != std::string_view::npos) {
+            throw std::invalid_argument("link mix: bad weight in \"" + std::string(item) + "\"");
+        }
+        *field->second = static_cast<std::uint32_t>(std::stoul(std::string(digits)));
+    }
+    return mix;
+}
+
 std::string expand_placeholders(std::string_view text, std::string_view host) {
     return substitute(text, host);
 }

@@ -856,6 +856,19 @@ TEST(Site, EveryLinkKindOfAMixIsPresentAndCrawledAsTheGroundTruthSays) {
     EXPECT_EQ(s.out_of_scope_links.count("http://other.invalid/x"), 1u);
 }
 
+TEST(Site, LinkMixSpecsAreParsed) {
+    const auto mix = asiocrawl::demo::parse_link_mix("redirect=5,query=7,base_pages=10,styled=0");
+    EXPECT_EQ(mix.redirect, 5u);
+    EXPECT_EQ(mix.query, 7u);
+    EXPECT_EQ(mix.base_pages, 10u);
+    EXPECT_EQ(mix.styled, 0u);
+    EXPECT_EQ(mix.broken, 2u); // unnamed kinds keep their defaults
+    EXPECT_EQ(asiocrawl::demo::parse_link_mix("").styled, 93u);
+    for (const char* bad : {"redirect", "nothing=1", "query=x", "query=", "query=-1", "query=1,"}) {
+        EXPECT_THROW(asiocrawl::demo::parse_link_mix(bad), std::invalid_argument) << bad;
+    }
+}
+
 TEST(Site, AKindWithWeightZeroIsNeverDrawn) {
     site_options only_relative;
     only_relative.links = {.broken = 0, .fragment = 0, .off_site = 0, .relative = 1, .styled = 0};
