@@ -7,7 +7,8 @@
 # build-release), JOBS (build parallelism, default 1), PAGES (throughput site size, default 20000),
 # MIX (link mix, default below), TASKS (asiocrawl --max-tasks for throughput, default 100),
 # LATENCY_TASKS (default "100 1000 10000"), DELAY_MS (default 50), MEMORY_FETCHES (default 10000),
-# CRAWL_TIMEOUT (seconds one crawl may take, default 300; a crawler stopped by it is marked "(timeout)").
+# CRAWL_TIMEOUT (seconds one crawl may take, default 300; a crawler stopped by it is marked "(timeout)"),
+# ASIOCRAWL_FLAGS (extra flags for every asiocrawl run).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -21,7 +22,7 @@ while (($#)); do
     --quick) QUICK=1 ;;
     --rounds) ROUNDS=$2; shift ;;
     throughput | latency | memory | seen-set) WHICH+=("$1") ;;
-    -h | --help) sed -n '2,10p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,11p' "$0"; exit 0 ;;
     *) echo "bench/run.sh: unknown argument $1" >&2; exit 2 ;;
     esac
     shift
@@ -81,7 +82,9 @@ TOOLS=$BUILD/bench
 
 # Flags of the crawler under test that make it comparable to wget -e robots=off, when this build has them.
 crawler_help=$("$CRAWLER" --help 2>&1 || true)
-COMMON_FLAGS=(-qq)
+# ASIOCRAWL_FLAGS: extra flags for every asiocrawl run (e.g. "--parse-threads 2"), split on spaces.
+read -r -a extra_flags <<<"${ASIOCRAWL_FLAGS:-}"
+COMMON_FLAGS=(-qq "${extra_flags[@]}")
 grep -q -- '--ignore-robots' <<<"$crawler_help" && COMMON_FLAGS+=(--ignore-robots)
 per_host_flags() { # the per-host connection cap must not be what limits a single-host benchmark
     grep -q -- '--max-per-host' <<<"$crawler_help" && echo "--max-per-host $1" || true
@@ -122,7 +125,7 @@ machine() {
 
 say "# asiocrawl benchmarks, $(date -u '+%Y-%m-%d %H:%M UTC')"
 say ""
-say "Machine: $(machine). asiocrawl $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?'), $("$NGINX" -v 2>&1 | cut -d' ' -f3), $(wget --version | head -1 | cut -d' ' -f1-3)$(command -v wget2 >/dev/null && echo ", $(wget2 --version | head -1 | cut -d' ' -f1-3)")."
+say "Machine: $(machine). asiocrawl flags: ${COMMON_FLAGS[*]}. asiocrawl $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?'), $("$NGINX" -v 2>&1 | cut -d' ' -f3), $(wget --version | head -1 | cut -d' ' -f1-3)$(command -v wget2 >/dev/null && echo ", $(wget2 --version | head -1 | cut -d' ' -f1-3)")."
 
 # ---- 1. throughput against nginx ----------------------------------------------------------------------------
 throughput() {

@@ -81,8 +81,8 @@ site generate_site(const site_options& options);
 std::string expand_placeholders(std::string_view text, std::string_view host);
 
 /// Reads a link mix written "kind=weight,kind=weight" (kinds as the link_mix fields, e.g.
-/// "redirect=5,query=5,base_pages=10"); unnamed kinds keep their defaults. Throws std::invalid_argument naming
-/// the bad part.
+/// "redirect=5,query=5,base_pages=10"); unnamed kinds keep their defaults. Throws std::invalid_argument
+/// naming the bad part.
 link_mix parse_link_mix(std::string_view spec);
 
 /// A handler serving `s` (404 with a small HTML body for unknown targets). `s` must outlive the server.
