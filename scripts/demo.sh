@@ -22,4 +22,4 @@ if [ -z "$root" ]; then
   exit 1
 fi
 echo "demo: crawling the demo site at $root" >&2
-build/asiocrawl "$@" "$root"
+build/asiocrawl --config config/demo.yaml "$@" "$root"

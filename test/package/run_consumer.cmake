@@ -1,0 +1,28 @@
+# The package_consumer test: install asiocrawl from its build tree into a fresh prefix, configure and build the
+# consumer project against that prefix only, run it. Usage (see test/CMakeLists.txt):
+#   cmake -DASIOCRAWL_BUILD_DIR=.. -DCONSUMER_SOURCE_DIR=.. -DWORK_DIR=.. -DGENERATOR=.. -DCXX_COMPILER=..
+#         [-DCXX_LAUNCHER=ccache] [-DBUILD_TYPE=..] -P run_consumer.cmake
+function(run)
+  execute_process(COMMAND ${ARGV} RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    string(JOIN " " command ${ARGV})
+    message(FATAL_ERROR "failed (${rc}): ${command}")
+  endif()
+endfunction()
+
+set(prefix ${WORK_DIR}/prefix)
+file(REMOVE_RECURSE ${prefix})
+run(${CMAKE_COMMAND} --install ${ASIOCRAWL_BUILD_DIR} --prefix ${prefix})
+
+set(options -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_CXX_COMPILER=${CXX_COMPILER})
+if(BUILD_TYPE)
+  list(APPEND options -DCMAKE_BUILD_TYPE=${BUILD_TYPE})
+endif()
+if(CXX_LAUNCHER)
+  list(APPEND options -DCMAKE_CXX_COMPILER_LAUNCHER=${CXX_LAUNCHER})
+endif()
+# A fresh prefix each run, so a header or library missing from the install rules cannot hide behind an old
+# copy; the consumer's build tree is kept, and ccache (when configured) absorbs the rebuild.
+run(${CMAKE_COMMAND} -S ${CONSUMER_SOURCE_DIR} -B ${WORK_DIR}/build -G ${GENERATOR} ${options})
+run(${CMAKE_COMMAND} --build ${WORK_DIR}/build)
+run(${WORK_DIR}/build/consumer)
