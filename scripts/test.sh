@@ -4,7 +4,7 @@
 #   normal  RelWithDebInfo build in build/, every test (the default)
 #   asan    AddressSanitizer + UndefinedBehaviorSanitizer, -O1, build-asan/, every test
 #   tsan    ThreadSanitizer, -O1, build-tsan/, the tests that run threads or the io loop hard
-#           (work queue, fetcher, crawler, CLI)
+#           (work queue, fetcher, crawler incl. the parse pool, CLI)
 #   fuzz    each libFuzzer target for FUZZ_SECONDS (default 10) from its seed corpus (scripts/fuzz.sh)
 #   all     every stage above (what CI runs)
 set -euo pipefail
@@ -51,7 +51,7 @@ for stage in "${stages[@]}"; do
       ;;
     tsan)
       configure build-tsan -DASIOCRAWL_SANITIZE=thread
-      tsan_tests=(work_queue_test fetcher_test crawler_test cli_test)
+      tsan_tests=(work_queue_test fetcher_test crawler_test polite_crawl_test cli_test)
       cmake --build build-tsan -j "$jobs" --target "${tsan_tests[@]}"
       label="^($(IFS='|'; echo "${tsan_tests[*]}"))\$"
       TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \

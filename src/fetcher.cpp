@@ -614,7 +614,10 @@ asio::awaitable<fetch_result> fetcher::fetch(boost::urls::url_view url, fetch_op
         bool reusable = false;
         result = co_await impl_->exchange(*conn, target, options, retry_fresh, reusable);
         if (!result.error) {
-            if (reusable)
+            // We never pipeline: bytes already waiting after a complete response are not an answer to
+            // anything we asked (a body longer than its Content-Length), and would be read as the next URL's
+            // response.
+            if (reusable && conn->buffer.size() == 0)
                 impl_->give_back(target.origin_key, std::move(conn));
             else
                 retire(std::move(conn));
