@@ -2,6 +2,7 @@
 
 #include <asiocrawl/error.hpp>
 
+#include <charconv>
 #include <cstdio>
 #include <stdexcept>
 
@@ -9,11 +10,12 @@ namespace asiocrawl::outputs {
 
 namespace {
 
-// Prometheus renders floats in Go's strconv 'g' style; %.17g round-trips every double.
+// The shortest text that reads back as the same double ("0.005", not "0.0050000000000000001"), as
+// Prometheus' own clients write bucket bounds.
 std::string number(double value) {
     char buffer[64];
-    std::snprintf(buffer, sizeof buffer, "%.17g", value);
-    return buffer;
+    const auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, value);
+    return ec == std::errc{} ? std::string(buffer, end) : std::string("NaN");
 }
 
 void header(std::string& out, std::string_view name, std::string_view type, std::string_view help) {
