@@ -3,5 +3,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
+scripts/install-test-tools.sh
 scripts/build.sh
 ctest --test-dir build --output-on-failure -j 2

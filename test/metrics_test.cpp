@@ -61,7 +61,8 @@ exposition parse_exposition(const std::string& text) {
     exposition e;
     std::istringstream in{text};
     std::string line;
-    const std::regex type_line{R"(# TYPE ([a-zA-Z_:][a-zA-Z0-9_:]*) (counter|gauge|histogram|summary|untyped))"};
+    const std::regex type_line{
+        R"(# TYPE ([a-zA-Z_:][a-zA-Z0-9_:]*) (counter|gauge|histogram|summary|untyped))"};
     const std::regex help_line{R"(# HELP ([a-zA-Z_:][a-zA-Z0-9_:]*) .*)"};
     const std::regex sample_line{
         R"(([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\]|\\.)*"(?:,[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\]|\\.)*")*\})? ([^ ]+))"};
@@ -203,17 +204,14 @@ TEST_P(ListenAddress, Parses) {
     EXPECT_EQ(endpoint.port(), c.port);
 }
 
-INSTANTIATE_TEST_SUITE_P(Texts, ListenAddress,
-                         testing::Values(listen_case{"127.0.0.1:9464", "127.0.0.1", 9464},
-                                         listen_case{"0.0.0.0:0", "0.0.0.0", 0},
-                                         listen_case{":9464", "0.0.0.0", 9464},
-                                         listen_case{"localhost:80", "127.0.0.1", 80},
-                                         listen_case{"[::1]:9464", "::1", 9464}, listen_case{"9464", nullptr, 0},
-                                         listen_case{"127.0.0.1:", nullptr, 0},
-                                         listen_case{"127.0.0.1:65536", nullptr, 0},
-                                         listen_case{"127.0.0.1:9x", nullptr, 0},
-                                         listen_case{"example.com:9464", nullptr, 0},
-                                         listen_case{"[::1]9464", nullptr, 0}));
+INSTANTIATE_TEST_SUITE_P(
+    Texts, ListenAddress,
+    testing::Values(listen_case{"127.0.0.1:9464", "127.0.0.1", 9464}, listen_case{"0.0.0.0:0", "0.0.0.0", 0},
+                    listen_case{":9464", "0.0.0.0", 9464}, listen_case{"localhost:80", "127.0.0.1", 80},
+                    listen_case{"[::1]:9464", "::1", 9464}, listen_case{"9464", nullptr, 0},
+                    listen_case{"127.0.0.1:", nullptr, 0}, listen_case{"127.0.0.1:65536", nullptr, 0},
+                    listen_case{"127.0.0.1:9x", nullptr, 0}, listen_case{"example.com:9464", nullptr, 0},
+                    listen_case{"[::1]9464", nullptr, 0}));
 
 // ---- the server, scraped with a Beast client ----
 
@@ -237,7 +235,8 @@ asio::awaitable<std::vector<scraped>> scrape(unsigned short port, std::vector<st
         co_await http::async_write(stream, req, asio::use_awaitable);
         http::response<http::string_body> res;
         co_await http::async_read(stream, buffer, res, asio::use_awaitable);
-        out.push_back({static_cast<int>(res.result_int()), std::string(res[http::field::content_type]), res.body()});
+        out.push_back(
+            {static_cast<int>(res.result_int()), std::string(res[http::field::content_type]), res.body()});
     }
     co_return out;
 }
@@ -249,7 +248,8 @@ TEST(MetricsServer, ServesMetricsHealthAndNotFoundOnOneConnection) {
     metrics_server server{ctx.get_executor(), "127.0.0.1:0", [&] { return registry.render(nullptr); }};
     server.start();
     std::vector<scraped> got;
-    asio::co_spawn(ctx, scrape(server.local_endpoint().port(), {"/metrics", "/healthz", "/other", "/metrics?x"}),
+    asio::co_spawn(ctx,
+                   scrape(server.local_endpoint().port(), {"/metrics", "/healthz", "/other", "/metrics?x"}),
                    [&](std::exception_ptr e, std::vector<scraped> r) {
                        server.stop();
                        if (e)
@@ -299,7 +299,8 @@ TEST(OutputSetMetrics, ScrapedDuringACrawlAndAfterIt) {
     asio::io_context ctx;
     constexpr int pages = 6;
     demo::http_server site{
-        ctx.get_executor(), [](const test::http_request& req) -> asio::awaitable<std::optional<test::http_response>> {
+        ctx.get_executor(),
+        [](const test::http_request& req) -> asio::awaitable<std::optional<test::http_response>> {
             const std::string target{req.target()};
             if (target == "/") {
                 std::string body = "<html><body>";

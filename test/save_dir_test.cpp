@@ -52,7 +52,8 @@ INSTANTIATE_TEST_SUITE_P(
         path_case{"directory_url", "http://example.com/a/b/", "example.com/a/b/index.html"},
         path_case{"query_kept_in_name", "http://example.com/list?page=2&x=y", "example.com/list?page=2&x=y"},
         path_case{"query_on_directory", "http://example.com/dir/?q=1", "example.com/dir/index.html?q=1"},
-        path_case{"slash_in_query_encoded", "http://example.com/s?next=/a/../b", "example.com/s?next=%2Fa%2F..%2Fb"},
+        path_case{"slash_in_query_encoded", "http://example.com/s?next=/a/../b",
+                  "example.com/s?next=%2Fa%2F..%2Fb"},
         path_case{"fragment_dropped", "http://example.com/a#top", "example.com/a"},
         path_case{"default_port_dropped", "http://example.com:80/a", "example.com/a"},
         path_case{"https_default_port_dropped", "https://example.com:443/a", "example.com/a"},
@@ -60,7 +61,8 @@ INSTANTIATE_TEST_SUITE_P(
         path_case{"host_lowercased", "http://EXAMPLE.com/A", "example.com/A"},
         path_case{"ipv6_host", "http://[::1]:81/x", "[::1]:81/x"},
         path_case{"userinfo_ignored", "http://user:pw@example.com/x", "example.com/x"},
-        path_case{"dot_dot_segments", "http://example.com/../../etc/passwd", "example.com/%2E%2E/%2E%2E/etc/passwd"},
+        path_case{"dot_dot_segments", "http://example.com/../../etc/passwd",
+                  "example.com/%2E%2E/%2E%2E/etc/passwd"},
         path_case{"dot_segment", "http://example.com/./a", "example.com/%2E/a"},
         path_case{"encoded_dots", "http://example.com/%2e%2E/x", "example.com/%2E%2E/x"},
         path_case{"encoded_dot_dot_file", "http://example.com/a/%2e%2e", "example.com/a/%2E%2E"},
@@ -78,8 +80,7 @@ INSTANTIATE_TEST_SUITE_P(
         path_case{"bad_escape_rejected", "http://example.com/%zz", ""},
         path_case{"long_name_shortened", "http://example.com/" + long_segment,
                   "example.com/" + std::string(200, 'a') + "~" + "003ef1ba9ea9f2f4"}, // sha1("a" x 300),
-        path_case{"not_http", "ftp://example.com/a", ""},
-        path_case{"relative", "/a/b", ""},
+        path_case{"not_http", "ftp://example.com/a", ""}, path_case{"relative", "/a/b", ""},
         path_case{"garbage", "http://exa mple.com/", ""}),
     [](const testing::TestParamInfo<path_case>& info) { return info.param.name; });
 
@@ -93,13 +94,12 @@ TEST(SavePathLimits, LongNamesStayDistinct) {
 
 TEST(SavePathLimits, CutDoesNotSplitAUtf8Character) {
     // 199 ASCII bytes then two-byte characters: byte 200 is the second byte of an "é".
-    const auto p = save_path_for("http://example.com/" + std::string(199, 'x') + std::string(40, 'y') +
-                                 [] {
-                                     std::string s;
-                                     for (int i = 0; i < 60; ++i)
-                                         s += "%C3%A9";
-                                     return s;
-                                 }());
+    const auto p = save_path_for("http://example.com/" + std::string(199, 'x') + std::string(40, 'y') + [] {
+        std::string s;
+        for (int i = 0; i < 60; ++i)
+            s += "%C3%A9";
+        return s;
+    }());
     ASSERT_TRUE(p);
     const std::string name = p->filename().string();
     EXPECT_LE(name.size(), 255u);
@@ -147,10 +147,10 @@ TEST(SaveDirWriter, WritesTheTreeAndResolvesCollisions) {
     {
         save_dir_writer writer{dir.path / "site"};
         writer.write(page("http://example.com/"), "root");
-        writer.write(page("http://example.com/a"), "file a");         // a file first...
-        writer.write(page("http://example.com/a/b"), "file a/b");     // ...then a is needed as a directory
-        writer.write(page("http://example.com/c/d"), "file c/d");     // c is a directory first...
-        writer.write(page("http://example.com/c"), "file c");         // ...then c is wanted as a file
+        writer.write(page("http://example.com/a"), "file a");     // a file first...
+        writer.write(page("http://example.com/a/b"), "file a/b"); // ...then a is needed as a directory
+        writer.write(page("http://example.com/c/d"), "file c/d"); // c is a directory first...
+        writer.write(page("http://example.com/c"), "file c");     // ...then c is wanted as a file
         writer.write(page("http://example.com/q?x=1"), "query");
         writer.write(page("http://example.com/../../escape"), "dots");
         writer.write(page("http://example.com/%2e%2e%2fescape"), "encoded");

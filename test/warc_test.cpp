@@ -63,7 +63,8 @@ TEST(WarcDigest, Sha1InBase32) {
 TEST(WarcDate, UtcWithMicroseconds) {
     const auto when = std::chrono::system_clock::time_point{1'700'000'000s + 123'456us};
     EXPECT_EQ(warc_date(when), "2023-11-14T22:13:20.123456Z");
-    EXPECT_EQ(warc_date(std::chrono::system_clock::time_point{1'700'000'000s}), "2023-11-14T22:13:20.000000Z");
+    EXPECT_EQ(warc_date(std::chrono::system_clock::time_point{1'700'000'000s}),
+              "2023-11-14T22:13:20.000000Z");
 }
 
 TEST(WarcRecordId, RandomVersion4Uuids) {
@@ -98,20 +99,24 @@ INSTANTIATE_TEST_SUITE_P(
     testing::Values(
         payload_case{"content_length", "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello", "hello"},
         payload_case{"no_body", "HTTP/1.1 204 No Content\r\n\r\n", ""},
-        payload_case{"chunked", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n1\r\n!\r\n0\r\n\r\n",
+        payload_case{"chunked",
+                     "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n1\r\n!\r\n0\r\n\r\n",
                      "hello!"},
-        payload_case{"chunked_with_extension_and_trailer",
-                     "HTTP/1.1 200 OK\r\ntransfer-encoding:  Chunked \r\n\r\n5;name=v\r\nhello\r\n0\r\nX: y\r\n\r\n",
-                     "hello"},
+        payload_case{
+            "chunked_with_extension_and_trailer",
+            "HTTP/1.1 200 OK\r\ntransfer-encoding:  Chunked \r\n\r\n5;name=v\r\nhello\r\n0\r\nX: y\r\n\r\n",
+            "hello"},
         payload_case{"chunked_hex_sizes",
                      "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nA\r\n0123456789\r\n0\r\n\r\n",
                      "0123456789"},
         payload_case{"chunked_last_of_several_codings",
-                     "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n", "abc"},
+                     "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n",
+                     "abc"},
         payload_case{"chunked_not_last_is_not_chunked",
                      "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, gzip\r\n\r\n3\r\nabc", "3\r\nabc"},
         payload_case{"truncated_chunk_keeps_what_arrived",
-                     "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\nA\r\n01234", "hello01234"},
+                     "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\nA\r\n01234",
+                     "hello01234"},
         payload_case{"content_coding_is_kept",
                      "HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 25\r\n\r\n" + gzip_hello,
                      gzip_hello},
@@ -120,7 +125,8 @@ INSTANTIATE_TEST_SUITE_P(
     [](const testing::TestParamInfo<payload_case>& info) { return info.param.name; });
 
 TEST(WarcRecordBytes, ExactLayout) {
-    EXPECT_EQ(warc_record_bytes({{"WARC-Type", "request"}, {"WARC-Record-ID", "<urn:uuid:x>"}}, "GET / HTTP/1.1\r\n\r\n"),
+    EXPECT_EQ(warc_record_bytes({{"WARC-Type", "request"}, {"WARC-Record-ID", "<urn:uuid:x>"}},
+                                "GET / HTTP/1.1\r\n\r\n"),
               "WARC/1.1\r\nWARC-Type: request\r\nWARC-Record-ID: <urn:uuid:x>\r\nContent-Length: 18\r\n\r\n"
               "GET / HTTP/1.1\r\n\r\n\r\n\r\n");
 }
@@ -157,7 +163,8 @@ std::string gunzip_all(std::string_view data, int* members = nullptr) {
 TEST(GzipMember, MembersConcatenateIntoOneStream) {
     const std::string big(100'000, 'x');
     int members = 0;
-    EXPECT_EQ(gunzip_all(gzip_member("first ") + gzip_member(big) + gzip_member(""), &members), "first " + big);
+    EXPECT_EQ(gunzip_all(gzip_member("first ") + gzip_member(big) + gzip_member(""), &members),
+              "first " + big);
     EXPECT_EQ(members, 3);
 }
 
@@ -173,15 +180,16 @@ TEST_P(WarcFileName, Rotation) {
     EXPECT_EQ(warc_file_name(GetParam().pattern, GetParam().serial), GetParam().name);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Patterns, WarcFileName,
-    testing::Values(name_case{"crawl-{serial}.warc.gz", 0, "crawl-00000.warc.gz"},
-                    name_case{"crawl-{serial}.warc.gz", 12, "crawl-00012.warc.gz"},
-                    name_case{"out/crawl.warc.gz", 0, "out/crawl.warc.gz"},
-                    name_case{"out/crawl.warc.gz", 1, "out/crawl-00001.warc.gz"},
-                    name_case{"crawl.warc", 2, "crawl-00002.warc"}, name_case{"dump.gz", 1, "dump-00001.gz"},
-                    name_case{"archive", 3, "archive-00003"}, name_case{"dir.v2/archive", 1, "dir.v2/archive-00001"},
-                    name_case{"./.warc", 1, "./.warc-00001"}));
+INSTANTIATE_TEST_SUITE_P(Patterns, WarcFileName,
+                         testing::Values(name_case{"crawl-{serial}.warc.gz", 0, "crawl-00000.warc.gz"},
+                                         name_case{"crawl-{serial}.warc.gz", 12, "crawl-00012.warc.gz"},
+                                         name_case{"out/crawl.warc.gz", 0, "out/crawl.warc.gz"},
+                                         name_case{"out/crawl.warc.gz", 1, "out/crawl-00001.warc.gz"},
+                                         name_case{"crawl.warc", 2, "crawl-00002.warc"},
+                                         name_case{"dump.gz", 1, "dump-00001.gz"},
+                                         name_case{"archive", 3, "archive-00003"},
+                                         name_case{"dir.v2/archive", 1, "dir.v2/archive-00001"},
+                                         name_case{"./.warc", 1, "./.warc-00001"}));
 
 TEST(BackgroundWorker, BusyPastTheHighWaterMarkUntilTheThreadCatchesUp) {
     detail::background_worker worker{100};
@@ -251,7 +259,8 @@ asio::awaitable<captured> fetch_raw(unsigned short port, std::string path) {
     co_return c;
 }
 
-http_exchange as_exchange(const captured& c, bool complete, http_exchange::purpose kind = http_exchange::purpose::page) {
+http_exchange as_exchange(const captured& c, bool complete,
+                          http_exchange::purpose kind = http_exchange::purpose::page) {
     http_exchange x;
     x.kind = kind;
     x.url = c.url;
@@ -279,14 +288,16 @@ std::string base64(std::string_view bytes) {
     std::size_t i = 0;
     for (; i + 2 < bytes.size(); i += 3) {
         const unsigned v = (static_cast<unsigned char>(bytes[i]) << 16) |
-                           (static_cast<unsigned char>(bytes[i + 1]) << 8) | static_cast<unsigned char>(bytes[i + 2]);
+                           (static_cast<unsigned char>(bytes[i + 1]) << 8) |
+                           static_cast<unsigned char>(bytes[i + 2]);
         out += {alphabet[v >> 18], alphabet[(v >> 12) & 63], alphabet[(v >> 6) & 63], alphabet[v & 63]};
     }
     if (i + 1 == bytes.size()) {
         const unsigned v = static_cast<unsigned char>(bytes[i]) << 16;
         out += {alphabet[v >> 18], alphabet[(v >> 12) & 63], '=', '='};
     } else if (i + 2 == bytes.size()) {
-        const unsigned v = (static_cast<unsigned char>(bytes[i]) << 16) | (static_cast<unsigned char>(bytes[i + 1]) << 8);
+        const unsigned v =
+            (static_cast<unsigned char>(bytes[i]) << 16) | (static_cast<unsigned char>(bytes[i + 1]) << 8);
         out += {alphabet[v >> 18], alphabet[(v >> 12) & 63], alphabet[(v >> 6) & 63], '='};
     }
     return out;
@@ -318,7 +329,8 @@ std::size_t count_of(std::string_view text, std::string_view needle) {
     return n;
 }
 
-// Runs warcio.js (test/warc/check.mjs) over `files`. Skips the test when node or the npm packages are missing.
+// Runs warcio.js (test/warc/check.mjs) over `files`. Skips the test when node or the npm packages are
+// missing.
 struct node_result {
     int status = -1;
     std::string output;
@@ -342,12 +354,13 @@ node_result run_warcio_check(const fs::path& expectations, const std::vector<std
     return result;
 }
 
-#define SKIP_WITHOUT_WARCIO()                                                                                   \
-    do {                                                                                                        \
-        if (std::string_view(ASIOCRAWL_NODE_PROGRAM).empty())                                                   \
-            GTEST_SKIP() << "node not found: the warcio.js check needs Node.js (apt-get install nodejs npm)";   \
-        if (!fs::exists(fs::path(ASIOCRAWL_WARC_CHECK_DIR) / "node_modules" / "warcio" / "package.json"))       \
-            GTEST_SKIP() << "warcio.js is not installed: run scripts/install-test-tools.sh";                    \
+#define SKIP_WITHOUT_WARCIO()                                                                                \
+    do {                                                                                                     \
+        if (std::string_view(ASIOCRAWL_NODE_PROGRAM).empty())                                                \
+            GTEST_SKIP()                                                                                     \
+                << "node not found: the warcio.js check needs Node.js (apt-get install nodejs npm)";         \
+        if (!fs::exists(fs::path(ASIOCRAWL_WARC_CHECK_DIR) / "node_modules" / "warcio" / "package.json"))    \
+            GTEST_SKIP() << "warcio.js is not installed: run scripts/install-test-tools.sh";                 \
     } while (false)
 
 class WarcWriterLoopback : public testing::Test {
@@ -363,31 +376,33 @@ protected:
         const std::string page = "<html><body><a href=\"/copy-a\">a</a></body></html>";
         const std::string same = "the same bytes served under two URLs\n";
         const std::string gzipped = gzip_member("compressed text, archived compressed\n");
-        demo::http_server server{ctx.get_executor(),
-                                 [&](const test::http_request& req) -> asio::awaitable<std::optional<test::http_response>> {
-                                     const std::string target{req.target()};
-                                     if (target == "/page")
-                                         co_return test::make_response(200, page);
-                                     if (target == "/copy-a" || target == "/copy-b")
-                                         co_return test::make_response(200, same, "text/plain");
-                                     if (target == "/moved")
-                                         co_return test::redirect_to(301, "/page");
-                                     if (target == "/robots.txt")
-                                         co_return test::make_response(200, "User-agent: *\nDisallow:\n", "text/plain");
-                                     if (target == "/gzip") {
-                                         auto res = test::make_response(200, gzipped, "text/plain");
-                                         res.set(boost::beast::http::field::content_encoding, "gzip");
-                                         co_return res;
-                                     }
-                                     co_return test::make_response(404, "not here");
-                                 }};
-        test::raw_server raw{ctx.get_executor(), [](std::size_t n) -> std::string {
-                                 if (n == 0)
-                                     return "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: "
-                                            "chunked\r\n\r\n5;ext=1\r\nhello\r\n7\r\n, world\r\n0\r\n\r\n";
-                                 return "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 100\r\n\r\n"
-                                        "only part of it";
-                             }};
+        demo::http_server server{
+            ctx.get_executor(),
+            [&](const test::http_request& req) -> asio::awaitable<std::optional<test::http_response>> {
+                const std::string target{req.target()};
+                if (target == "/page")
+                    co_return test::make_response(200, page);
+                if (target == "/copy-a" || target == "/copy-b")
+                    co_return test::make_response(200, same, "text/plain");
+                if (target == "/moved")
+                    co_return test::redirect_to(301, "/page");
+                if (target == "/robots.txt")
+                    co_return test::make_response(200, "User-agent: *\nDisallow:\n", "text/plain");
+                if (target == "/gzip") {
+                    auto res = test::make_response(200, gzipped, "text/plain");
+                    res.set(boost::beast::http::field::content_encoding, "gzip");
+                    co_return res;
+                }
+                co_return test::make_response(404, "not here");
+            }};
+        test::raw_server raw{
+            ctx.get_executor(), [](std::size_t n) -> std::string {
+                if (n == 0)
+                    return "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: "
+                           "chunked\r\n\r\n5;ext=1\r\nhello\r\n7\r\n, world\r\n0\r\n\r\n";
+                return "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 100\r\n\r\n"
+                       "only part of it";
+            }};
         storage.resize(9);
         asio::co_spawn(
             ctx,
@@ -412,7 +427,8 @@ protected:
 
         auto add = [&](const captured& c, std::string payload, std::string type, bool complete = true,
                        http_exchange::purpose kind = http_exchange::purpose::page) {
-            cases.push_back({as_exchange(c, complete, kind), {c.url, std::move(payload), std::move(type), !complete}});
+            cases.push_back(
+                {as_exchange(c, complete, kind), {c.url, std::move(payload), std::move(type), !complete}});
         };
         add(storage[0], "User-agent: *\nDisallow:\n", "response", true, http_exchange::purpose::robots);
         add(storage[1], page, "response");
@@ -465,7 +481,8 @@ TEST_F(WarcWriterLoopback, PlainFileHasWarcinfoThenPairs) {
     EXPECT_EQ(count_of(text, "WARC-IP-Address: 127.0.0.1\r\n"), 18u);
     // The chunked reply is archived as it came, framing included.
     EXPECT_NE(text.find("5;ext=1\r\nhello\r\n7\r\n, world\r\n0\r\n\r\n"), std::string::npos);
-    EXPECT_NE(text.find("WARC-Payload-Digest: " + warc_sha1_digest("hello, world") + "\r\n"), std::string::npos);
+    EXPECT_NE(text.find("WARC-Payload-Digest: " + warc_sha1_digest("hello, world") + "\r\n"),
+              std::string::npos);
 }
 
 TEST_F(WarcWriterLoopback, WithoutRevisitsEveryPayloadIsStored) {

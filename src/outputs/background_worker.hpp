@@ -1,7 +1,7 @@
 // One thread that runs queued jobs in order, so that file writes and compression never run on the crawler's
 // executor. The queue is bounded by a byte budget the callers declare: past it, busy() turns true and the
-// crawler (through crawler::set_backpressure) starts no new fetches until the thread catches up. post() itself
-// never waits: the fetches already in flight must be able to hand over their results.
+// crawler (through crawler::set_backpressure) starts no new fetches until the thread catches up. post()
+// itself never waits: the fetches already in flight must be able to hand over their results.
 #pragma once
 
 #include <atomic>

@@ -79,7 +79,8 @@ std::string metrics_registry::render(const crawl_progress* live) const {
     std::string out;
     header(out, "asiocrawl_records_total", "counter", "Records made: pages, redirect hops and failures.");
     sample(out, "asiocrawl_records_total", records_);
-    header(out, "asiocrawl_pages_total", "counter", "Records with a final answer (not a redirect, no error).");
+    header(out, "asiocrawl_pages_total", "counter",
+           "Records with a final answer (not a redirect, no error).");
     sample(out, "asiocrawl_pages_total", pages_);
     header(out, "asiocrawl_redirects_total", "counter", "Redirect hops followed or recorded.");
     sample(out, "asiocrawl_redirects_total", redirects_);
@@ -88,7 +89,8 @@ std::string metrics_registry::render(const crawl_progress* live) const {
     header(out, "asiocrawl_responses_total", "counter", "HTTP responses by status class.");
     for (const auto& [status_class, count] : responses_by_class_)
         sample(out, "asiocrawl_responses_total", count, "class=\"" + status_class + "\"");
-    header(out, "asiocrawl_failures_total", "counter", "Failed URLs by error kind (robots denials excluded).");
+    header(out, "asiocrawl_failures_total", "counter",
+           "Failed URLs by error kind (robots denials excluded).");
     for (const auto& [kind, count] : failures_by_kind_)
         sample(out, "asiocrawl_failures_total", count, "kind=\"" + label_value(kind) + "\"");
     header(out, "asiocrawl_robots_denied_total", "counter", "URLs refused by robots.txt.");
@@ -128,8 +130,8 @@ boost::asio::ip::tcp::endpoint parse_listen_address(std::string_view host_port) 
     } else {
         const std::size_t colon = host_port.rfind(':');
         if (colon == std::string_view::npos)
-            throw std::invalid_argument("metrics_listen: expected host:port, got \"" + std::string(host_port) +
-                                        "\"");
+            throw std::invalid_argument("metrics_listen: expected host:port, got \"" +
+                                        std::string(host_port) + "\"");
         host = host_port.substr(0, colon);
         port = host_port.substr(colon + 1);
     }
@@ -142,7 +144,8 @@ boost::asio::ip::tcp::endpoint parse_listen_address(std::string_view host_port) 
         port_number = port_number * 10 + static_cast<unsigned long>(c - '0');
     }
     if (port_number > 65535)
-        throw std::invalid_argument("metrics_listen: port out of range in \"" + std::string(host_port) + "\"");
+        throw std::invalid_argument("metrics_listen: port out of range in \"" + std::string(host_port) +
+                                    "\"");
     if (host == "localhost")
         host = "127.0.0.1";
     boost::system::error_code ec;

@@ -77,14 +77,12 @@ void output_set::attach(crawler& crawl, record_sink also, std::function<bool()> 
         crawl.set_exchange_sink([w = self.warc.get()](const http_exchange& x) { w->write(x); });
     }
     if (self.saved_pages) {
-        crawl.set_body_sink([s = self.saved_pages.get()](const record& r, std::string_view body) {
-            s->write(r, body);
-        });
+        crawl.set_body_sink(
+            [s = self.saved_pages.get()](const record& r, std::string_view body) { s->write(r, body); });
     }
     if (self.warc || self.saved_pages || also_busy) {
-        crawl.set_backpressure([this, also_busy = std::move(also_busy)] {
-            return busy() || (also_busy && also_busy());
-        });
+        crawl.set_backpressure(
+            [this, also_busy = std::move(also_busy)] { return busy() || (also_busy && also_busy()); });
     }
     if (self.progress_writer) {
         self.progress = std::make_unique<progress_reporter>(

@@ -20,7 +20,8 @@ std::string fixed(double value, int decimals) {
 }
 
 std::string clock_text(std::chrono::steady_clock::duration elapsed) {
-    const auto total = std::max<long long>(0, std::chrono::duration_cast<std::chrono::seconds>(elapsed).count());
+    const auto total =
+        std::max<long long>(0, std::chrono::duration_cast<std::chrono::seconds>(elapsed).count());
     char buffer[64];
     std::snprintf(buffer, sizeof buffer, "%lld:%02lld:%02lld", total / 3600, total / 60 % 60, total % 60);
     return buffer;
@@ -48,9 +49,9 @@ rates measure(const crawl_progress& now, const crawl_progress* previous) {
 std::string progress_line(const crawl_progress& now, const crawl_progress* previous) {
     const rates r = measure(now, previous);
     std::string line = "pages " + std::to_string(now.records) + " | queued " + std::to_string(now.queued) +
-                       " | in flight " + std::to_string(now.in_flight) + " | " + fixed(r.pages_per_second, 1) +
-                       " pages/s | " + fixed(r.megabytes_per_second, 2) + " MB/s | errors " +
-                       std::to_string(now.failures);
+                       " | in flight " + std::to_string(now.in_flight) + " | " +
+                       fixed(r.pages_per_second, 1) + " pages/s | " + fixed(r.megabytes_per_second, 2) +
+                       " MB/s | errors " + std::to_string(now.failures);
     if (now.robots_denied > 0)
         line += " | robots " + std::to_string(now.robots_denied);
     line += " | hosts " + std::to_string(now.hosts) + " | " + clock_text(now.elapsed);
@@ -60,8 +61,9 @@ std::string progress_line(const crawl_progress& now, const crawl_progress* previ
 std::string progress_summary(const crawl_progress& final_snapshot) {
     const rates r = measure(final_snapshot, nullptr);
     std::string line = "done: " + std::to_string(final_snapshot.records) + " pages in " +
-                       clock_text(final_snapshot.elapsed) + " (" + fixed(r.pages_per_second, 1) + " pages/s, " +
-                       fixed(r.megabytes_per_second, 2) + " MB/s), " + std::to_string(final_snapshot.failures) +
+                       clock_text(final_snapshot.elapsed) + " (" + fixed(r.pages_per_second, 1) +
+                       " pages/s, " + fixed(r.megabytes_per_second, 2) + " MB/s), " +
+                       std::to_string(final_snapshot.failures) +
                        (final_snapshot.failures == 1 ? " error, " : " errors, ");
     if (final_snapshot.robots_denied > 0)
         line += std::to_string(final_snapshot.robots_denied) + " denied by robots.txt, ";
@@ -104,9 +106,10 @@ constexpr std::string_view erase_to_end = "\x1b[K";
 
 } // namespace
 
-progress_reporter::progress_reporter(boost::asio::any_io_executor executor, snapshot_fn snapshot, writer_fn writer,
-                                     std::chrono::milliseconds interval)
-    : state_(std::make_shared<state>(std::move(executor), std::move(snapshot), std::move(writer), interval)) {}
+progress_reporter::progress_reporter(boost::asio::any_io_executor executor, snapshot_fn snapshot,
+                                     writer_fn writer, std::chrono::milliseconds interval)
+    : state_(std::make_shared<state>(std::move(executor), std::move(snapshot), std::move(writer), interval)) {
+}
 
 progress_reporter::~progress_reporter() {
     state_->stopped = true;

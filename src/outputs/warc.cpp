@@ -6,8 +6,8 @@
 #include "ascii.hpp"
 #include "outputs/background_worker.hpp"
 
-#include <openssl/rand.h>
 #include <openssl/evp.h>
+#include <openssl/rand.h>
 #include <zlib.h>
 
 #include <cerrno>
@@ -306,12 +306,13 @@ struct warc_writer::state {
                                   "http://iipc.github.io/warc-specifications/specifications/warc-format/"
                                   "warc-1.1/\r\n";
         const std::size_t slash = name.rfind('/');
-        const std::string info = encode(warc_record_bytes({{"WARC-Type", "warcinfo"},
-                                                           {"WARC-Record-ID", warc_record_id()},
-                                                           {"WARC-Date", warc_date(std::chrono::system_clock::now())},
-                                                           {"WARC-Filename", name.substr(slash + 1)},
-                                                           {"Content-Type", "application/warc-fields"}},
-                                                          block));
+        const std::string info =
+            encode(warc_record_bytes({{"WARC-Type", "warcinfo"},
+                                      {"WARC-Record-ID", warc_record_id()},
+                                      {"WARC-Date", warc_date(std::chrono::system_clock::now())},
+                                      {"WARC-Filename", name.substr(slash + 1)},
+                                      {"Content-Type", "application/warc-fields"}},
+                                     block));
         write_all(fd, info, name);
         file_bytes = info.size();
         header_only_bytes = info.size();
@@ -341,14 +342,14 @@ struct warc_writer::state {
                       {"WARC-Target-URI", target}};
             if (!x.remote_ip.empty())
                 fields.emplace_back("WARC-IP-Address", x.remote_ip);
-            fields.insert(fields.end(),
-                          {{"WARC-Profile", "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"},
-                           {"WARC-Refers-To", earlier->record_id},
-                           {"WARC-Refers-To-Target-URI", earlier->url},
-                           {"WARC-Refers-To-Date", earlier->date},
-                           {"Content-Type", "application/http;msgtype=response"},
-                           {"WARC-Payload-Digest", payload_digest},
-                           {"WARC-Block-Digest", warc_sha1_digest(head)}});
+            fields.insert(fields.end(), {{"WARC-Profile",
+                                          "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"},
+                                         {"WARC-Refers-To", earlier->record_id},
+                                         {"WARC-Refers-To-Target-URI", earlier->url},
+                                         {"WARC-Refers-To-Date", earlier->date},
+                                         {"Content-Type", "application/http;msgtype=response"},
+                                         {"WARC-Payload-Digest", payload_digest},
+                                         {"WARC-Block-Digest", warc_sha1_digest(head)}});
             pair = encode(warc_record_bytes(fields, head));
         } else {
             fields = {{"WARC-Type", "response"},

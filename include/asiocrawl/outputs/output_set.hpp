@@ -30,8 +30,8 @@ namespace asiocrawl::outputs {
 ///   ctx.run();  out.finish(result);                         // drains writer threads, writes report_json
 class output_set {
 public:
-    /// `progress_writer`: receives terminal bytes for stderr (see progress_reporter); empty: no progress line.
-    /// Decide with progress_enabled(config.progress, isatty(2), quiet). Throws std::runtime_error /
+    /// `progress_writer`: receives terminal bytes for stderr (see progress_reporter); empty: no progress
+    /// line. Decide with progress_enabled(config.progress, isatty(2), quiet). Throws std::runtime_error /
     /// std::filesystem::filesystem_error / boost::system::system_error / std::invalid_argument naming the
     /// output that cannot be opened.
     output_set(boost::asio::any_io_executor executor, const output_config& config, logger log = {},

@@ -71,7 +71,8 @@ public:
     /// True while the thread is behind by more than the queue limit: pass to crawler::set_backpressure.
     bool busy() const noexcept;
 
-    /// Writes what is queued, closes the file and stops the thread. Idempotent. Returns "" or the first error.
+    /// Writes what is queued, closes the file and stops the thread. Idempotent. Returns "" or the first
+    /// error.
     std::string close();
 
     /// Files written so far, in order (complete after close()).
