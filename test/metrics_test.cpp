@@ -13,11 +13,16 @@
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
+#include <boost/json/parse.hpp>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <optional>
 #include <regex>
@@ -383,6 +388,74 @@ TEST(OutputSetMetrics, ScrapedDuringACrawlAndAfterIt) {
     EXPECT_EQ(after->at("asiocrawl_responses_total{class=\"4xx\"}"), 1);
     EXPECT_EQ(after->at("asiocrawl_fetch_duration_seconds_count"), pages + 2);
     EXPECT_GE(after->at("asiocrawl_fetch_duration_seconds_sum"), 0.1 * pages);
+}
+
+} // namespace
+
+namespace {
+
+TEST(OutputSet, OpensEveryOutputAndFinishWritesTheJsonSummary) {
+    const auto dir =
+        std::filesystem::temp_directory_path() / ("asiocrawl-output-set-" + std::to_string(::getpid()));
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    asio::io_context ctx;
+    demo::http_server site{
+        ctx.get_executor(),
+        [](const test::http_request&) -> asio::awaitable<std::optional<test::http_response>> {
+            co_return test::make_response(200, "<html>one page</html>");
+        }};
+    crawler_config config;
+    config.roots = {site.origin() + "/"};
+    crawler crawl{ctx.get_executor(), config};
+
+    output_config outputs;
+    outputs.warc.path = (dir / "crawl.warc.gz").string();
+    outputs.save_dir = (dir / "pages").string();
+    outputs.report_json = (dir / "summary.json").string();
+    std::string terminal;
+    output_set out{ctx.get_executor(), outputs, {}, [&](std::string bytes) { terminal += bytes; }};
+    EXPECT_FALSE(out.metrics_endpoint().has_value());
+    EXPECT_TRUE(std::filesystem::is_directory(dir / "pages"));
+    out.attach(crawl);
+    out.start();
+    std::optional<report> result;
+    crawl.async_run([&](std::exception_ptr e, report r) {
+        out.stop();
+        site.stop();
+        if (e)
+            std::rethrow_exception(e);
+        result = std::move(r);
+    });
+    test::run_bounded(ctx);
+    ASSERT_TRUE(result);
+    EXPECT_THAT(out.finish(*result), testing::IsEmpty());
+
+    EXPECT_EQ(out.warc_files(), std::vector<std::string>{outputs.warc.path});
+    EXPECT_GT(std::filesystem::file_size(outputs.warc.path), 0u);
+    std::ifstream summary_file{outputs.report_json};
+    std::stringstream summary_text;
+    summary_text << summary_file.rdbuf();
+    const auto summary = boost::json::parse(summary_text.str()).as_object();
+    EXPECT_EQ(summary.at("done").to_number<std::uint64_t>(), result->done);
+    EXPECT_EQ(summary.at("counters").as_object().at("html").to_number<std::uint64_t>(), 1u);
+    // The progress line's summary, written by stop().
+    EXPECT_THAT(terminal, testing::HasSubstr("\rdone: 1 pages in "));
+    EXPECT_THAT(terminal, testing::EndsWith("\n"));
+    std::filesystem::remove_all(dir);
+}
+
+TEST(OutputSet, UnusableOutputsFailAtConstruction) {
+    asio::io_context ctx;
+    output_config bad_listen;
+    bad_listen.metrics_listen = "nowhere";
+    EXPECT_THROW(output_set(ctx.get_executor(), bad_listen), std::invalid_argument);
+    output_config bad_warc;
+    bad_warc.warc.path = "/nonexistent-dir/for/sure/crawl.warc";
+    EXPECT_THROW(output_set(ctx.get_executor(), bad_warc), std::runtime_error);
+    output_config bad_json;
+    bad_json.report_json = "/nonexistent-dir/for/sure/summary.json";
+    EXPECT_THROW(output_set(ctx.get_executor(), bad_json), std::runtime_error);
 }
 
 } // namespace
