@@ -101,7 +101,15 @@ INSTANTIATE_TEST_SUITE_P(Modes, ProgressEnabled,
                                          enabled_case{progress_mode::automatic, false, false, false},
                                          enabled_case{progress_mode::automatic, true, true, false},
                                          enabled_case{progress_mode::always, false, true, true},
-                                         enabled_case{progress_mode::never, true, false, false}));
+                                         enabled_case{progress_mode::never, true, false, false}),
+                         [](const testing::TestParamInfo<enabled_case>& info) {
+                             const enabled_case& c = info.param;
+                             const char* mode = c.mode == progress_mode::automatic ? "automatic"
+                                                : c.mode == progress_mode::always  ? "always"
+                                                                                   : "never";
+                             return std::string(mode) + (c.tty ? "_tty" : "_notty") +
+                                    (c.quiet ? "_quiet" : "");
+                         });
 
 // The driver, writing to a real pseudo-terminal: what a user's terminal receives.
 TEST(ProgressReporter, RedrawsOnATerminalAtMostTwiceASecondThenSummarizes) {

@@ -58,7 +58,10 @@ output_set::output_set(boost::asio::any_io_executor executor, const output_confi
 }
 
 output_set::~output_set() {
-    stop();
+    // No summary line from here: the embedder's progress writer may already be gone.
+    if (impl_->server)
+        impl_->server->stop();
+    impl_->progress.reset();
 }
 
 void output_set::attach(crawler& crawl, record_sink also, std::function<bool()> also_busy) {

@@ -36,6 +36,8 @@ public:
     /// output that cannot be opened.
     output_set(boost::asio::any_io_executor executor, const output_config& config, logger log = {},
                std::function<void(std::string)> progress_writer = {});
+    /// Stops the server and the timer without a summary line; writer threads are drained and joined (their
+    /// destructors close the files). Prefer finish(), which reports failures.
     ~output_set();
     output_set(const output_set&) = delete;
     output_set& operator=(const output_set&) = delete;
