@@ -21,11 +21,13 @@
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/rfc7230.hpp>
 #include <boost/beast/http/write.hpp>
+#include <boost/beast/ssl/ssl_stream.hpp>
 
 #include <algorithm>
 #include <chrono>
 #include <exception>
 #include <map>
+#include <type_traits>
 #include <utility>
 #include <variant>
 
@@ -94,6 +96,8 @@ struct http_server::state {
     std::vector<logged_request> log;
     /// Live sessions' streams by connection serial; each session removes itself when its coroutine ends.
     std::map<std::size_t, beast::tcp_stream*> sessions;
+    /// Set for an HTTPS server.
+    asio::ssl::context* tls = nullptr;
 
     void stop() {
         if (stopped) {
@@ -180,23 +184,46 @@ struct http_server::state {
     }
 
     static awaitable<void> session(std::shared_ptr<state> self, tcp::socket socket, std::size_t serial) {
-        beast::tcp_stream stream(std::move(socket));
+        if (self->tls) {
+            beast::ssl_stream<beast::tcp_stream> stream(std::move(socket), *self->tls);
+            co_await serve(self, stream, serial);
+        } else {
+            beast::tcp_stream stream(std::move(socket));
+            co_await serve(self, stream, serial);
+        }
+    }
+
+    /// Answers requests on one connection until it closes. Stream is a tcp_stream or an ssl_stream over one.
+    template <class Stream>
+    static awaitable<void> serve(std::shared_ptr<state> self, Stream& stream, std::size_t serial) {
+        beast::tcp_stream& tcp = beast::get_lowest_layer(stream);
         if (self->stopped) {
-            stream.close();
+            tcp.close();
             co_return;
         }
-        self->sessions.emplace(serial, &stream);
+        self->sessions.emplace(serial, &tcp);
         struct registration {
             state& s;
             std::size_t serial;
             ~registration() { s.sessions.erase(serial); }
         } const registered{*self, serial};
 
+        constexpr bool is_tls = !std::is_same_v<Stream, beast::tcp_stream>;
+        if constexpr (is_tls) {
+            tcp.expires_after(idle_timeout);
+            auto [handshake_ec] = co_await stream.async_handshake(asio::ssl::stream_base::server, use_tuple);
+            if (handshake_ec) {
+                tcp.close();
+                co_return;
+            }
+        }
+
         beast::flat_buffer buffer;
+        bool clean = true; // the connection is in a state where a polite close makes sense
         for (;;) {
             http::request_parser<http::string_body> parser;
             parser.body_limit(max_request_body);
-            stream.expires_after(idle_timeout);
+            tcp.expires_after(idle_timeout);
             auto [read_ec, read_bytes] = co_await http::async_read(stream, buffer, parser, use_tuple);
             if (read_ec) {
                 if (const auto status = status_for_read_error(read_ec)) {
@@ -205,9 +232,10 @@ struct http_server::state {
                     res.body() = std::string(http::obsolete_reason(*status)) + "\n";
                     res.keep_alive(false);
                     res.prepare_payload();
-                    stream.expires_after(idle_timeout);
+                    tcp.expires_after(idle_timeout);
                     co_await http::async_write(stream, res, use_tuple);
                 }
+                clean = read_ec == http::error::end_of_stream;
                 break;
             }
             http_request req = parser.release();
@@ -230,6 +258,7 @@ struct http_server::state {
 
             std::optional<http_response> res = co_await respond(self, req);
             if (!res || self->stopped) {
+                clean = false;
                 break; // close without answering
             }
             if (!res->has_content_length() && !res->chunked()) {
@@ -243,21 +272,38 @@ struct http_server::state {
             res->keep_alive(!asks_close(*res) && req.keep_alive());
             const bool keep_alive = res->keep_alive();
 
-            stream.expires_after(idle_timeout);
+            tcp.expires_after(idle_timeout);
             auto [write_ec, written] = co_await http::async_write(stream, *res, use_tuple);
             counted.reset();
             if (write_ec || !keep_alive) {
+                clean = !write_ec;
                 break;
             }
         }
+        if constexpr (is_tls) {
+            if (clean && !self->stopped) {
+                // close_notify, so the client can tell our close from a truncation; bounded by a short wait.
+                tcp.expires_after(std::chrono::seconds(2));
+                co_await stream.async_shutdown(use_tuple);
+            }
+        }
         beast::error_code ec;
-        stream.socket().shutdown(tcp::socket::shutdown_send, ec);
-        stream.close();
+        tcp.socket().shutdown(tcp::socket::shutdown_send, ec);
+        tcp.close();
     }
 };
 
+http_server::http_server(asio::any_io_executor executor, request_handler handler, asio::ssl::context& tls,
+                         unsigned short port)
+    : http_server(std::move(executor), std::move(handler), port, &tls) {}
+
 http_server::http_server(asio::any_io_executor executor, request_handler handler, unsigned short port)
+    : http_server(std::move(executor), std::move(handler), port, nullptr) {}
+
+http_server::http_server(asio::any_io_executor executor, request_handler handler, unsigned short port,
+                         asio::ssl::context* tls)
     : state_(std::make_shared<state>(std::move(executor), std::move(handler))) {
+    state_->tls = tls;
     const tcp::endpoint endpoint(asio::ip::address_v4::loopback(), port);
     state_->acceptor.open(endpoint.protocol());
     state_->acceptor.set_option(asio::socket_base::reuse_address(true));
@@ -276,7 +322,7 @@ unsigned short http_server::port() const noexcept {
 }
 
 std::string http_server::origin() const {
-    return "http://127.0.0.1:" + std::to_string(state_->port);
+    return (state_->tls ? "https://127.0.0.1:" : "http://127.0.0.1:") + std::to_string(state_->port);
 }
 
 void http_server::stop() {

@@ -1,5 +1,6 @@
-// Fetches one URL over HTTP/1.1 with pooled keep-alive connections, timeouts and size limits.
-// It never follows redirects: a 3xx is an answer like any other, handed back to the crawler.
+// Fetches one URL over HTTP/1.1 or HTTPS with pooled keep-alive connections, timeouts, size limits, gzip and
+// deflate decoding, and an optional guard against private addresses. It never follows redirects: a 3xx is an
+// answer like any other, handed back to the crawler. docs/FETCHING.md describes the behavior in full.
 #pragma once
 
 #include <asiocrawl/config.hpp>
@@ -34,17 +35,25 @@ struct fetch_result {
     std::string body;
     /// Decoded body bytes (equals body.size() on success).
     std::uint64_t body_bytes = 0;
-    /// Bytes of the response as received (head and body, before decoding).
+    /// Bytes of the response as received (head and body, before decoding; interim 1xx responses excluded).
     std::uint64_t wire_bytes = 0;
+    /// True when fetch_options::truncate_body_at cut the body short (not an error).
+    bool truncated = false;
+    /// A human-readable detail of `error` when there is one worth logging (OpenSSL's reason and the
+    /// certificate verification result for TLS failures); empty otherwise.
+    std::string error_detail;
+
+    /// The peer's IP address (empty when no connection was made).
+    std::string remote_ip;
+    /// When the request was sent (wall clock, for archive records).
+    std::chrono::system_clock::time_point started{};
 
     // Filled only when fetch_options::capture is set (archiving).
-    /// The peer's IP address.
-    std::string remote_ip;
-    /// When the request was sent.
-    std::chrono::system_clock::time_point started{};
     /// Request bytes as sent.
     std::string raw_request;
-    /// Response bytes as received (after TLS): head, then the body with transfer and content codings.
+    /// Response bytes as received (after TLS): head, then the body with transfer and content codings. Only
+    /// the final response: interim 1xx responses before it are not included. With truncate_body_at, the
+    /// bytes read up to the cut.
     std::string raw_response;
     /// Bytes of raw_response that are the head.
     std::size_t raw_head_bytes = 0;
@@ -55,7 +64,8 @@ struct fetch_options {
     /// Keep the raw request and response bytes in the result (for an exchange sink).
     bool capture = false;
     /// Overrides fetch_config::max_body_bytes for this request (robots.txt has its own cap; a body over it is
-    /// then truncated, not an error, as RFC 9309 asks). Unset: the config's limit, and too large is an error.
+    /// then truncated, not an error, as RFC 9309 asks). Counted in decoded bytes; the connection is closed
+    /// after a cut. Unset: the config's limit, and too large is an error.
     std::optional<std::uint64_t> truncate_body_at;
 };
 
@@ -70,6 +80,7 @@ class fetcher {
 public:
     /// `max_idle_per_origin` bounds the pool: more idle connections to one origin than workers can use are
     /// closed instead of kept.
+    /// Throws boost::system::system_error when tls.ca_file cannot be loaded.
     fetcher(boost::asio::any_io_executor executor, fetch_config config, std::size_t max_idle_per_origin);
     ~fetcher();
     fetcher(const fetcher&) = delete;
@@ -81,7 +92,8 @@ public:
     /// they come back in fetch_result::error.
     boost::asio::awaitable<fetch_result> fetch(boost::urls::url_view url, fetch_options options = {});
 
-    /// Closes every idle pooled connection (at the end of a crawl). Fetches in flight are not affected.
+    /// Closes every idle pooled connection (at the end of a crawl); TLS ones get a close_notify first, in the
+    /// background and bounded by a short deadline. Fetches in flight are not affected.
     void close_idle();
 
     const fetcher_stats& stats() const noexcept;

@@ -39,6 +39,27 @@ public:
         return true;
     }
 
+    /// Counts one unfinished item that is not in the queue yet (it waits elsewhere: for a host slot, a
+    /// backoff or robots.txt). Later either put_held() it or release() it. Refused (false) after close().
+    bool hold() {
+        if (closed_)
+            return false;
+        ++unfinished_;
+        return true;
+    }
+
+    /// Queues an item already counted by hold(). Dropped after close() (it stays counted: todo).
+    void put_held(T item) {
+        if (closed_)
+            return;
+        if (backlog_.empty() && handoff_.try_send(boost::system::error_code{}, std::move(item)))
+            return;
+        backlog_.push_back(std::move(item));
+    }
+
+    /// Marks an item counted by hold() as finished without it ever passing through the queue.
+    void release() { task_done(); }
+
     /// Takes the oldest item, waiting for one if the queue is empty. nullopt once the queue is closed: that
     /// is how idle workers learn to exit.
     boost::asio::awaitable<std::optional<T>> get() {

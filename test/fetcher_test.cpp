@@ -1,5 +1,6 @@
 #include "fetcher.hpp"
 
+#include "support/compress.hpp"
 #include "support/loopback.hpp"
 #include "support/raw_server.hpp"
 
@@ -9,6 +10,7 @@
 #include <boost/beast/http/field.hpp>
 #include <boost/url/parse.hpp>
 
+#include <cstdio>
 #include <optional>
 
 #include <arpa/inet.h>
@@ -32,7 +34,7 @@ struct fetcher_fixture : ::testing::Test {
 
     /// Fetches each URL in turn with one fetcher, then stops `server` so the context runs dry.
     std::vector<fetch_result> fetch_all(demo::http_server& server, std::vector<std::string> urls,
-                                        fetcher* shared = nullptr) {
+                                        fetcher* shared = nullptr, detail::fetch_options options = {}) {
         std::optional<fetcher> own;
         if (!shared)
             shared = &own.emplace(ctx.get_executor(), config, 8);
@@ -41,7 +43,7 @@ struct fetcher_fixture : ::testing::Test {
             ctx,
             [&]() -> asio::awaitable<void> {
                 for (const auto& u : urls)
-                    results.push_back(co_await shared->fetch(boost::urls::parse_uri(u).value()));
+                    results.push_back(co_await shared->fetch(boost::urls::parse_uri(u).value(), options));
             },
             [&](std::exception_ptr e) {
                 server.stop();
@@ -72,6 +74,10 @@ TEST_F(fetcher_fixture, fetches_a_page_with_its_headers) {
     EXPECT_EQ(r.body, "<p>hello</p>");
     EXPECT_EQ(r.body_bytes, 12u);
     EXPECT_FALSE(r.location.has_value());
+    EXPECT_EQ(r.remote_ip, "127.0.0.1");
+    EXPECT_GT(r.wire_bytes, r.body_bytes) << "head and body as received";
+    EXPECT_TRUE(r.raw_response.empty() && r.raw_request.empty()) << "no copies unless capture is asked";
+    EXPECT_NE(r.started, std::chrono::system_clock::time_point{});
 }
 
 TEST_F(fetcher_fixture, sends_the_host_header_with_a_non_default_port) {
@@ -214,12 +220,12 @@ TEST_F(fetcher_fixture, host_overrides_replace_dns) {
     EXPECT_EQ(host_seen, "www.example.test:" + std::to_string(server.port()));
 }
 
-TEST_F(fetcher_fixture, https_is_refused_until_tls_lands) {
+TEST_F(fetcher_fixture, schemes_other_than_http_and_https_are_refused) {
     demo::http_server server{ctx.get_executor(),
                              [](const http_request&) -> asio::awaitable<std::optional<http_response>> {
                                  co_return make_response(200);
                              }};
-    auto results = fetch_all(server, {"https://127.0.0.1:" + std::to_string(server.port()) + "/"});
+    auto results = fetch_all(server, {"ftp://127.0.0.1:" + std::to_string(server.port()) + "/"});
     EXPECT_EQ(results.at(0).error, error::unsupported_scheme);
     EXPECT_EQ(server.connections(), 0u) << "nothing was sent";
 }
@@ -260,7 +266,27 @@ TEST_F(fetcher_fixture, a_peer_that_never_completes_the_handshake_is_a_connect_t
 
 namespace {
 
-// Fetches `url` once with a fresh fetcher and runs the context until the fetch is over.
+// Fetches `paths` in turn with one fresh fetcher and runs the context until the fetches are over.
+std::vector<fetch_result> fetch_raw(asio::io_context& ctx, const fetch_config& config, raw_server& server,
+                                    std::vector<std::string> paths, detail::fetch_options options = {}) {
+    fetcher f{ctx.get_executor(), config, 8};
+    std::vector<fetch_result> results;
+    asio::co_spawn(
+        ctx,
+        [&]() -> asio::awaitable<void> {
+            for (const auto& path : paths)
+                results.push_back(co_await f.fetch(boost::urls::parse_uri(server.origin() + path).value(), options));
+        },
+        [&](std::exception_ptr e) {
+            server.stop();
+            if (e)
+                std::rethrow_exception(e);
+        });
+    run_bounded(ctx);
+    return results;
+}
+
+// Fetches "/" once with a fresh fetcher and runs the context until the fetch is over.
 fetch_result fetch_once(asio::io_context& ctx, const fetch_config& config, raw_server& server) {
     fetcher f{ctx.get_executor(), config, 8};
     fetch_result result;
@@ -332,4 +358,207 @@ TEST_F(fetcher_fixture, a_body_until_close_is_read_whole) {
     auto result = fetch_once(ctx, config, server);
     EXPECT_FALSE(result.error) << result.error.message();
     EXPECT_EQ(result.body, "<p>no length</p>");
+}
+
+// --- compression -------------------------------------------------------------------------------------------
+
+namespace {
+
+const std::string page_text = [] {
+    std::string s = "<html><body>";
+    for (int i = 0; i < 2000; ++i)
+        s += "<p>paragraph " + std::to_string(i) + "</p>";
+    return s + "</body></html>";
+}();
+
+/// A server answering every request with `body` and the given Content-Encoding; records Accept-Encoding.
+demo::http_server encoded_server(asio::io_context& ctx, std::string body, std::string coding,
+                                 std::string* accept_encoding_seen = nullptr) {
+    return demo::http_server{
+        ctx.get_executor(),
+        [body = std::move(body), coding = std::move(coding),
+         accept_encoding_seen](const http_request& req) -> asio::awaitable<std::optional<http_response>> {
+            if (accept_encoding_seen)
+                *accept_encoding_seen = std::string(req[http::field::accept_encoding]);
+            auto res = make_response(200, body);
+            if (!coding.empty())
+                res.set(http::field::content_encoding, coding);
+            co_return res;
+        }};
+}
+
+} // namespace
+
+TEST_F(fetcher_fixture, asks_for_compression_only_when_configured) {
+    std::string seen;
+    {
+        auto server = encoded_server(ctx, "x", "", &seen);
+        fetch_all(server, {server.origin() + "/"});
+        EXPECT_EQ(seen, "gzip, deflate");
+    }
+    config.compression = false;
+    auto server = encoded_server(ctx, "x", "", &seen);
+    fetch_all(server, {server.origin() + "/"});
+    EXPECT_EQ(seen, "identity");
+}
+
+TEST_F(fetcher_fixture, decodes_gzip_and_both_deflate_flavors) {
+    const std::vector<std::pair<std::string, std::string>> table{
+        {"gzip", compress(page_text, wrapper::gzip)},
+        {"x-gzip", compress(page_text, wrapper::gzip)},
+        {"deflate", compress(page_text, wrapper::zlib)}, // RFC 9110's deflate: zlib-wrapped
+        {"deflate", compress(page_text, wrapper::raw)},  // what many servers send instead
+    };
+    for (const auto& [coding, body] : table) {
+        auto server = encoded_server(ctx, body, coding);
+        auto results = fetch_all(server, {server.origin() + "/"});
+        const auto& r = results.at(0);
+        EXPECT_FALSE(r.error) << coding << ": " << r.error.message();
+        EXPECT_EQ(r.body, page_text) << coding;
+        EXPECT_EQ(r.body_bytes, page_text.size());
+        EXPECT_LT(r.wire_bytes, page_text.size()) << "counted as received, compressed";
+    }
+}
+
+TEST_F(fetcher_fixture, a_gzip_bomb_is_body_too_large_within_the_limit) {
+    config.max_body_bytes = 4u << 20;
+    const std::string bomb = gzip_bomb(1024); // 1 GiB of zeros in about 1 MiB
+    ASSERT_LT(bomb.size(), config.max_body_bytes) << "so the decoded limit is the one that trips";
+    auto server = encoded_server(ctx, bomb, "gzip");
+    auto results = fetch_all(server, {server.origin() + "/"});
+    const auto& r = results.at(0);
+    EXPECT_EQ(r.error, error::body_too_large);
+    EXPECT_EQ(r.status, 200);
+    EXPECT_EQ(r.body_bytes, config.max_body_bytes) << "decoding stopped at the limit";
+    EXPECT_TRUE(r.body.empty());
+    EXPECT_FALSE(detail::is_retryable(r.error));
+}
+
+TEST_F(fetcher_fixture, corrupt_or_unknown_content_codings_are_decoding_failed) {
+    std::string damaged = compress(page_text, wrapper::gzip);
+    for (std::size_t i = 30; i < 80; ++i)
+        damaged[i] = static_cast<char>(damaged[i] ^ 0x33);
+    const std::string whole = compress(page_text, wrapper::gzip);
+    const std::vector<std::pair<std::string, std::string>> table{
+        {"gzip", damaged},
+        {"gzip", whole.substr(0, whole.size() / 2)}, // complete HTTP message, incomplete gzip stream
+        {"gzip", page_text},                          // claims gzip, is not
+        {"br", "\x0b\x02\x80hello\x03"},              // never advertised: not handed over as if it were HTML
+    };
+    for (const auto& [coding, body] : table) {
+        auto server = encoded_server(ctx, body, coding);
+        auto results = fetch_all(server, {server.origin() + "/"});
+        EXPECT_EQ(results.at(0).error, error::decoding_failed) << coding;
+        EXPECT_EQ(results[0].status, 200);
+        EXPECT_FALSE(detail::is_retryable(results[0].error));
+    }
+}
+
+// --- truncate_body_at --------------------------------------------------------------------------------------
+
+TEST_F(fetcher_fixture, truncate_body_at_cuts_without_error_and_closes_the_connection) {
+    config.max_body_bytes = 1000; // the cut overrides the limit: a longer Content-Length is no error
+    for (const std::string coding : {"", "gzip"}) {
+        auto server = encoded_server(ctx, coding.empty() ? page_text : compress(page_text, wrapper::gzip), coding);
+        fetcher f{ctx.get_executor(), config, 8};
+        detail::fetch_options options;
+        options.truncate_body_at = 5000;
+        auto results = fetch_all(server, {server.origin() + "/a", server.origin() + "/b"}, &f, options);
+        for (const auto& r : results) {
+            EXPECT_FALSE(r.error) << coding << ": " << r.error.message();
+            EXPECT_EQ(r.body, page_text.substr(0, 5000)) << coding;
+            EXPECT_TRUE(r.truncated);
+        }
+        EXPECT_EQ(server.connections(), 2u) << "a cut connection still has bytes in flight: never reused";
+        EXPECT_EQ(f.stats().connections_reused, 0u);
+    }
+}
+
+TEST_F(fetcher_fixture, truncate_body_at_leaves_a_shorter_body_alone) {
+    auto server = encoded_server(ctx, "User-agent: *\nDisallow:\n", "");
+    fetcher f{ctx.get_executor(), config, 8};
+    detail::fetch_options options;
+    options.truncate_body_at = 500u << 10;
+    auto results = fetch_all(server, {server.origin() + "/robots.txt", server.origin() + "/"}, &f, options);
+    EXPECT_EQ(results.at(0).body, "User-agent: *\nDisallow:\n");
+    EXPECT_FALSE(results[0].truncated);
+    EXPECT_EQ(server.connections(), 1u) << "a whole response leaves the connection reusable";
+}
+
+// --- capture -----------------------------------------------------------------------------------------------
+
+TEST_F(fetcher_fixture, capture_keeps_the_exact_bytes_and_leaves_a_pipelined_response_for_the_next) {
+    const std::string gzipped = compress("hello, chunked and compressed world", wrapper::gzip);
+    const std::string first_head = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Encoding: gzip\r\n"
+                                   "Transfer-Encoding: chunked\r\n\r\n";
+    auto hex = [](std::size_t n) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%zx", n);
+        return std::string(buf);
+    };
+    const std::size_t half = gzipped.size() / 2;
+    const std::string first = first_head + hex(half) + "\r\n" + gzipped.substr(0, half) + "\r\n" +
+                              hex(gzipped.size() - half) + ";ext=1\r\n" + gzipped.substr(half) + "\r\n0\r\n\r\n";
+    const std::string second = "HTTP/1.1 404 Not Found\r\nContent-Length: 4\r\n\r\nnope";
+    raw_server server{ctx.get_executor(), [&](std::size_t) { return first + second; }};
+    const auto port = std::to_string(server.port());
+    detail::fetch_options options;
+    options.capture = true;
+    auto results = fetch_raw(ctx, config, server, {"/1", "/2"}, options);
+    ASSERT_EQ(results.size(), 2u);
+
+    const auto& r1 = results[0];
+    EXPECT_FALSE(r1.error) << r1.error.message();
+    EXPECT_EQ(r1.body, "hello, chunked and compressed world");
+    EXPECT_EQ(r1.raw_response, first) << "exactly the first message, transfer and content codings included";
+    EXPECT_EQ(r1.raw_head_bytes, first_head.size());
+    EXPECT_EQ(r1.wire_bytes, first.size());
+    EXPECT_EQ(r1.raw_request.rfind("GET /1 HTTP/1.1\r\nHost: 127.0.0.1:" + port + "\r\n", 0),
+              0u)
+        << r1.raw_request;
+    EXPECT_EQ(r1.raw_request.substr(r1.raw_request.size() - 4), "\r\n\r\n");
+    EXPECT_EQ(r1.remote_ip, "127.0.0.1");
+
+    const auto& r2 = results[1];
+    EXPECT_EQ(r2.status, 404) << "the leftover bytes were the answer to the next request";
+    EXPECT_EQ(r2.raw_response, second);
+    EXPECT_EQ(r2.raw_head_bytes, second.size() - 4);
+    EXPECT_EQ(r2.body, "nope");
+    EXPECT_EQ(server.requests(), 1u) << "the second answer came from the first connection's buffer";
+}
+
+TEST_F(fetcher_fixture, capture_of_a_close_delimited_body_ends_at_the_close) {
+    const std::string reply = "HTTP/1.0 200 OK\r\nContent-Type: text/html\r\n\r\n<p>until close</p>";
+    raw_server server{ctx.get_executor(), [&](std::size_t) { return reply; }};
+    detail::fetch_options options;
+    options.capture = true;
+    auto results = fetch_raw(ctx, config, server, {"/"}, options);
+    EXPECT_FALSE(results.at(0).error) << results[0].error.message();
+    EXPECT_EQ(results[0].raw_response, reply);
+    EXPECT_EQ(results[0].body, "<p>until close</p>");
+}
+
+// --- address guard -----------------------------------------------------------------------------------------
+
+TEST_F(fetcher_fixture, the_address_guard_refuses_loopback_without_connecting) {
+    config.refuse_private_addresses = true;
+    auto server = encoded_server(ctx, "secret", "");
+    config.host_overrides["intranet.example"] = "127.0.0.1";
+    config.host_overrides["mapped.example"] = "::ffff:127.0.0.1";
+    const auto port = std::to_string(server.port());
+    auto results = fetch_all(server, {"http://127.0.0.1:" + port + "/", "http://intranet.example:" + port + "/",
+                                      "http://mapped.example:" + port + "/", "http://localhost:" + port + "/",
+                                      "http://[::1]:" + port + "/"});
+    ASSERT_EQ(results.size(), 5u);
+    for (const auto& r : results) {
+        EXPECT_EQ(r.error, error::forbidden_address) << r.error.message();
+        EXPECT_FALSE(detail::is_retryable(r.error));
+    }
+    EXPECT_EQ(server.connections(), 0u) << "refused before any connection attempt";
+}
+
+TEST_F(fetcher_fixture, without_the_guard_loopback_is_fine) {
+    auto server = encoded_server(ctx, "open", "");
+    auto results = fetch_all(server, {server.origin() + "/"});
+    EXPECT_EQ(results.at(0).body, "open");
 }

@@ -211,3 +211,39 @@ TEST(work_queue, close_drops_queued_items_but_counts_them) {
     EXPECT_EQ(q.size(), 0u);
     EXPECT_EQ(q.unfinished(), 2u);
 }
+
+TEST(work_queue_hold, held_items_keep_join_waiting_until_released_or_done) {
+    asio::io_context ctx;
+    work_queue<int> queue{ctx.get_executor()};
+    bool joined = false;
+    std::vector<int> got;
+    ASSERT_TRUE(queue.hold());
+    ASSERT_TRUE(queue.hold());
+    asio::co_spawn(
+        ctx,
+        [&]() -> asio::awaitable<void> {
+            co_await queue.join();
+            joined = true;
+        },
+        asio::detached);
+    asio::co_spawn(
+        ctx,
+        [&]() -> asio::awaitable<void> {
+            auto item = co_await queue.get();
+            got.push_back(*item);
+            queue.task_done();
+        },
+        asio::detached);
+    ctx.poll();
+    ctx.restart();
+    EXPECT_FALSE(joined) << "two held items are unfinished";
+    queue.put_held(7);
+    ctx.poll();
+    ctx.restart();
+    EXPECT_EQ(got, std::vector<int>{7});
+    EXPECT_FALSE(joined) << "one held item remains";
+    queue.release();
+    ctx.poll();
+    EXPECT_TRUE(joined);
+    EXPECT_EQ(queue.unfinished(), 0u);
+}

@@ -5,6 +5,7 @@
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/ssl/context.hpp>
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/string_body.hpp>
 
@@ -42,13 +43,18 @@ public:
     /// Binds 127.0.0.1:`port` (0: an ephemeral port; SO_REUSEADDR set) and starts accepting on `executor`.
     /// Throws boost::system::system_error when the port cannot be bound.
     http_server(boost::asio::any_io_executor executor, request_handler handler, unsigned short port = 0);
+    /// The same, speaking HTTPS: every connection starts with a TLS handshake using `tls` (a server context
+    /// with its certificate and key loaded), which must outlive the server. A failed handshake closes the
+    /// connection; it still counts in connections().
+    http_server(boost::asio::any_io_executor executor, request_handler handler, boost::asio::ssl::context& tls,
+                unsigned short port = 0);
     /// Stops (see stop()).
     ~http_server();
     http_server(const http_server&) = delete;
     http_server& operator=(const http_server&) = delete;
 
     unsigned short port() const noexcept;
-    /// "http://127.0.0.1:<port>"
+    /// "http://127.0.0.1:<port>", or "https://..." for a TLS server.
     std::string origin() const;
 
     /// Closes the acceptor and every connection, and wakes every handler waiting in wait_stopped(), so that
@@ -70,6 +76,8 @@ public:
     const std::vector<logged_request>& log() const noexcept;
 
 private:
+    http_server(boost::asio::any_io_executor executor, request_handler handler, unsigned short port,
+                boost::asio::ssl::context* tls);
     struct state;
     std::shared_ptr<state> state_;
 };
