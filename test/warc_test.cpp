@@ -2,6 +2,7 @@
 
 #include <asiocrawl/error.hpp>
 
+#include "fetcher.hpp"
 #include "outputs/background_worker.hpp"
 #include "support/loopback.hpp"
 #include "support/raw_server.hpp"
@@ -11,6 +12,7 @@
 #include <boost/asio/read.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/json/serialize.hpp>
+#include <boost/url/parse.hpp>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -192,7 +194,7 @@ INSTANTIATE_TEST_SUITE_P(Patterns, WarcFileName,
                                          name_case{"./.warc", 1, "./.warc-00001"}));
 
 TEST(BackgroundWorker, BusyPastTheHighWaterMarkUntilTheThreadCatchesUp) {
-    detail::background_worker worker{100};
+    outputs::detail::background_worker worker{100};
     std::promise<void> release;
     std::shared_future<void> released = release.get_future().share();
     worker.post(60, [released] { released.wait(); });
@@ -206,7 +208,7 @@ TEST(BackgroundWorker, BusyPastTheHighWaterMarkUntilTheThreadCatchesUp) {
 }
 
 TEST(BackgroundWorker, AFailingJobIsReportedAndLaterJobsStillRun) {
-    detail::background_worker worker{1 << 20};
+    outputs::detail::background_worker worker{1 << 20};
     int ran = 0;
     worker.post(1, [] { throw std::runtime_error("disk full"); });
     worker.post(1, [&] { ++ran; });
@@ -560,6 +562,75 @@ TEST_F(WarcWriterLoopback, WarcioCheckCatchesACorruptedPayload) {
     EXPECT_EQ(result.status, 1) << result.output;
     EXPECT_THAT(result.output, testing::HasSubstr("block digest"));
     EXPECT_THAT(result.output, testing::HasSubstr("payload digest"));
+}
+
+// The exchanges exactly as the crawler's fetcher captures them (Beast's request bytes, its pooled
+// keep-alive connections, gzip negotiation), archived and read back by warcio.js.
+TEST(WarcFromFetcher, CapturedExchangesReadBackWithWarcio) {
+    SKIP_WITHOUT_WARCIO();
+    temp_dir dir;
+    asio::io_context ctx;
+    const std::string page = "<html><body>captured by the fetcher</body></html>";
+    demo::http_server server{
+        ctx.get_executor(),
+        [&](const test::http_request& req) -> asio::awaitable<std::optional<test::http_response>> {
+            if (req.target() == "/page")
+                co_return test::make_response(200, page);
+            co_return test::make_response(404, "no such page");
+        }};
+    test::raw_server raw{
+        ctx.get_executor(), [](std::size_t) -> std::string {
+            return "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n"
+                   "Connection: close\r\n\r\n4\r\nwire\r\n6\r\n bytes\r\n0\r\n\r\n";
+        }};
+    std::vector<asiocrawl::detail::fetch_result> results;
+    std::vector<std::string> urls{server.origin() + "/page", server.origin() + "/missing",
+                                  raw.origin() + "/chunked"};
+    // Outside the coroutine: g++ 12 mishandles a braced initializer holding a co_await (TOOLCHAIN.md).
+    asiocrawl::detail::fetcher fetch{ctx.get_executor(), fetch_config{}, 2};
+    asio::co_spawn(
+        ctx,
+        [&]() -> asio::awaitable<void> {
+            asiocrawl::detail::fetch_options options;
+            options.capture = true;
+            for (const auto& u : urls)
+                results.push_back(co_await fetch.fetch(boost::urls::parse_uri(u).value(), options));
+            fetch.close_idle();
+        },
+        [&](std::exception_ptr e) {
+            server.stop();
+            raw.stop();
+            if (e)
+                std::rethrow_exception(e);
+        });
+    test::run_bounded(ctx);
+    ASSERT_EQ(results.size(), 3u);
+
+    const std::string path = (dir.path / "fetched.warc.gz").string();
+    {
+        warc_writer writer{{path, 1'000'000'000, true}};
+        for (std::size_t i = 0; i < results.size(); ++i) {
+            const auto& r = results[i];
+            ASSERT_FALSE(r.error) << urls[i] << ": " << r.error.message();
+            http_exchange x;
+            x.url = urls[i];
+            x.remote_ip = r.remote_ip;
+            x.started = r.started;
+            x.request = r.raw_request;
+            x.response = r.raw_response;
+            x.response_head_bytes = r.raw_head_bytes;
+            x.complete = true;
+            writer.write(x);
+        }
+        EXPECT_EQ(writer.close(), "");
+    }
+    const fs::path expectations = dir.path / "expected.json";
+    write_expectations(expectations, {{urls[0], page, "response"},
+                                      {urls[1], "no such page", "response"},
+                                      {urls[2], "wire bytes", "response"}});
+    const node_result result = run_warcio_check(expectations, {path});
+    EXPECT_EQ(result.status, 0) << result.output;
+    EXPECT_THAT(result.output, testing::HasSubstr("ok 7 records in 1 file(s), 3 captures, 0 revisits"));
 }
 
 } // namespace
