@@ -265,6 +265,9 @@ constexpr std::array<off_site_link, 11> off_site_links{{
     {"data:text/plain,hello", "data:text/plain,hello"},
 }};
 
+/// off_site_links[0, first_non_http_link) are http(s) links to other hosts or ports; the rest are not http.
+constexpr std::size_t first_non_http_link = 6;
+
 /// The link styles used between content pages; every one is used at least once when pages >= the count.
 constexpr std::uint32_t link_style_count = 16;
 
@@ -315,6 +318,20 @@ public:
         }
         if (options.min_page_bytes > options.max_page_bytes) {
             throw std::invalid_argument("site_options::min_page_bytes must not exceed max_page_bytes");
+        }
+        const link_mix& m = options.links;
+        for (const std::uint32_t weight : {m.broken, m.fragment, m.off_site, m.off_host, m.non_http,
+                                           m.redirect, m.query, m.relative, m.absolute, m.styled}) {
+            mix_total_ += weight;
+            if (weight > 1'000'000 || mix_total_ > 1'000'000) {
+                throw std::invalid_argument("site_options::links: weights must add up to at most 1000000");
+            }
+        }
+        if (mix_total_ == 0) {
+            throw std::invalid_argument("site_options::links: at least one weight must be positive");
+        }
+        if (m.base_pages > 100) {
+            throw std::invalid_argument("site_options::links.base_pages is a percentage, at most 100");
         }
     }
 
@@ -808,41 +825,102 @@ private:
         }
     }
 
+    /// One link of a content page drawn from the link mix. `self` is the page, `from` the document its
+    /// relative references resolve against (the page, or its <base href>).
+    void add_mixed_link(fragment& body, std::uint32_t page, const std::string& self,
+                        const std::string& from) {
+        const link_mix& m = options_.links;
+        // Weight-0 kinds take an empty range: the draws, and so the default site, do not depend on them.
+        std::uint32_t roll = rng_.below(mix_total_);
+        const auto take = [&roll](std::uint32_t weight) {
+            if (roll < weight) {
+                return true;
+            }
+            roll -= weight;
+            return false;
+        };
+        const auto li = [](const std::string& a) { return "<li>" + a + "</li>\n"; };
+        if (take(m.broken)) {
+            const std::string missing = "/missing/" + std::to_string(rng_.below(30)) + ".html";
+            body.link(li(anchor(relative_reference(from, missing), "Broken")), missing);
+        } else if (take(m.fragment)) {
+            // On a page with a base, "#x" alone would resolve against the base: name the page too.
+            const std::string page_ref = from == self ? "" : relative_reference(from, self);
+            body.link(li(anchor(page_ref + "#section-" + std::to_string(rng_.below(5)), "Section")), self);
+        } else if (take(m.off_site)) {
+            const auto& l = off_site_links[rng_.below(off_site_links.size())];
+            body.off(li(anchor(l.href, "Elsewhere")), std::string(l.absolute));
+        } else if (take(m.off_host)) {
+            const auto& l = off_site_links[rng_.below(first_non_http_link)];
+            body.off(li(anchor(l.href, "Elsewhere")), std::string(l.absolute));
+        } else if (take(m.non_http)) {
+            const auto& l =
+                off_site_links[first_non_http_link + rng_.below(off_site_links.size() - first_non_http_link)];
+            body.off(li(anchor(l.href, "Elsewhere")), std::string(l.absolute));
+        } else if (take(m.redirect)) {
+            static constexpr std::array<int, 5> statuses{301, 302, 303, 307, 308};
+            const std::string from_target = "/r/go/" + std::to_string(redirects_made_);
+            const std::string to = content_target(some_page());
+            add_redirect(from_target, statuses[redirects_made_ % statuses.size()], to, to);
+            ++redirects_made_;
+            body.link(li(anchor(relative_reference(from, from_target), "Moved")), from_target);
+        } else if (take(m.query)) {
+            const std::string variant = content_target(some_page()) + "?from=" + std::to_string(page);
+            if (nodes_.count(variant) == 0) {
+                add_leaf(variant, "Query variant");
+            }
+            body.link(li(anchor(relative_reference(from, variant), "Variant")), variant);
+        } else if (take(m.relative)) {
+            const auto to = some_page();
+            body.link(li(content_link(from, to, 1)), content_target(to));
+        } else if (take(m.absolute)) {
+            const auto to = some_page();
+            body.link(li(content_link(from, to, 4)), content_target(to));
+        } else {
+            const auto to = some_page();
+            body.link(li(content_link(from, to, rng_.below(link_style_count))), content_target(to));
+        }
+    }
+
     void add_content_pages() {
-        // Where each snippet goes.
+        // Pages with a <base href>; never page 0, so that the snippets below always have a home.
+        std::vector<bool> has_base(options_.pages, false);
+        std::vector<std::uint32_t> plain_pages;
+        if (options_.links.base_pages > 0) {
+            for (std::uint32_t i = 1; i < options_.pages; ++i) {
+                has_base[i] = rng_.below(100) < options_.links.base_pages;
+            }
+            for (std::uint32_t i = 0; i < options_.pages; ++i) {
+                if (!has_base[i]) {
+                    plain_pages.push_back(i);
+                }
+            }
+        }
+        // Where each snippet goes. Snippets hold relative references written for /p/, so not on base pages.
         std::vector<std::vector<std::size_t>> placed(options_.pages);
         for (std::size_t s = 0; s < snippets_.size(); ++s) {
-            placed[some_page()].push_back(s);
+            const auto at = plain_pages.empty()
+                                ? some_page()
+                                : plain_pages[rng_.below(static_cast<std::uint32_t>(plain_pages.size()))];
+            placed[at].push_back(s);
         }
         const std::uint32_t links = std::max<std::uint32_t>(options_.links_per_page, 1);
         for (std::uint32_t i = 0; i < options_.pages; ++i) {
             const std::string self = content_target(i);
+            // The base is the root: a crawler that ignores it requests /p/p/N.html for "p/N.html".
+            const std::string from = has_base[i] ? "/index.html" : self;
             fragment body;
             static constexpr std::array<std::string_view, 3> home_forms{"/", "../", "{{origin}}/"};
-            body.link("<nav>" + anchor(home_forms[i % home_forms.size()], "Home") + "</nav>\n<ul>\n", "/");
+            const std::string_view home = home_forms[i % home_forms.size()];
+            body.link("<nav>" + anchor(has_base[i] && home == "../" ? "./" : home, "Home") + "</nav>\n<ul>\n",
+                      "/");
             // The next page in a rotating style: every page is reachable, and every style is used.
             if (i + 1 < options_.pages) {
-                body.link("<li>" + content_link(self, i + 1, i % link_style_count) + "</li>\n",
+                body.link("<li>" + content_link(from, i + 1, i % link_style_count) + "</li>\n",
                           content_target(i + 1));
             }
             for (std::uint32_t k = 1; k < links; ++k) {
-                const auto roll = rng_.below(100);
-                if (roll < 2) {
-                    const std::string missing = "/missing/" + std::to_string(rng_.below(30)) + ".html";
-                    body.link("<li>" + anchor(relative_reference(self, missing), "Broken") + "</li>\n",
-                              missing);
-                } else if (roll < 5) {
-                    body.link("<li>" + anchor("#section-" + std::to_string(rng_.below(5)), "Section") +
-                                  "</li>\n",
-                              self);
-                } else if (roll < 7) {
-                    const auto& l = off_site_links[rng_.below(off_site_links.size())];
-                    body.off("<li>" + anchor(l.href, "Elsewhere") + "</li>\n", std::string(l.absolute));
-                } else {
-                    const auto to = some_page();
-                    body.link("<li>" + content_link(self, to, rng_.below(link_style_count)) + "</li>\n",
-                              content_target(to));
-                }
+                add_mixed_link(body, i, self, from);
             }
             body.text("</ul>\n");
             for (const auto s : placed[i]) {
@@ -850,7 +928,9 @@ private:
             }
             // Some pages say text/html without a charset.
             const bool no_charset = i % 10 == 3 || (options_.pages <= 3 && i == 0);
-            add_page(self, "Page " + std::to_string(i), body, {}, layout::html,
+            const std::string head =
+                has_base[i] ? "<base href=\"" + std::string(origin) + "/\">\n" : std::string();
+            add_page(self, "Page " + std::to_string(i), body, head, layout::html,
                      no_charset ? "text/html" : html_utf8);
         }
     }
@@ -928,6 +1008,8 @@ private:
     }
 
     site_options options_;
+    std::uint32_t mix_total_ = 0;
+    std::uint32_t redirects_made_ = 0;
     random_source rng_;
     std::map<std::string, node> nodes_;
     std::vector<fragment> snippets_;
@@ -1014,6 +1096,47 @@ boost::asio::awaitable<std::optional<http_response>> ready(std::optional<http_re
 
 site generate_site(const site_options& options) {
     return site_builder(options).build();
+}
+
+link_mix parse_link_mix(std::string_view spec) {
+    link_mix mix;
+    const std::array<std::pair<std::string_view, std::uint32_t*>, 11> fields{{
+        {"broken", &mix.broken},
+        {"fragment", &mix.fragment},
+        {"off_site", &mix.off_site},
+        {"off_host", &mix.off_host},
+        {"non_http", &mix.non_http},
+        {"redirect", &mix.redirect},
+        {"query", &mix.query},
+        {"relative", &mix.relative},
+        {"absolute", &mix.absolute},
+        {"styled", &mix.styled},
+        {"base_pages", &mix.base_pages},
+    }};
+    for (bool more = !spec.empty(); more;) {
+        const auto comma = spec.find(',');
+        const std::string_view item = spec.substr(0, comma);
+        more = comma != std::string_view::npos;
+        spec = more ? spec.substr(comma + 1) : std::string_view{};
+        const auto equals = item.find('=');
+        const auto field = std::find_if(fields.begin(), fields.end(),
+                                        [&](const auto& f) { return f.first == item.substr(0, equals); });
+        if (equals == std::string_view::npos || field == fields.end()) {
+            throw std::invalid_argument("link mix: expected kind=weight with a known kind, got \"" +
+                                        std::string(item) + "\"");
+        }
+        const std::string_view digits = item.substr(equals + 1);
+        if (digits.empty() || digits.size() > 7 ||
+            digits.find_first_not_of("0123456789") != std::string_view::npos) {
+            throw std::invalid_argument("link mix: bad weight in \"" + std::string(item) + "\"");
+        }
+        *field->second = static_cast<std::uint32_t>(std::stoul(std::string(digits)));
+    }
+    return mix;
+}
+
+std::string expand_placeholders(std::string_view text, std::string_view host) {
+    return substitute(text, host);
 }
 
 request_handler serve_site(const site& s) {

@@ -59,8 +59,8 @@ bool has_prefix(const ip::address_v6::bytes_type& bytes, const ip::address_v6::b
 }
 
 ip::address_v4 v4_at(const ip::address_v6::bytes_type& bytes, int offset) {
-    return ip::address_v4{ip::address_v4::bytes_type{bytes[offset], bytes[offset + 1], bytes[offset + 2],
-                                                     bytes[offset + 3]}};
+    return ip::address_v4{
+        ip::address_v4::bytes_type{bytes[offset], bytes[offset + 1], bytes[offset + 2], bytes[offset + 3]}};
 }
 
 bool is_refused_v6(const ip::address_v6& address) {
@@ -76,12 +76,12 @@ bool is_refused_v6(const ip::address_v6& address) {
         return is_refused_v4(v4_at(bytes, 12));
     if (has_prefix(bytes, b{0x20, 0x02}, 16)) // 6to4 embeds the IPv4 address after the prefix
         return is_refused_v4(v4_at(bytes, 2));
-    return has_prefix(bytes, b{0xfc}, 7)                            // unique local
-           || has_prefix(bytes, b{0xfe, 0x80}, 10)                  // link-local
-           || has_prefix(bytes, b{0xfe, 0xc0}, 10)                  // site-local (deprecated)
-           || has_prefix(bytes, b{0x01, 0x00}, 64)                  // discard-only
-           || has_prefix(bytes, b{0x20, 0x01, 0x0d, 0xb8}, 32)      // documentation
-           || has_prefix(bytes, b{0x20, 0x01, 0x00, 0x00}, 23);     // IETF protocol assignments (Teredo etc.)
+    return has_prefix(bytes, b{0xfc}, 7)                        // unique local
+           || has_prefix(bytes, b{0xfe, 0x80}, 10)              // link-local
+           || has_prefix(bytes, b{0xfe, 0xc0}, 10)              // site-local (deprecated)
+           || has_prefix(bytes, b{0x01, 0x00}, 64)              // discard-only
+           || has_prefix(bytes, b{0x20, 0x01, 0x0d, 0xb8}, 32)  // documentation
+           || has_prefix(bytes, b{0x20, 0x01, 0x00, 0x00}, 23); // IETF protocol assignments (Teredo etc.)
 }
 
 } // namespace

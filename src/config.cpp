@@ -12,9 +12,33 @@ namespace {
 constexpr std::size_t max_tasks_limit = 100'000;
 // A smaller head cannot hold a status line and the handful of fields every real server sends.
 constexpr std::uint32_t min_header_bytes = 1024;
+// More parser threads than this only contend for the crawl thread that feeds them.
+constexpr std::size_t max_parse_threads = 256;
 
 bool is_blank(std::string_view text) noexcept {
     return text.find_first_not_of(" \t\n\v\f\r") == std::string_view::npos;
+}
+
+bool has_control_character(std::string_view text) noexcept {
+    for (char c : text)
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+            return true;
+    return false;
+}
+
+/// HOST:PORT with a non-empty host (a name, an IPv4 address or a bracketed IPv6 address) and a port 0-65535.
+bool is_host_and_port(std::string_view text) noexcept {
+    const auto colon = text.rfind(':');
+    if (colon == std::string_view::npos || colon == 0)
+        return false;
+    const std::string_view host = text.substr(0, colon);
+    const std::string_view port = text.substr(colon + 1);
+    if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string_view::npos ||
+        std::stoul(std::string(port)) > 65535)
+        return false;
+    if (host.front() == '[')
+        return host.size() > 2 && host.back() == ']';
+    return host.find_first_of(":[]/ \t") == std::string_view::npos;
 }
 
 bool is_ip_address(const std::string& text) noexcept {
@@ -79,6 +103,40 @@ std::vector<std::string> validate(const crawler_config& config) {
                                "\"] must be an IPv4 or IPv6 address, got \"" + address + "\"");
     }
 
+    // The User-Agent goes into a header line: a line break would inject header fields.
+    if (has_control_character(fetch.user_agent))
+        problems.emplace_back("fetch.user_agent must not contain control characters");
+    if (has_control_character(fetch.contact_url))
+        problems.emplace_back("fetch.contact_url must not contain control characters");
+
+    if (config.parse_threads > max_parse_threads)
+        problems.push_back("parse_threads must be at most " + std::to_string(max_parse_threads));
+
+    const retry_config& retry = config.retry;
+    if (retry.initial_backoff.count() < 0)
+        problems.emplace_back("retry.initial_backoff must not be negative");
+    if (!(retry.multiplier >= 1))
+        problems.emplace_back("retry.multiplier must be at least 1");
+    if (!(retry.jitter >= 0 && retry.jitter <= 1))
+        problems.emplace_back("retry.jitter must be between 0 and 1");
+    if (retry.max_backoff.count() < 0)
+        problems.emplace_back("retry.max_backoff must not be negative");
+
+    const robots_config& robots = config.robots;
+    if (robots.max_bytes == 0)
+        problems.emplace_back("robots.max_bytes must be at least 1");
+    if (robots.max_redirects < 0)
+        problems.emplace_back("robots.max_redirects must be at least 0");
+    if (robots.unavailable_retry.count() < 0)
+        problems.emplace_back("robots.unavailable_retry must not be negative");
+    if (robots.max_crawl_delay.count() < 0)
+        problems.emplace_back("robots.max_crawl_delay must not be negative");
+
+    if (config.politeness.max_per_host < 1)
+        problems.emplace_back("politeness.max_per_host must be at least 1");
+    if (config.politeness.delay.count() < 0)
+        problems.emplace_back("politeness.delay must not be negative");
+
     return problems;
 }
 
@@ -88,6 +146,19 @@ namespace asiocrawl {
 
 std::vector<std::string> validate(const app_config& config) {
     auto problems = validate(config.crawl);
+    const output_config& output = config.output;
+    if (!output.metrics_listen.empty() && !is_host_and_port(output.metrics_listen))
+        problems.push_back("output.metrics_listen must be HOST:PORT (127.0.0.1:9100, [::1]:9100), got \"" +
+                           output.metrics_listen + "\"");
+    if (!output.records.empty() && output.records != "-" && output.records == output.report_json)
+        problems.emplace_back("output.report_json must not be the same file as output.records");
+    // One stdout, one reader: JSON Lines followed by the text report parse as neither.
+    if (output.records == "-" && (output.report || output.report_json == "-"))
+        problems.emplace_back("output.records cannot be stdout (\"-\") while the report goes there too (set "
+                              "output.report: false, or --no-report)");
+    else if (output.report_json == "-" && output.report)
+        problems.emplace_back("output.report_json cannot be stdout (\"-\") while the text report goes there "
+                              "too (set output.report: false, or --no-report)");
     if (config.output.warc.max_file_bytes < 1024)
         problems.emplace_back("output.warc.max_file_bytes must be at least 1024");
     if (config.run.grace_period.count() < 0)

@@ -1,26 +1,38 @@
 #include <asiocrawl/crawler.hpp>
 
 #include "content_type.hpp"
+#include "decoder.hpp"
 #include "fetcher.hpp"
+#include "frontier.hpp"
+#include "seen_set.hpp"
 #include "work_queue.hpp"
 
+#include <asiocrawl/backoff.hpp>
+#include <asiocrawl/charset.hpp>
 #include <asiocrawl/error.hpp>
 #include <asiocrawl/links.hpp>
 #include <asiocrawl/redirect.hpp>
+#include <asiocrawl/robots.hpp>
 #include <asiocrawl/scope.hpp>
+#include <asiocrawl/sitemap.hpp>
 #include <asiocrawl/url.hpp>
+#include <asiocrawl/version.hpp>
 
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/url/parse.hpp>
 
+#include <list>
+#include <random>
 #include <sstream>
 #include <stdexcept>
+#include <unordered_map>
 #include <unordered_set>
-
-#include "seen_set.hpp"
 
 namespace asiocrawl {
 
@@ -29,12 +41,45 @@ using clock_type = std::chrono::steady_clock;
 
 namespace {
 
-/// One unit of work: the queue's (url, max_redirect) pair, plus the link depth.
+enum class item_kind : std::uint8_t { page, robots, sitemap };
+
+/// One unit of work: the queue's (url, max_redirect) pair, plus what the crawler needs to carry along.
 struct work_item {
     std::string url;    // normalized: the dedup key
     int redirects_left; // the chain's remaining max_redirect budget
     int depth;
+    item_kind kind = item_kind::page;
+    bool from_sitemap = false;
+    int tries = 0; // attempts made so far
+    std::chrono::microseconds first_started{-1};
 };
+
+/// The host of a normalized URL string ("http://user@Host:80/x" -> "host" is already lowercased by
+/// normalization): the politeness key. Sliced, not parsed: it runs for every admitted URL.
+std::string_view host_of(std::string_view url) noexcept {
+    auto start = url.find("://");
+    if (start == std::string_view::npos)
+        return {};
+    start += 3;
+    const auto end = url.find_first_of("/?#", start);
+    std::string_view authority = url.substr(start, end == std::string_view::npos ? url.npos : end - start);
+    if (const auto at = authority.rfind('@'); at != std::string_view::npos)
+        authority.remove_prefix(at + 1);
+    if (!authority.empty() && authority.front() == '[') {
+        const auto close = authority.find(']');
+        return authority.substr(0, close == std::string_view::npos ? authority.size() : close + 1);
+    }
+    return authority.substr(0, authority.find(':'));
+}
+
+/// scheme://host[:port] of a normalized URL string: the robots.txt key (RFC 9309 2.3: per origin).
+std::string_view origin_of(std::string_view url) noexcept {
+    auto start = url.find("://");
+    if (start == std::string_view::npos)
+        return url;
+    const auto end = url.find_first_of("/?#", start + 3);
+    return url.substr(0, end);
+}
 
 std::vector<boost::urls::url> parse_roots(const crawler_config& config) {
     std::vector<boost::urls::url> roots;
@@ -62,36 +107,111 @@ std::chrono::microseconds micros(clock_type::duration d) {
     return std::chrono::duration_cast<std::chrono::microseconds>(d);
 }
 
+/// Links of one page, resolved and normalized: pure work that may run on the parse pool.
+struct resolved_links {
+    std::vector<boost::urls::url> urls; // in document order, duplicates kept
+    std::size_t invalid = 0;
+    std::size_t not_http = 0;
+    std::string body; // handed back: the caller still owns the page
+};
+
+resolved_links resolve_links(const std::string& page_url, std::string body) {
+    resolved_links out;
+    const boost::urls::url_view page = boost::urls::parse_uri(page_url).value();
+    const page_links links = extract_links(body);
+    boost::urls::url base{page};
+    if (links.base_href) {
+        if (auto resolved = normalize_reference(page, *links.base_href))
+            base = std::move(*resolved);
+    }
+    out.urls.reserve(links.references.size());
+    for (const auto& reference : links.references) {
+        auto link = normalize_reference(base, reference);
+        if (link)
+            out.urls.push_back(std::move(*link));
+        else if (link.error() == error::unsupported_scheme)
+            ++out.not_http;
+        else
+            ++out.invalid;
+    }
+    out.body = std::move(body);
+    return out;
+}
+
+asio::awaitable<resolved_links> resolve_links_task(std::string page_url, std::string body) {
+    co_return resolve_links(page_url, std::move(body));
+}
+
 } // namespace
 
-struct crawler::impl {
+struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
     impl(asio::any_io_executor ex, crawler_config cfg)
         : executor(std::move(ex))
         , config(checked(std::move(cfg)))
         , roots(parse_roots(config))
         , url_scope(roots, config.scope, config.include, config.exclude)
         , queue(executor)
+        , frontier(config.politeness.max_per_host, config.politeness.delay)
         , fetch(executor, config.fetch, config.max_tasks)
-        , workers_exited(executor, clock_type::time_point::max()) {}
+        , frontier_timer(executor)
+        , workers_exited(executor, clock_type::time_point::max())
+        , agent(config.fetch.user_agent.empty() ? default_user_agent(config.fetch.contact_url)
+                                                : config.fetch.user_agent)
+        , random(std::random_device{}()) {
+        if (config.parse_threads > 0)
+            parse_pool.emplace(config.parse_threads);
+        for (const auto& root : roots)
+            root_origins.emplace(origin_of(root.buffer()));
+    }
+
+    ~impl() {
+        if (parse_pool)
+            parse_pool->join();
+    }
+
+    /// robots.txt of one origin: unknown until fetched; URLs of the origin wait for it.
+    struct origin_robots {
+        enum class state { unknown, fetching, known } status = state::unknown;
+        robots_rules rules = robots_rules::allow_all();
+        bool unavailable = false; // 5xx or unreachable: everything disallowed until retry_at
+        clock_type::time_point retry_at{};
+        std::vector<work_item> waiting; // counted by queue.hold()
+    };
 
     asio::any_io_executor executor;
     crawler_config config;
     std::vector<boost::urls::url> roots;
+    std::unordered_set<std::string> root_origins;
     scope url_scope;
     detail::work_queue<work_item> queue;
+    detail::host_frontier<work_item> frontier;
     detail::fetcher fetch;
     detail::seen_set seen;
+    std::unordered_map<std::string, origin_robots> robots;
+    std::optional<asio::thread_pool> parse_pool;
+    asio::steady_timer frontier_timer;
+    clock_type::time_point frontier_timer_at = clock_type::time_point::max();
     record_sink sink;
     body_sink bodies;
     exchange_sink exchanges;
     std::function<bool()> busy;
     logger log;
-    bool stopping = false;
     report result;
     clock_type::time_point started{};
     std::size_t live_workers = 0;
+    std::size_t in_flight = 0;
+    std::size_t retries = 0;
+    std::size_t failures = 0;
+    std::size_t robots_denied = 0;
+    std::uint64_t bytes = 0;
     asio::steady_timer workers_exited;
+    // One per worker: a terminal cancellation reaches whatever operation the worker awaits.
+    std::list<asio::cancellation_signal> worker_signals;
+    const std::string agent;
+    std::mt19937_64 random;
     bool running = false;
+    bool stopping = false;
+    bool aborting = false;
 
     template <class... Parts>
     void say(log_level level, const Parts&... parts) {
@@ -104,18 +224,102 @@ struct crawler::impl {
 
     void skip(std::string_view reason) { ++result.stats["skipped_" + std::string(reason)]; }
 
+    // ---- admission: seen set, robots gate, frontier ----
+
     /// Queues a URL unless it was seen before or the page budget is spent. True when newly queued.
-    bool admit(const boost::urls::url& url, int redirects_left, int depth) {
+    bool admit(const boost::urls::url& url, int redirects_left, int depth, item_kind kind = item_kind::page,
+               bool from_sitemap = false) {
         std::string key(url.buffer());
         if (seen.contains(key))
             return false;
-        if (config.max_pages && seen.size() >= *config.max_pages) {
+        if (kind == item_kind::page && config.max_pages && seen.size() >= *config.max_pages) {
             skip("max_pages");
             return false;
         }
+        if (!queue.hold())
+            return false;
         seen.insert(key);
-        queue.put(work_item{std::move(key), redirects_left, depth});
+        work_item item{std::move(key), redirects_left, depth, kind, from_sitemap};
+        route(std::move(item));
         return true;
+    }
+
+    /// Sends a held item on: to the frontier when robots.txt allows it, to a denial record when it does not,
+    /// or to its origin's waiting list while robots.txt is being fetched.
+    void route(work_item item) {
+        if (!config.robots.obey || item.kind == item_kind::robots) {
+            to_frontier(std::move(item));
+            return;
+        }
+        const std::string origin(origin_of(item.url));
+        auto& state = robots[origin];
+        const auto now = clock_type::now();
+        if (state.status == origin_robots::state::known && state.unavailable && now >= state.retry_at)
+            state.status = origin_robots::state::unknown; // RFC 9309 2.3.1.4: try again later
+        switch (state.status) {
+        case origin_robots::state::unknown:
+            state.status = origin_robots::state::fetching;
+            state.waiting.push_back(std::move(item));
+            if (queue.hold())
+                to_frontier(
+                    work_item{origin + "/robots.txt", config.robots.max_redirects, 0, item_kind::robots});
+            return;
+        case origin_robots::state::fetching:
+            state.waiting.push_back(std::move(item));
+            return;
+        case origin_robots::state::known:
+            break;
+        }
+        if (state.unavailable) {
+            deny(std::move(item), error::robots_unavailable);
+            return;
+        }
+        const auto path = item.url.substr(origin.size());
+        if (!state.rules.allowed(path.empty() ? std::string_view("/") : std::string_view(path))) {
+            deny(std::move(item), error::robots_denied);
+            return;
+        }
+        to_frontier(std::move(item));
+    }
+
+    void to_frontier(work_item item) {
+        const std::string host(host_of(item.url));
+        frontier.push(host, std::move(item), clock_type::now());
+        pump();
+    }
+
+    void deny(work_item item, error why) {
+        record r;
+        r.url = std::move(item.url);
+        r.depth = item.depth;
+        r.from_sitemap = item.from_sitemap;
+        r.error = why;
+        if (why == error::robots_denied)
+            ++robots_denied;
+        say(log_level::debug, r.url, ": ", error_kind(r.error));
+        emit(std::move(r));
+        queue.release();
+    }
+
+    /// Moves every item whose host may take it now into the work queue, and wakes up again when the next
+    /// delay or backoff ends.
+    void pump() {
+        if (queue.closed())
+            return;
+        const auto now = clock_type::now();
+        while (auto next = frontier.pop(now))
+            queue.put_held(std::move(next->second));
+        const auto wake = frontier.next_wakeup(now);
+        if (!wake || *wake >= frontier_timer_at)
+            return;
+        frontier_timer_at = *wake;
+        frontier_timer.expires_at(*wake);
+        frontier_timer.async_wait([self = shared_from_this()](boost::system::error_code ec) {
+            if (ec == asio::error::operation_aborted)
+                return; // re-armed earlier, or the crawl is over
+            self->frontier_timer_at = clock_type::time_point::max();
+            self->pump();
+        });
     }
 
     /// The checks every discovered URL passes, links and redirect targets alike.
@@ -130,51 +334,146 @@ struct crawler::impl {
 
     void emit(record r) {
         ++result.done;
+        if (r.failed() && r.error != error::robots_denied)
+            ++failures;
         count_record(result.stats, r);
         if (sink)
             sink(r);
         if (r.failed())
-            say(log_level::warning, r.url, ": ", error_kind(r.error), " (", r.error.message(), ")");
+            say(r.error == error::robots_denied ? log_level::debug : log_level::warning, r.url, ": ",
+                error_kind(r.error), " (", r.error.message(), ")");
         else
             say(log_level::debug, r.url, " ", r.status, " ", r.size, " bytes");
         if (config.keep_records)
             result.records.push_back(std::move(r));
     }
 
+    void report_exchange(const work_item& item, const detail::fetch_result& response, std::string_view url) {
+        if (!exchanges || (response.raw_request.empty() && response.raw_response.empty()))
+            return;
+        http_exchange x;
+        x.kind = item.kind == item_kind::robots    ? http_exchange::purpose::robots
+                 : item.kind == item_kind::sitemap ? http_exchange::purpose::sitemap
+                                                   : http_exchange::purpose::page;
+        x.url = url;
+        x.remote_ip = response.remote_ip;
+        x.started = response.started;
+        x.request = response.raw_request;
+        x.response = response.raw_response;
+        x.response_head_bytes = response.raw_head_bytes;
+        x.complete = !response.error;
+        x.error = response.error;
+        exchanges(x);
+    }
+
+    // ---- one attempt of one item ----
+
+    /// Fetches with the host slot held; the slot is given back however the fetch ends.
+    asio::awaitable<detail::fetch_result> fetch_politely(const std::string& host, boost::urls::url_view url,
+                                                         detail::fetch_options options) {
+        struct slot_guard {
+            impl& self;
+            const std::string& host;
+            ~slot_guard() {
+                --self.in_flight;
+                self.frontier.finished(host, clock_type::now());
+                self.pump();
+            }
+        };
+        // An output that fell behind holds new fetches back; the slot stays reserved meanwhile.
+        while (busy && busy() && !aborting) {
+            asio::steady_timer pause{executor, std::chrono::milliseconds(5)};
+            co_await pause.async_wait(asio::as_tuple(asio::use_awaitable));
+        }
+        ++in_flight;
+        slot_guard guard{*this, host};
+        frontier.started(host, clock_type::now());
+        pump();
+        co_return co_await fetch.fetch(url, options);
+    }
+
+    /// True when the attempt should be repeated later; the item then went back to the frontier with a
+    /// backoff.
+    bool retry_later(work_item& item, const std::string& host, const detail::fetch_result& response) {
+        const bool retryable =
+            response.error ? detail::is_retryable(response.error) : is_retryable_status(response.status);
+        if (!retryable || item.tries >= config.max_tries || stopping)
+            return false;
+        std::optional<std::string_view> retry_after;
+        if (response.retry_after)
+            retry_after = *response.retry_after;
+        const double random01 = std::uniform_real_distribution<double>(0.0, 1.0)(random);
+        const auto wait =
+            retry_wait(config.retry, item.tries, retry_after, std::chrono::system_clock::now(), random01);
+        if (!queue.hold())
+            return false;
+        ++retries;
+        ++result.stats["retries"];
+        say(log_level::info, item.url, ": attempt ", item.tries, " ",
+            response.error ? std::string(error_kind(response.error)) : std::to_string(response.status),
+            ", retrying in ", wait.count(), " ms");
+        frontier.push_later(host, std::move(item), clock_type::now() + wait);
+        pump();
+        return true;
+    }
+
     asio::awaitable<void> process(work_item item) {
-        record r;
-        r.url = item.url;
-        r.depth = item.depth;
         auto parsed = boost::urls::parse_uri(item.url);
         if (!parsed) {
+            record r;
+            r.url = item.url;
+            r.depth = item.depth;
             r.error = error::invalid_url;
             emit(std::move(r));
             co_return;
         }
         const boost::urls::url_view url = *parsed;
+        const std::string host(host_of(item.url));
 
         const auto start = clock_type::now();
-        r.started = micros(start - started);
-        detail::fetch_result response;
-        int attempts = 0;
-        // Placeholder until the politeness scheduler lands: retries happen at once, in this worker.
-        do {
-            ++attempts;
-            response = co_await fetch.fetch(url);
-        } while (attempts < config.max_tries && !stopping && response.error &&
-                 detail::is_retryable(response.error));
-        r.elapsed = micros(clock_type::now() - start);
-        r.tries = attempts;
+        if (item.first_started.count() < 0)
+            item.first_started = micros(start - started);
+        ++item.tries;
+        detail::fetch_options options;
+        options.capture = static_cast<bool>(exchanges);
+        if (item.kind == item_kind::robots)
+            options.truncate_body_at = config.robots.max_bytes;
+        auto response = co_await fetch_politely(host, url, options);
+        if (aborting)
+            co_return; // the URL stays unfinished: part of the todo
+        report_exchange(item, response, item.url);
+        bytes += response.body_bytes;
+
+        if (retry_later(item, host, response))
+            co_return;
+
+        if (item.kind == item_kind::robots) {
+            co_await robots_fetched(url, std::move(response), item);
+            co_return;
+        }
+
+        record r;
+        r.url = item.url;
+        r.depth = item.depth;
+        r.from_sitemap = item.from_sitemap;
+        r.started = item.first_started;
+        r.elapsed = micros(clock_type::now() - started) - item.first_started;
+        r.tries = item.tries;
         r.status = response.status;
         r.size = response.body_bytes;
         auto media = detail::parse_content_type(response.content_type);
         r.content_type = std::move(media.type);
-        r.charset = std::move(media.charset);
         const bool html = is_html_media_type(r.content_type);
-        if (html && r.charset.empty())
-            r.charset = "utf-8";
+        auto charset = detect_charset(media.charset, response.body, html);
+        r.charset = std::move(charset.charset);
+        r.charset_source = std::move(charset.source);
         if (response.error) {
             r.error = response.error;
+            emit(std::move(r));
+            co_return;
+        }
+        if (is_retryable_status(r.status)) {
+            r.error = error::retry_limit; // still 429/503 after max_tries attempts
             emit(std::move(r));
             co_return;
         }
@@ -185,8 +484,15 @@ struct crawler::impl {
             co_return;
         }
 
-        if (html && r.status >= 200 && r.status < 300)
-            queue_links(url, response.body, item, r);
+        const bool success = r.status >= 200 && r.status < 300;
+        if (item.kind == item_kind::sitemap) {
+            if (success)
+                queue_sitemap(url, response.body, item, r);
+        } else if (html && success) {
+            co_await queue_links(url, response.body, item, r);
+        }
+        if (bodies && success && !response.body.empty())
+            bodies(r, response.body);
         emit(std::move(r));
     }
 
@@ -203,40 +509,195 @@ struct crawler::impl {
         if (!in_scope(*decision.target))
             return;
         r.num_urls = 1;
-        if (admit(*decision.target, item.redirects_left - 1, item.depth))
+        if (admit(*decision.target, item.redirects_left - 1, item.depth, item.kind, item.from_sitemap))
             r.num_new_urls = 1;
     }
 
-    void queue_links(boost::urls::url_view page_url, const std::string& body, const work_item& item,
-                     record& r) {
-        const page_links links = extract_links(body);
-        boost::urls::url base{page_url};
-        if (links.base_href) {
-            if (auto resolved = normalize_reference(page_url, *links.base_href))
-                base = std::move(*resolved);
+    asio::awaitable<void> queue_links(boost::urls::url_view page_url, std::string& body,
+                                      const work_item& item, record& r) {
+        resolved_links links;
+        if (parse_pool) {
+            // The body travels to the pool and back by move: no copy, and no crawl state leaves this thread.
+            links = co_await asio::co_spawn(
+                parse_pool->get_executor(),
+                resolve_links_task(std::string(page_url.buffer()), std::move(body)), asio::use_awaitable);
+        } else {
+            links = resolve_links(std::string(page_url.buffer()), std::move(body));
         }
-        const int depth = item.depth + 1;
-        std::unordered_set<std::string> on_page;
-        for (const auto& reference : links.references) {
-            auto link = normalize_reference(base, reference);
-            if (!link) {
-                skip(link.error() == error::unsupported_scheme ? "not_http" : "invalid_url");
+        body = std::move(links.body);
+        for (std::size_t i = 0; i < links.not_http; ++i)
+            skip("not_http");
+        for (std::size_t i = 0; i < links.invalid; ++i)
+            skip("invalid_url");
+        admit_links(links.urls, item.depth + 1, false, r);
+    }
+
+    void admit_links(const std::vector<boost::urls::url>& urls, int depth, bool from_sitemap, record& r) {
+        std::unordered_set<std::string_view> on_page;
+        for (const auto& link : urls) {
+            if (on_page.contains(link.buffer()))
                 continue;
-            }
-            if (on_page.contains(std::string(link->buffer())))
-                continue;
-            if (!in_scope(*link))
+            if (!in_scope(link))
                 continue;
             if (config.max_depth && depth > *config.max_depth) {
                 skip("max_depth");
                 continue;
             }
-            on_page.emplace(link->buffer());
-            if (admit(*link, config.max_redirect, depth))
+            on_page.emplace(link.buffer());
+            if (admit(link, config.max_redirect, depth, item_kind::page, from_sitemap))
                 ++r.num_new_urls;
         }
         r.num_urls = on_page.size();
     }
+
+    // ---- robots.txt and sitemaps ----
+
+    asio::awaitable<void> robots_fetched(boost::urls::url_view robots_url, detail::fetch_result response,
+                                         work_item& item) {
+        ++result.stats["robots_fetched"];
+        const std::string origin(origin_of(item.url));
+        // Redirects of robots.txt are followed here, in this worker (RFC 9309 2.3.1.2: at least five hops).
+        boost::urls::url current{robots_url};
+        for (int hop = 0; !response.error && is_redirect_status(response.status); ++hop) {
+            auto decision = decide_redirect(current, response.location, config.robots.max_redirects - hop);
+            if (!decision.target || decision.error)
+                break;
+            current = std::move(*decision.target);
+            detail::fetch_options options;
+            options.capture = static_cast<bool>(exchanges);
+            options.truncate_body_at = config.robots.max_bytes;
+            response = co_await fetch_politely_untracked(current, options);
+            if (aborting)
+                co_return;
+            report_exchange(item, response, current.buffer());
+        }
+
+        auto& state = robots[origin];
+        state.unavailable = false;
+        std::string outcome;
+        if (response.error) {
+            state.unavailable = true;
+            outcome = std::string(error_kind(response.error));
+        } else if (is_redirect_status(response.status)) {
+            state.rules = robots_rules::allow_all(); // too many redirects: RFC 9309 treats it as unavailable
+            outcome = "too many redirects";
+        } else {
+            outcome = std::to_string(response.status);
+            switch (robots_verdict_for_status(response.status)) {
+            case robots_fetch_verdict::parse:
+                state.rules = robots_rules::parse(response.body, product_token(agent));
+                break;
+            case robots_fetch_verdict::allow_all:
+                state.rules = robots_rules::allow_all();
+                break;
+            case robots_fetch_verdict::disallow_all:
+                state.unavailable = true;
+                break;
+            }
+        }
+        if (state.unavailable) {
+            state.rules = robots_rules::disallow_all();
+            state.retry_at = clock_type::now() + config.robots.unavailable_retry;
+            ++result.stats["robots_unavailable"];
+            say(log_level::warning, item.url, ": ", outcome, ": the origin is off limits for ",
+                config.robots.unavailable_retry.count(), " ms (RFC 9309)");
+        } else {
+            say(log_level::info, item.url, ": ", outcome);
+        }
+        state.status = origin_robots::state::known;
+
+        if (const auto delay = state.rules.crawl_delay(); delay && !state.unavailable) {
+            const auto effective = std::max<clock_type::duration>(
+                config.politeness.delay,
+                std::min<clock_type::duration>(*delay, config.robots.max_crawl_delay));
+            frontier.set_delay(std::string(host_of(item.url)), effective, clock_type::now());
+            say(log_level::info, origin, ": Crawl-delay ", delay->count(), " ms");
+        }
+
+        if (config.sitemaps && root_origins.contains(origin) && !state.unavailable)
+            queue_sitemaps_of(origin, state.rules.sitemaps());
+
+        auto waiting = std::move(state.waiting);
+        state.waiting.clear();
+        for (auto& w : waiting)
+            route(std::move(w)); // each was counted by hold(): route() passes it on or releases it
+    }
+
+    /// A robots.txt redirect hop goes to another URL outside the frontier's bookkeeping; it still counts as
+    /// a request in flight for progress.
+    asio::awaitable<detail::fetch_result> fetch_politely_untracked(boost::urls::url_view url,
+                                                                   detail::fetch_options options) {
+        ++in_flight;
+        auto response = co_await fetch.fetch(url, options);
+        --in_flight;
+        co_return response;
+    }
+
+    void queue_sitemaps_of(const std::string& origin, const std::vector<std::string>& declared) {
+        std::vector<std::string> candidates = declared;
+        if (candidates.empty())
+            candidates.push_back(origin + "/sitemap.xml");
+        const auto base = boost::urls::parse_uri(origin + "/").value();
+        for (const auto& location : candidates) {
+            auto url = normalize_reference(base, location);
+            if (!url) {
+                skip("invalid_url");
+                continue;
+            }
+            if (!in_scope(*url))
+                continue;
+            admit(*url, config.max_redirect, 0, item_kind::sitemap);
+        }
+    }
+
+    void queue_sitemap(boost::urls::url_view sitemap_url, const std::string& body, const work_item& item,
+                       record& r) {
+        std::string inflated;
+        std::string_view xml = body;
+        if (looks_gzipped(body)) {
+            // A .xml.gz served as a file, not with Content-Encoding: the fetcher left it compressed.
+            auto plain = detail::gunzip(body, config.fetch.max_body_bytes);
+            if (!plain) {
+                r.error = error::decoding_failed;
+                return;
+            }
+            inflated = std::move(*plain);
+            xml = inflated;
+        }
+        auto document = parse_sitemap(xml);
+        if (!document) {
+            r.error = document.error();
+            return;
+        }
+        if (document->truncated)
+            skip("sitemap_truncated");
+        const boost::urls::url base{sitemap_url};
+        std::vector<boost::urls::url> urls;
+        urls.reserve(document->locations.size());
+        for (const auto& location : document->locations) {
+            auto url = normalize_reference(base, location);
+            if (url)
+                urls.push_back(std::move(*url));
+            else
+                skip(url.error() == error::unsupported_scheme ? "not_http" : "invalid_url");
+        }
+        if (document->is_index) {
+            // An index lists sitemaps; an index inside an index is not allowed by the protocol (depth 1).
+            if (item.depth >= 1)
+                return;
+            for (const auto& url : urls) {
+                if (!in_scope(url))
+                    continue;
+                ++r.num_urls;
+                if (admit(url, config.max_redirect, item.depth + 1, item_kind::sitemap))
+                    ++r.num_new_urls;
+            }
+            return;
+        }
+        admit_links(urls, 1, true, r);
+    }
+
+    // ---- workers and stopping ----
 
     asio::awaitable<void> work() {
         while (auto item = co_await queue.get()) {
@@ -249,7 +710,7 @@ struct crawler::impl {
             } catch (...) {
                 failure = "unknown exception";
             }
-            if (!failure.empty()) {
+            if (!failure.empty() && !aborting) {
                 // A bug, not the URL's fault: it gets a record and the crawl goes on.
                 try {
                     say(log_level::error, url, ": internal error: ", failure);
@@ -260,16 +721,43 @@ struct crawler::impl {
                 } catch (...) {
                 }
             }
-            queue.task_done();
+            if (!aborting)
+                queue.task_done();
         }
     }
 
     void request_stop() {
-        if (queue.closed())
+        if (stopping)
             return;
+        stopping = true;
         say(log_level::info, "stopping: ", queue.unfinished(), " URLs unfinished");
         queue.close();
-        stopping = true;
+        frontier.clear();
+        frontier_timer.cancel();
+    }
+
+    void request_abort() {
+        request_stop();
+        if (aborting)
+            return;
+        aborting = true;
+        say(log_level::info, "aborting: ", in_flight, " fetches in flight cancelled");
+        for (auto& signal : worker_signals)
+            signal.emit(asio::cancellation_type::terminal);
+    }
+
+    crawl_progress snapshot() const {
+        crawl_progress p;
+        p.records = result.done;
+        p.in_flight = in_flight;
+        p.queued = queue.unfinished() > in_flight ? queue.unfinished() - in_flight : 0;
+        p.hosts = frontier.hosts();
+        p.failures = failures;
+        p.robots_denied = robots_denied;
+        p.retries = retries;
+        p.bytes = bytes;
+        p.elapsed = running ? clock_type::now() - started : clock_type::duration{};
+        return p;
     }
 };
 
@@ -283,6 +771,10 @@ crawler::~crawler() {
 
 crawler::executor_type crawler::get_executor() const noexcept {
     return impl_->executor;
+}
+
+crawler::executor_type crawler::self_executor(const impl& self) noexcept {
+    return self.executor;
 }
 
 const crawler_config& crawler::config() const noexcept {
@@ -310,15 +802,23 @@ void crawler::set_backpressure(std::function<bool()> busy) {
 }
 
 crawl_progress crawler::progress() const {
-    crawl_progress p;
-    p.records = impl_->result.done;
-    p.queued = impl_->queue.unfinished();
-    p.elapsed = clock_type::now() - impl_->started;
-    return p;
+    return impl_->snapshot();
 }
 
 void crawler::stop() {
     asio::dispatch(impl_->executor, [self = impl_] { self->request_stop(); });
+}
+
+void crawler::abort() {
+    asio::dispatch(impl_->executor, [self = impl_] { self->request_abort(); });
+}
+
+void crawler::on_cancellation(const std::shared_ptr<impl>& self, asio::cancellation_type type) {
+    // Any cancellation drains gracefully; a terminal one (the strongest) also cancels what is in flight.
+    if ((type & asio::cancellation_type::terminal) != asio::cancellation_type::none)
+        asio::dispatch(self->executor, [self] { self->request_abort(); });
+    else
+        asio::dispatch(self->executor, [self] { self->request_stop(); });
 }
 
 asio::awaitable<report> crawler::run(std::shared_ptr<impl> self) {
@@ -328,24 +828,35 @@ asio::awaitable<report> crawler::run(std::shared_ptr<impl> self) {
     self->started = clock_type::now();
     self->result.started_at = std::chrono::system_clock::now();
     self->result.max_tasks = self->config.max_tasks;
+    if (self->config.fetch.tls.insecure) {
+        self->result.stats["tls_insecure"] = 1;
+        self->say(log_level::warning,
+                  "TLS certificate verification is OFF (insecure): https pages are not authenticated");
+    }
 
     for (const auto& root : self->roots)
         self->admit(root, self->config.max_redirect, 0);
+    if (self->config.sitemaps && !self->config.robots.obey) {
+        for (const auto& origin : self->root_origins)
+            self->queue_sitemaps_of(origin, {});
+    }
     self->say(log_level::info, "crawling ", self->roots.size(), " root(s) with ", self->config.max_tasks,
-              " workers");
+              " workers as \"", self->agent, "\"");
 
     for (std::size_t i = 0; i < self->config.max_tasks; ++i) {
         ++self->live_workers;
+        auto& signal = self->worker_signals.emplace_back();
         asio::co_spawn(
             self->executor, [self]() { return self->work(); },
-            [self](std::exception_ptr) {
+            asio::bind_cancellation_slot(signal.slot(), [self](std::exception_ptr) {
                 if (--self->live_workers == 0)
                     self->workers_exited.cancel();
-            });
+            }));
     }
 
     co_await self->queue.join();
     self->queue.close();
+    self->frontier_timer.cancel();
     while (self->live_workers > 0)
         co_await self->workers_exited.async_wait(asio::as_tuple(asio::use_awaitable));
     // Only now: fetches that were in flight when a stop came have finished and are no longer "todo".

@@ -66,8 +66,8 @@ struct content_decoder::state {
     bool saw_input = false;
     z_stream stream{};
     bool inflating = false;
-    bool member_done = false; ///< a compressed stream reached its end; what follows is decided on arrival
-    bool ignore_rest = false; ///< bytes after the end that are not another gzip member
+    bool member_done = false;   ///< a compressed stream reached its end; what follows is decided on arrival
+    bool ignore_rest = false;   ///< bytes after the end that are not another gzip member
     std::string deflate_prefix; ///< the first bytes of a deflate body, until its flavor is known
 
     bool start_inflate(int window_bits) {

@@ -169,8 +169,8 @@ error_code classify_read_error(const error_code& ec) {
 /// the answer arrives. That says nothing about the URL, so the request is re-sent on a fresh connection.
 bool is_stale_connection_failure(const error_code& ec) {
     return ec == http::error::end_of_stream || ec == asio::error::connection_reset ||
-           ec == asio::error::broken_pipe || ec == asio::error::eof || ec == asio::error::connection_aborted ||
-           ec == ssl::error::stream_truncated;
+           ec == asio::error::broken_pipe || ec == asio::error::eof ||
+           ec == asio::error::connection_aborted || ec == ssl::error::stream_truncated;
 }
 
 /// Control characters in a configured header value would let it inject header lines.
@@ -376,19 +376,23 @@ struct fetcher::impl {
     }
 
     /// Why a handshake failed, in our terms, with OpenSSL's words for the log.
-    static std::pair<error_code, std::string> classify_handshake_error(tls_stream& stream, const error_code& ec) {
+    std::pair<error_code, std::string> classify_handshake_error(tls_stream& stream,
+                                                                const error_code& ec) const {
         if (ec == beast::error::timeout)
             return {error::connect_timeout, {}};
-        const long verify = SSL_get_verify_result(stream.native_handle());
-        if (verify != X509_V_OK || (ec.category() == asio::error::get_ssl_category() &&
-                                    ERR_GET_REASON(ec.value()) == SSL_R_CERTIFICATE_VERIFY_FAILED)) {
+        // A peer that hangs up mid-handshake (overloaded, restarting) is the network's failure, worth another
+        // attempt; one that answers something other than TLS fails in OpenSSL's own category below.
+        if (ec == ssl::error::stream_truncated || ec == asio::error::eof)
+            return {asio::error::eof, {}};
+        if (ec.category() != asio::error::get_ssl_category())
+            return {ec, {}};
+        const long verify = config.tls.insecure ? X509_V_OK : SSL_get_verify_result(stream.native_handle());
+        if (verify != X509_V_OK || ERR_GET_REASON(ec.value()) == SSL_R_CERTIFICATE_VERIFY_FAILED) {
             std::string detail = ec.message();
             if (verify != X509_V_OK)
                 detail += std::string(" (") + X509_verify_cert_error_string(verify) + ")";
             return {error::certificate_invalid, detail};
         }
-        if (ec == asio::error::connection_reset || ec == asio::error::connection_refused)
-            return {ec, {}}; // the network's failure, worth another attempt
         return {error::tls_handshake_failed, ec.message()};
     }
 
@@ -452,8 +456,8 @@ struct fetcher::impl {
 
     /// One request on one connection. Sets `retry_fresh` when the failure may be a closed pooled connection,
     /// and `reusable` when the connection can serve another request.
-    asio::awaitable<fetch_result> exchange(connection& c, const request_target& t, const fetch_options& options,
-                                           bool& retry_fresh, bool& reusable) {
+    asio::awaitable<fetch_result> exchange(connection& c, const request_target& t,
+                                           const fetch_options& options, bool& retry_fresh, bool& reusable) {
         fetch_result result;
         result.remote_ip = c.remote_ip;
         std::string request = request_bytes(t);

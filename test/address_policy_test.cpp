@@ -42,9 +42,9 @@ TEST(is_refused_address, refuses_what_is_not_the_public_internet) {
         "::ffff:127.0.0.1", // IPv4-mapped forms reach the IPv4 address
         "::ffff:169.254.169.254",
         "::ffff:10.1.2.3",
-        "::127.0.0.1", // IPv4-compatible
+        "::127.0.0.1",       // IPv4-compatible
         "64:ff9b::10.0.0.1", // NAT64
-        "2002:7f00:1::", // 6to4 of 127.0.0.1
+        "2002:7f00:1::",     // 6to4 of 127.0.0.1
         "2002:a9fe:a9fe::1", // 6to4 of 169.254.169.254
         "2001:db8::1",
         "100::1",
@@ -70,10 +70,10 @@ TEST(is_refused_address, allows_public_addresses) {
         "2606:4700:4700::1111",
         "2a00:1450:4001:800::200e",
         "::ffff:8.8.8.8",
-        "64:ff9b::808:808",  // NAT64 of 8.8.8.8
-        "2002:808:808::1",   // 6to4 of 8.8.8.8
-        "fbff:ffff::1",      // just below fc00::/7
-        "fe00::1",           // between fc00::/7 and fe80::/10
+        "64:ff9b::808:808", // NAT64 of 8.8.8.8
+        "2002:808:808::1",  // 6to4 of 8.8.8.8
+        "fbff:ffff::1",     // just below fc00::/7
+        "fe00::1",          // between fc00::/7 and fe80::/10
     };
     for (const auto& text : allowed)
         EXPECT_FALSE(is_refused_address(boost::asio::ip::make_address(text))) << text;

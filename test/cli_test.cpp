@@ -15,6 +15,8 @@
 #include <sstream>
 #include <thread>
 
+#include <unistd.h>
+
 namespace asio = boost::asio;
 using namespace asiocrawl::test;
 using namespace std::chrono_literals;
@@ -46,6 +48,46 @@ struct demo_server_process {
     std::optional<child_process> child;
     std::string root;
 };
+
+/// A server in this process, on a thread of its own, counting the requests it gets.
+struct threaded_server {
+    explicit threaded_server(asiocrawl::demo::request_handler handler)
+        : server{ctx.get_executor(), [this, handler = std::move(handler)](const http_request& req) {
+                     ++requests;
+                     return handler(req);
+                 }} {}
+    ~threaded_server() {
+        asio::post(ctx, [this] { server.stop(); });
+        thread.join();
+    }
+    asio::io_context ctx;
+    std::atomic<int> requests{0};
+    asiocrawl::demo::http_server server;
+    std::thread thread{[this] { ctx.run(); }};
+};
+
+/// "/" links to four pages that never answer (until the server stops): a crawl that cannot end by itself.
+asio::awaitable<std::optional<http_response>> root_then_hang(const http_request& req) {
+    if (req.target() == "/")
+        co_return make_response(200, "<a href=/s0>0</a><a href=/s1>1</a><a href=/s2>2</a><a href=/s3>3</a>");
+    co_await sleep_for(std::chrono::hours{1});
+    co_return make_response(200, "late");
+}
+
+/// A file for the duration of a test.
+struct temp_file {
+    temp_file(const std::string& name, const std::string& text)
+        : path("/tmp/asiocrawl-cli-test-" + std::to_string(::getpid()) + "-" + name) {
+        std::ofstream{path} << text;
+    }
+    ~temp_file() { std::remove(path.c_str()); }
+    std::string path;
+};
+
+void wait_until(const std::function<bool()>& done) {
+    for (int i = 0; i < 3000 && !done(); ++i)
+        std::this_thread::sleep_for(10ms);
+}
 
 std::vector<std::string> read_lines(const std::string& path) {
     std::ifstream in{path};
@@ -97,10 +139,44 @@ TEST(cli, a_root_without_scheme_gets_http) {
 TEST(cli, help_and_version_exit_zero) {
     auto help = run_process({cli, "--help"});
     EXPECT_EQ(help.exit_code, 0);
-    for (const char* option :
-         {"--max-tasks", "--max-redirect", "--max-tries", "--exclude", "--include", "--strict", "--lenient",
-          "--max-depth", "--max-pages", "--output", "--verbose", "--quiet"})
+    for (const char* option : {"--max-tasks",
+                               "--max-redirect",
+                               "--max-tries",
+                               "--exclude",
+                               "--include",
+                               "--strict",
+                               "--lenient",
+                               "--max-depth",
+                               "--max-pages",
+                               "--output",
+                               "--verbose",
+                               "--quiet",
+                               "--config",
+                               "--print-config",
+                               "--fail-on-errors",
+                               "--ignore-robots",
+                               "--insecure",
+                               "--ca-file",
+                               "--sitemaps",
+                               "--max-per-host",
+                               "--delay",
+                               "--parse-threads",
+                               "--warc",
+                               "--save-dir",
+                               "--metrics-listen",
+                               "--report-json",
+                               "--progress",
+                               "--grace-period",
+                               "--refuse-private-addresses",
+                               "--user-agent",
+                               "--contact-url"})
         EXPECT_THAT(help.out, HasSubstr(option));
+    // Grouped by topic, with defaults.
+    for (const char* heading :
+         {"Crawl:", "Scope:", "Fetching:", "Politeness and robots.txt:", "Output:", "Run:"})
+        EXPECT_THAT(help.out, HasSubstr(heading));
+    EXPECT_THAT(help.out, HasSubstr("(default: 100)"));
+    EXPECT_THAT(help.out, HasSubstr("ASIOCRAWL_"));
     auto version = run_process({cli, "--version"});
     EXPECT_EQ(version.exit_code, 0);
     EXPECT_THAT(version.out, HasSubstr("asiocrawl "));
@@ -135,32 +211,163 @@ TEST(cli, wrong_usage_exits_2_with_a_clear_message) {
     }
 }
 
-TEST(cli, sigint_stops_the_crawl_and_still_prints_the_report) {
-    // A slow server in this process: the CLI is interrupted while the first page is in flight.
-    asio::io_context ctx;
-    std::atomic<int> requests{0};
-    std::string page = "<html>";
-    for (int i = 0; i < 50; ++i)
-        page += "<a href=/p" + std::to_string(i) + ">x</a>";
-    asiocrawl::demo::http_server server{
-        ctx.get_executor(), [&](const http_request& req) -> asio::awaitable<std::optional<http_response>> {
-            ++requests;
+TEST(cli, sigint_and_sigterm_stop_the_crawl_and_still_print_the_report) {
+    for (const auto& [signo, status] : {std::pair{SIGINT, 130}, std::pair{SIGTERM, 143}}) {
+        SCOPED_TRACE(signo);
+        // A slow server: the CLI is interrupted while the first pages are in flight.
+        std::string page = "<html>";
+        for (int i = 0; i < 50; ++i)
+            page += "<a href=/p" + std::to_string(i) + ">x</a>";
+        threaded_server server{[&](const http_request& req) -> asio::awaitable<std::optional<http_response>> {
             co_await sleep_for(300ms);
             co_return make_response(200, req.target() == "/" ? page : "<p>leaf</p>");
         }};
-    std::thread server_thread{[&] { ctx.run(); }};
+        child_process crawl{{cli, "--max-tasks", "2", server.server.origin() + "/"}};
+        wait_until([&] { return server.requests.load() >= 3; }); // robots.txt, the root, a first link
+        crawl.signal(signo);
+        auto result = crawl.wait();
 
-    child_process crawl{{cli, "--max-tasks", "2", server.origin() + "/"}};
-    for (int i = 0; i < 1000 && requests.load() < 2; ++i)
-        std::this_thread::sleep_for(10ms);
+        EXPECT_EQ(result.exit_code, status) << result.err;
+        EXPECT_THAT(result.err, HasSubstr("interrupted"));
+        EXPECT_THAT(result.out, HasSubstr("Finished "));
+        EXPECT_THAT(result.out, ::testing::Not(HasSubstr("Todo: 0\n")));
+        EXPECT_LT(server.requests.load(), 51) << "the crawl stopped before fetching everything";
+    }
+}
+
+TEST(cli, fetches_that_outlive_the_grace_period_are_abandoned_and_outputs_still_flushed) {
+    threaded_server server{root_then_hang};
+    const std::string records = "/tmp/asiocrawl-cli-test-grace-" + std::to_string(::getpid()) + ".jsonl";
+    child_process crawl{
+        {cli, "--grace-period", "300ms", "--ignore-robots", "-o", records, server.server.origin() + "/"}};
+    wait_until([&] { return server.requests.load() >= 3; });
     crawl.signal(SIGINT);
     auto result = crawl.wait();
-    asio::post(ctx, [&] { server.stop(); });
-    server_thread.join();
 
     EXPECT_EQ(result.exit_code, 130) << result.err;
-    EXPECT_THAT(result.err, HasSubstr("interrupted"));
-    EXPECT_THAT(result.out, HasSubstr("Finished "));
+    EXPECT_THAT(result.err, HasSubstr("grace period over, abandoning"));
+    EXPECT_THAT(result.out, HasSubstr(server.server.origin() + "/ 200 text/html"));
+    EXPECT_THAT(result.out, HasSubstr("aborted_in_flight"));
     EXPECT_THAT(result.out, ::testing::Not(HasSubstr("Todo: 0\n")));
-    EXPECT_LT(requests.load(), 51) << "the crawl stopped before fetching everything";
+    const auto lines = read_lines(records);
+    ASSERT_EQ(lines.size(), 1u) << "the root's record, flushed";
+    EXPECT_THAT(lines[0], HasSubstr("\"status\":200"));
+    std::remove(records.c_str());
+}
+
+TEST(cli, a_second_signal_aborts_at_once_and_outputs_are_still_flushed) {
+    threaded_server server{root_then_hang};
+    const std::string records = "/tmp/asiocrawl-cli-test-abort-" + std::to_string(::getpid()) + ".jsonl";
+    child_process crawl{
+        {cli, "--grace-period", "1h", "--ignore-robots", "-o", records, server.server.origin() + "/"}};
+    wait_until([&] { return server.requests.load() >= 3; });
+    crawl.signal(SIGINT);
+    wait_until([&] { return crawl.stderr_so_far().find("interrupted") != std::string::npos; });
+    crawl.signal(SIGTERM);
+    auto result = crawl.wait();
+
+    EXPECT_EQ(result.exit_code, 130) << "the first signal decides the status; " << result.err;
+    EXPECT_THAT(result.err, HasSubstr("second signal, abandoning"));
+    EXPECT_THAT(result.out, HasSubstr(server.server.origin() + "/ 200 text/html"));
+    EXPECT_EQ(read_lines(records).size(), 1u);
+    std::remove(records.c_str());
+}
+
+TEST(cli, fail_on_errors_turns_failed_urls_into_exit_status_1) {
+    asio::io_context ctx;
+    const std::string root = "http://127.0.0.1:" + std::to_string(unused_port(ctx)) + "/";
+    const std::vector<std::string> base{cli, "--max-tries", "1", "--ignore-robots", root};
+
+    auto tolerant = run_process(base);
+    EXPECT_EQ(tolerant.exit_code, 0) << tolerant.err;
+    EXPECT_THAT(tolerant.out, HasSubstr("Finished "));
+
+    auto strict = base;
+    strict.push_back("--fail-on-errors");
+    auto failing = run_process(strict);
+    EXPECT_EQ(failing.exit_code, 1) << failing.err;
+    EXPECT_THAT(failing.err, HasSubstr("1 URLs failed"));
+    EXPECT_THAT(failing.out, HasSubstr("Finished ")) << "the report is printed all the same";
+
+    auto from_env = run_process(base, {"ASIOCRAWL_RUN_FAIL_ON_ERRORS=true"});
+    EXPECT_EQ(from_env.exit_code, 1) << from_env.err;
+}
+
+TEST(cli, config_errors_exit_2_before_any_request) {
+    threaded_server server{[](const http_request&) -> asio::awaitable<std::optional<http_response>> {
+        co_return make_response(200, "<p>hello</p>");
+    }};
+    const std::string root = server.server.origin() + "/";
+    const temp_file invalid{"invalid.yaml", "max_tasks: 3\nroots: [a,\n"};
+    const temp_file unknown{"unknown.yaml", "max_taks: 3\n"};
+    const temp_file wrong{"wrong.yaml", "fetch:\n  connect_timeout: fast\n"};
+    const temp_file range{"range.yaml", "politeness:\n  max_per_host: 0\n"};
+    struct error_case {
+        std::vector<std::string> args;
+        std::vector<std::string> env;
+        std::string says;
+    };
+    const error_case cases[] = {
+        {{"--config", "/nonexistent/asiocrawl.yaml"},
+         {},
+         "/nonexistent/asiocrawl.yaml: config file not found"},
+        {{"--config", "/tmp"}, {}, "/tmp: cannot read config file: Is a directory"},
+        {{"--config", invalid.path}, {}, invalid.path + ":3:1: invalid YAML"},
+        {{"--config", unknown.path},
+         {},
+         unknown.path + ":1:1: unknown key \"max_taks\" (did you mean \"max_tasks\"?)"},
+        {{"--config", wrong.path},
+         {},
+         wrong.path +
+             ":2:20: fetch.connect_timeout: expected a duration such as 500ms, 10s, 2m or 1h (a plain "
+             "number is seconds), got \"fast\""},
+        {{"--config", range.path},
+         {},
+         range.path + ":2:3: politeness.max_per_host must be at least 1, got \"0\""},
+        {{},
+         {"ASIOCRAWL_FETCH_REQUEST_TIMEOUT=soon"},
+         "environment variable ASIOCRAWL_FETCH_REQUEST_TIMEOUT: "},
+        {{"--metrics-listen", "9100"},
+         {},
+         "option --metrics-listen: output.metrics_listen must be HOST:PORT"},
+        {{"--delay", "-1s"}, {}, "option --delay: politeness.delay: expected a duration"},
+    };
+    for (const auto& c : cases) {
+        std::vector<std::string> argv{cli};
+        argv.insert(argv.end(), c.args.begin(), c.args.end());
+        argv.push_back(root);
+        SCOPED_TRACE(::testing::PrintToString(argv));
+        auto result = run_process(argv, c.env);
+        EXPECT_EQ(result.exit_code, 2);
+        EXPECT_THAT(result.err, HasSubstr(c.says));
+        EXPECT_THAT(result.err, HasSubstr("Try 'asiocrawl --help'"));
+        EXPECT_TRUE(result.out.empty()) << result.out;
+    }
+    EXPECT_EQ(server.requests.load(), 0) << "a config error stops the run before anything is fetched";
+}
+
+TEST(cli, print_config_round_trips_through_the_process) {
+    auto first = run_process({cli, "--print-config", "--max-tasks", "7", "--delay", "1.5s", "--host-override",
+                              "a.example=127.0.0.1", "--exclude", "\\?sort=", "http://a.example/"},
+                             {"ASIOCRAWL_OUTPUT_WARC_PATH=x-{serial}.warc.gz"});
+    ASSERT_EQ(first.exit_code, 0) << first.err;
+    EXPECT_THAT(first.out, HasSubstr("max_tasks: 7\n"));
+    EXPECT_THAT(first.out, HasSubstr("  delay: 1500ms\n"));
+    EXPECT_THAT(first.out, HasSubstr("    path: \"x-{serial}.warc.gz\"\n"));
+    const temp_file printed{"printed.yaml", first.out};
+    auto second = run_process({cli, "--config", printed.path, "--print-config"});
+    ASSERT_EQ(second.exit_code, 0) << second.err;
+    EXPECT_EQ(second.out, first.out);
+}
+
+TEST(cli, a_config_file_drives_a_crawl) {
+    demo_server_process server{{"--pages", "10", "--seed", "5"}};
+    const std::string records = "/tmp/asiocrawl-cli-test-config-" + std::to_string(::getpid()) + ".jsonl";
+    const temp_file config{"crawl.yaml", "roots: [\"" + server.root +
+                                             "\"]\nmax_tasks: 3\noutput:\n  records: \"" + records + "\"\n"};
+    auto result = run_process({cli, "--config", config.path});
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_THAT(result.out, HasSubstr("(max_tasks=3)"));
+    EXPECT_FALSE(read_lines(records).empty());
+    std::remove(records.c_str());
 }

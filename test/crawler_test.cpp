@@ -50,7 +50,15 @@ struct crawler_fixture : ::testing::Test {
     demo::http_server server{ctx.get_executor(), serve(pages)};
     std::vector<record> streamed; // what the record sink saw
 
-    crawler_fixture() { config.max_tasks = 4; }
+    crawler_fixture() {
+        config.max_tasks = 4;
+        // The ORIGIN.md behaviours, without this session's politeness layers: robots.txt, per-host limits and
+        // backoff have their own tests (polite_crawl_test.cpp) and would only add requests and waits here.
+        config.robots.obey = false;
+        config.politeness.max_per_host = 1000;
+        config.retry.initial_backoff = std::chrono::milliseconds(1);
+        config.retry.max_backoff = std::chrono::milliseconds(5);
+    }
 
     void add(const std::string& target, http_response response) { (*pages)[target] = std::move(response); }
     void add_page(const std::string& target, std::initializer_list<std::string> hrefs) {
@@ -347,13 +355,21 @@ TEST_F(crawler_fixture, max_tries_exhausted_is_a_failure_record) {
     EXPECT_EQ(r.stats["fail"], 1u);
 }
 
-TEST_F(crawler_fixture, encoding_from_content_type_with_utf8_default) {
-    add_page("/", {"/latin", "/plain"});
-    add("/latin", make_response(200, "<p>x</p>", "text/html; charset=ISO-8859-1"));
+TEST_F(crawler_fixture, charset_is_recorded_as_declared_and_never_guessed) {
+    add_page("/", {"/latin", "/plain", "/meta", "/bom"});
+    add("/latin", make_response(200, "<meta charset=utf-8><p>x</p>", "text/html; charset=ISO-8859-2"));
     add("/plain", make_response(200, "<p>x</p>", "text/html"));
+    add("/meta", make_response(200, "<head><meta charset=\"Shift_JIS\"></head><p>x</p>", "text/html"));
+    add("/bom", make_response(200, "\xEF\xBB\xBF<p>x</p>", "text/html"));
     auto r = crawl();
-    EXPECT_EQ(find(r, url("/latin"))->charset, "iso-8859-1");
-    EXPECT_EQ(find(r, url("/plain"))->charset, "utf-8");
+    EXPECT_EQ(find(r, url("/latin"))->charset, "iso-8859-2") << "Content-Type wins over the markup";
+    EXPECT_EQ(find(r, url("/latin"))->charset_source, "content-type");
+    EXPECT_EQ(find(r, url("/plain"))->charset, "") << "nothing declared: nothing guessed";
+    EXPECT_EQ(find(r, url("/plain"))->charset_source, "");
+    EXPECT_EQ(find(r, url("/meta"))->charset, "shift_jis");
+    EXPECT_EQ(find(r, url("/meta"))->charset_source, "meta");
+    EXPECT_EQ(find(r, url("/bom"))->charset, "utf-8");
+    EXPECT_EQ(find(r, url("/bom"))->charset_source, "bom");
 }
 
 TEST_F(crawler_fixture, content_type_recorded_and_non_html_not_parsed) {

@@ -77,13 +77,12 @@ TEST_P(decoder_round_trip, decodes_whole_and_in_every_piece_size) {
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(codings, decoder_round_trip,
-                         ::testing::Values(round_trip_case{"gzip", content_coding::gzip, wrapper::gzip},
-                                           round_trip_case{"deflate_zlib", content_coding::deflate,
-                                                           wrapper::zlib},
-                                           round_trip_case{"deflate_raw", content_coding::deflate,
-                                                           wrapper::raw}),
-                         [](const auto& info) { return std::string(info.param.name); });
+INSTANTIATE_TEST_SUITE_P(
+    codings, decoder_round_trip,
+    ::testing::Values(round_trip_case{"gzip", content_coding::gzip, wrapper::gzip},
+                      round_trip_case{"deflate_zlib", content_coding::deflate, wrapper::zlib},
+                      round_trip_case{"deflate_raw", content_coding::deflate, wrapper::raw}),
+    [](const auto& info) { return std::string(info.param.name); });
 
 TEST(content_decoder, identity_passes_bytes_through) {
     auto [s, out] = decode(content_coding::identity, text, 10);

@@ -275,7 +275,8 @@ std::vector<fetch_result> fetch_raw(asio::io_context& ctx, const fetch_config& c
         ctx,
         [&]() -> asio::awaitable<void> {
             for (const auto& path : paths)
-                results.push_back(co_await f.fetch(boost::urls::parse_uri(server.origin() + path).value(), options));
+                results.push_back(
+                    co_await f.fetch(boost::urls::parse_uri(server.origin() + path).value(), options));
         },
         [&](std::exception_ptr e) {
             server.stop();
@@ -374,17 +375,16 @@ const std::string page_text = [] {
 /// A server answering every request with `body` and the given Content-Encoding; records Accept-Encoding.
 demo::http_server encoded_server(asio::io_context& ctx, std::string body, std::string coding,
                                  std::string* accept_encoding_seen = nullptr) {
-    return demo::http_server{
-        ctx.get_executor(),
-        [body = std::move(body), coding = std::move(coding),
-         accept_encoding_seen](const http_request& req) -> asio::awaitable<std::optional<http_response>> {
-            if (accept_encoding_seen)
-                *accept_encoding_seen = std::string(req[http::field::accept_encoding]);
-            auto res = make_response(200, body);
-            if (!coding.empty())
-                res.set(http::field::content_encoding, coding);
-            co_return res;
-        }};
+    return demo::http_server{ctx.get_executor(),
+                             [body = std::move(body), coding = std::move(coding), accept_encoding_seen](
+                                 const http_request& req) -> asio::awaitable<std::optional<http_response>> {
+                                 if (accept_encoding_seen)
+                                     *accept_encoding_seen = std::string(req[http::field::accept_encoding]);
+                                 auto res = make_response(200, body);
+                                 if (!coding.empty())
+                                     res.set(http::field::content_encoding, coding);
+                                 co_return res;
+                             }};
 }
 
 } // namespace
@@ -442,8 +442,8 @@ TEST_F(fetcher_fixture, corrupt_or_unknown_content_codings_are_decoding_failed) 
     const std::vector<std::pair<std::string, std::string>> table{
         {"gzip", damaged},
         {"gzip", whole.substr(0, whole.size() / 2)}, // complete HTTP message, incomplete gzip stream
-        {"gzip", page_text},                          // claims gzip, is not
-        {"br", "\x0b\x02\x80hello\x03"},              // never advertised: not handed over as if it were HTML
+        {"gzip", page_text},                         // claims gzip, is not
+        {"br", "\x0b\x02\x80hello\x03"},             // never advertised: not handed over as if it were HTML
     };
     for (const auto& [coding, body] : table) {
         auto server = encoded_server(ctx, body, coding);
@@ -459,7 +459,8 @@ TEST_F(fetcher_fixture, corrupt_or_unknown_content_codings_are_decoding_failed) 
 TEST_F(fetcher_fixture, truncate_body_at_cuts_without_error_and_closes_the_connection) {
     config.max_body_bytes = 1000; // the cut overrides the limit: a longer Content-Length is no error
     for (const std::string coding : {"", "gzip"}) {
-        auto server = encoded_server(ctx, coding.empty() ? page_text : compress(page_text, wrapper::gzip), coding);
+        auto server =
+            encoded_server(ctx, coding.empty() ? page_text : compress(page_text, wrapper::gzip), coding);
         fetcher f{ctx.get_executor(), config, 8};
         detail::fetch_options options;
         options.truncate_body_at = 5000;
@@ -498,7 +499,8 @@ TEST_F(fetcher_fixture, capture_keeps_the_exact_bytes_and_leaves_a_pipelined_res
     };
     const std::size_t half = gzipped.size() / 2;
     const std::string first = first_head + hex(half) + "\r\n" + gzipped.substr(0, half) + "\r\n" +
-                              hex(gzipped.size() - half) + ";ext=1\r\n" + gzipped.substr(half) + "\r\n0\r\n\r\n";
+                              hex(gzipped.size() - half) + ";ext=1\r\n" + gzipped.substr(half) +
+                              "\r\n0\r\n\r\n";
     const std::string second = "HTTP/1.1 404 Not Found\r\nContent-Length: 4\r\n\r\nnope";
     raw_server server{ctx.get_executor(), [&](std::size_t) { return first + second; }};
     const auto port = std::to_string(server.port());
@@ -513,8 +515,7 @@ TEST_F(fetcher_fixture, capture_keeps_the_exact_bytes_and_leaves_a_pipelined_res
     EXPECT_EQ(r1.raw_response, first) << "exactly the first message, transfer and content codings included";
     EXPECT_EQ(r1.raw_head_bytes, first_head.size());
     EXPECT_EQ(r1.wire_bytes, first.size());
-    EXPECT_EQ(r1.raw_request.rfind("GET /1 HTTP/1.1\r\nHost: 127.0.0.1:" + port + "\r\n", 0),
-              0u)
+    EXPECT_EQ(r1.raw_request.rfind("GET /1 HTTP/1.1\r\nHost: 127.0.0.1:" + port + "\r\n", 0), 0u)
         << r1.raw_request;
     EXPECT_EQ(r1.raw_request.substr(r1.raw_request.size() - 4), "\r\n\r\n");
     EXPECT_EQ(r1.remote_ip, "127.0.0.1");
@@ -546,9 +547,10 @@ TEST_F(fetcher_fixture, the_address_guard_refuses_loopback_without_connecting) {
     config.host_overrides["intranet.example"] = "127.0.0.1";
     config.host_overrides["mapped.example"] = "::ffff:127.0.0.1";
     const auto port = std::to_string(server.port());
-    auto results = fetch_all(server, {"http://127.0.0.1:" + port + "/", "http://intranet.example:" + port + "/",
-                                      "http://mapped.example:" + port + "/", "http://localhost:" + port + "/",
-                                      "http://[::1]:" + port + "/"});
+    auto results =
+        fetch_all(server, {"http://127.0.0.1:" + port + "/", "http://intranet.example:" + port + "/",
+                           "http://mapped.example:" + port + "/", "http://localhost:" + port + "/",
+                           "http://[::1]:" + port + "/"});
     ASSERT_EQ(results.size(), 5u);
     for (const auto& r : results) {
         EXPECT_EQ(r.error, error::forbidden_address) << r.error.message();

@@ -613,6 +613,12 @@ TEST(Site, InvalidOptionsAreRejected) {
     inverted.min_page_bytes = 5000;
     inverted.max_page_bytes = 4000;
     EXPECT_THROW(generate_site(inverted), std::invalid_argument);
+    site_options no_links;
+    no_links.links = {.broken = 0, .fragment = 0, .off_site = 0, .styled = 0};
+    EXPECT_THROW(generate_site(no_links), std::invalid_argument);
+    site_options too_many_bases;
+    too_many_bases.links.base_pages = 101;
+    EXPECT_THROW(generate_site(too_many_bases), std::invalid_argument);
 }
 
 TEST(Site, EveryExpectedTargetIsAResourceOrAnIntentional404) {
@@ -795,6 +801,89 @@ TEST(Site, GroundTruthMatchesAReferenceCrawl) {
         expect_reference_crawl_matches({1 + seed * 15, seed, seed, 1'000, 3'000});
     }
     expect_reference_crawl_matches({1, 9, 1, 2'000, 8'000});
+}
+
+/// A mix with every kind of link, and pages with <base href>.
+site_options every_kind_of_link(std::uint32_t seed) {
+    site_options options;
+    options.pages = 150;
+    options.seed = seed;
+    options.links_per_page = 10;
+    options.links = {.broken = 1,
+                     .fragment = 1,
+                     .off_site = 1,
+                     .off_host = 1,
+                     .non_http = 1,
+                     .redirect = 2,
+                     .query = 2,
+                     .relative = 1,
+                     .absolute = 1,
+                     .styled = 1,
+                     .base_pages = 30};
+    return options;
+}
+
+TEST(Site, EveryLinkKindOfAMixIsPresentAndCrawledAsTheGroundTruthSays) {
+    for (std::uint32_t seed = 1; seed <= 3; ++seed) {
+        expect_reference_crawl_matches(every_kind_of_link(seed));
+    }
+    const site s = generate_site(every_kind_of_link(1));
+    std::size_t redirects = 0;
+    std::size_t variants = 0;
+    std::size_t base_pages = 0;
+    for (const auto& [target, r] : s.resources) {
+        if (target.rfind("/r/go/", 0) == 0) {
+            ++redirects;
+            EXPECT_EQ(s.expected_requests.count(target), 1u) << target;
+            EXPECT_EQ(s.expected_requests.count(r.location), 1u) << r.location;
+        }
+        if (target.find("?from=") != std::string::npos) {
+            ++variants;
+        }
+        if (r.body.find("<base href=\"{{origin}}/\">") != std::string::npos) {
+            ++base_pages;
+        }
+    }
+    EXPECT_GT(redirects, 50u);
+    EXPECT_GT(variants, 50u);
+    EXPECT_GT(base_pages, 20u);
+    EXPECT_LT(base_pages, 80u);
+    // A crawler that ignored <base href="/"> would resolve "p/N.html" on those pages to /p/p/N.html.
+    EXPECT_EQ(std::count_if(s.expected_requests.begin(), s.expected_requests.end(),
+                            [](const std::string& t) { return t.rfind("/p/p/", 0) == 0; }),
+              0);
+    EXPECT_EQ(s.out_of_scope_links.count("mailto:webmaster@example.invalid"), 1u);
+    EXPECT_EQ(s.out_of_scope_links.count("http://other.invalid/x"), 1u);
+}
+
+TEST(Site, LinkMixSpecsAreParsed) {
+    const auto mix = asiocrawl::demo::parse_link_mix("redirect=5,query=7,base_pages=10,styled=0");
+    EXPECT_EQ(mix.redirect, 5u);
+    EXPECT_EQ(mix.query, 7u);
+    EXPECT_EQ(mix.base_pages, 10u);
+    EXPECT_EQ(mix.styled, 0u);
+    EXPECT_EQ(mix.broken, 2u); // unnamed kinds keep their defaults
+    EXPECT_EQ(asiocrawl::demo::parse_link_mix("").styled, 93u);
+    for (const char* bad : {"redirect", "nothing=1", "query=x", "query=", "query=-1", "query=1,"}) {
+        EXPECT_THROW(asiocrawl::demo::parse_link_mix(bad), std::invalid_argument) << bad;
+    }
+}
+
+TEST(Site, AKindWithWeightZeroIsNeverDrawn) {
+    site_options only_relative;
+    only_relative.links = {.broken = 0, .fragment = 0, .off_site = 0, .relative = 1, .styled = 0};
+    const site s = generate_site(only_relative);
+    const site classic = generate_site({});
+    // Off-site links then come from the scattered off-site snippet only, which both sites share.
+    EXPECT_EQ(s.out_of_scope_links, classic.out_of_scope_links);
+    for (const auto& [target, r] : s.resources) {
+        EXPECT_EQ(target.rfind("/r/go/", 0), std::string::npos) << target;
+        EXPECT_EQ(target.find("?from="), std::string::npos) << target;
+    }
+    EXPECT_EQ(std::count_if(s.expected_requests.begin(), s.expected_requests.end(),
+                            [](const std::string& t) { return t.rfind("/missing/", 0) == 0; }),
+              2); // /missing/linked.html and /missing/redirected.html, from the snippets
+    expect_reference_crawl_matches(only_relative);
 }
 
 TEST(ServeSite, SubstitutesPlaceholdersAndAnswersHeadAnd404) {

@@ -58,12 +58,12 @@ struct tls_fixture : ::testing::Test {
     }
 
     demo::http_server hello_server() {
-        return demo::http_server{ctx.get_executor(),
-                                 [](const http_request& req) -> asio::awaitable<std::optional<http_response>> {
-                                     co_return make_response(200, "secure " + std::string(req.target()),
-                                                             "text/plain");
-                                 },
-                                 server_tls};
+        return demo::http_server{
+            ctx.get_executor(),
+            [](const http_request& req) -> asio::awaitable<std::optional<http_response>> {
+                co_return make_response(200, "secure " + std::string(req.target()), "text/plain");
+            },
+            server_tls};
     }
 
     /// Fetches each URL in turn with one fetcher, then stops `server` so the context runs dry.
@@ -144,7 +144,8 @@ TEST_F(tls_fixture, tls_connections_are_pooled_and_reused) {
     config.tls.ca_file = ca_file->path().string();
     auto server = hello_server();
     fetcher f{ctx.get_executor(), config, 8};
-    auto results = fetch_all(server, {server.origin() + "/1", server.origin() + "/2", server.origin() + "/3"}, &f);
+    auto results =
+        fetch_all(server, {server.origin() + "/1", server.origin() + "/2", server.origin() + "/3"}, &f);
     ASSERT_EQ(results.size(), 3u);
     for (const auto& r : results)
         EXPECT_EQ(r.status, 200) << r.error.message();
@@ -205,4 +206,19 @@ TEST_F(tls_fixture, capture_holds_the_bytes_after_tls) {
 TEST_F(tls_fixture, a_missing_ca_file_is_a_construction_error) {
     config.tls.ca_file = "/nonexistent/asiocrawl-ca.pem";
     EXPECT_THROW((fetcher{ctx.get_executor(), config, 8}), boost::system::system_error);
+}
+
+TEST_F(tls_fixture, a_tls_server_that_never_answers_times_out) {
+    config.tls.ca_file = ca_file->path().string();
+    config.request_timeout = std::chrono::milliseconds(300);
+    std::optional<demo::http_server> server;
+    server.emplace(
+        ctx.get_executor(),
+        [&](const http_request&) -> asio::awaitable<std::optional<http_response>> {
+            co_await server->wait_stopped();
+            co_return std::nullopt;
+        },
+        server_tls);
+    auto results = fetch_all(*server, {server->origin() + "/"});
+    EXPECT_EQ(results.at(0).error, error::request_timeout) << results[0].error.message();
 }

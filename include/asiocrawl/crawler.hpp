@@ -6,7 +6,12 @@
 #include <asiocrawl/sink.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/associated_cancellation_slot.hpp>
+#include <boost/asio/associated_executor.hpp>
+#include <boost/asio/async_result.hpp>
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/cancellation_type.hpp>
 #include <boost/asio/co_spawn.hpp>
 
 #include <exception>
@@ -53,21 +58,51 @@ public:
     /// A snapshot for progress lines and metrics. Call on the crawler's executor.
     crawl_progress progress() const;
 
-    /// Runs the crawl to the end: until no URL is queued or in flight, or until stop().
+    /// Runs the crawl to the end: until no URL is queued, waiting or in flight, or until stop().
     /// Completion signature: void(std::exception_ptr, asiocrawl::report). Works with any Asio completion
     /// token (use_awaitable, deferred, use_future, a plain callback). Call at most once per crawler.
+    ///
+    /// Per-operation cancellation: a cancellation slot bound to the token (bind_cancellation_slot, or the
+    /// awaiting coroutine's own) is honoured. Partial or total cancellation drains gracefully, as stop();
+    /// terminal cancellation aborts, as abort(). Either way the operation completes with the report so far.
     template <class CompletionToken>
     auto async_run(CompletionToken&& token) {
-        return boost::asio::co_spawn(get_executor(), run(impl_), std::forward<CompletionToken>(token));
+        return boost::asio::async_initiate<CompletionToken, void(std::exception_ptr, report)>(
+            [](auto handler, std::shared_ptr<impl> self) {
+                auto slot = boost::asio::get_associated_cancellation_slot(handler);
+                if (slot.is_connected()) {
+                    slot.assign([weak = std::weak_ptr<impl>(self)](boost::asio::cancellation_type type) {
+                        if (auto alive = weak.lock())
+                            on_cancellation(alive, type);
+                    });
+                }
+                auto executor = self_executor(*self);
+                auto handler_executor = boost::asio::get_associated_executor(handler, executor);
+                boost::asio::co_spawn(
+                    executor, run(std::move(self)),
+                    boost::asio::bind_executor(handler_executor, [handler = std::move(handler), slot](
+                                                                     std::exception_ptr e, report r) mutable {
+                        if (slot.is_connected())
+                            slot.clear();
+                        std::move(handler)(e, std::move(r));
+                    }));
+            },
+            token, impl_);
     }
 
     /// Graceful stop: queued URLs are not started (they count in report::todo), fetches in flight finish,
     /// then async_run completes. Safe to call from any thread, any number of times.
     void stop();
 
+    /// Immediate stop: like stop(), and fetches in flight are cancelled too (their URLs count in
+    /// report::todo, without records). Safe to call from any thread, any number of times.
+    void abort();
+
 private:
     struct impl;
     static boost::asio::awaitable<report> run(std::shared_ptr<impl> self);
+    static void on_cancellation(const std::shared_ptr<impl>& self, boost::asio::cancellation_type type);
+    static executor_type self_executor(const impl& self) noexcept;
     std::shared_ptr<impl> impl_;
 };
 

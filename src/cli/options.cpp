@@ -1,10 +1,14 @@
 #include "cli/options.hpp"
 
+#include "cli/config_file.hpp"
+#include "cli/config_keys.hpp"
+
 #include <asiocrawl/version.hpp>
 
 #include <boost/program_options.hpp>
 
-#include <cmath>
+#include <algorithm>
+#include <map>
 #include <sstream>
 
 namespace asiocrawl::cli {
@@ -18,162 +22,268 @@ constexpr const char* usage_line =
     "Crawl the websites at ROOT (a URL; \"example.com\" means http://example.com/)\n"
     "and print a report of every URL fetched.\n";
 
+constexpr const char* help_footer =
+    "Durations: 500ms, 10s, 2m, 1h (a plain number is seconds). Sizes: 16MiB, 500KiB, 1GB (plain: bytes).\n"
+    "Each switch has an opposite that overrides the file and the environment: --no-sitemaps, "
+    "--no-insecure...\n"
+    "\n"
+    "Every option, and more, can be set in a YAML file (--config; all keys: config/asiocrawl.yaml) and as "
+    "an\n"
+    "environment variable ASIOCRAWL_<KEY>: the key's path in capitals with '.' as '_', e.g.\n"
+    "ASIOCRAWL_MAX_TASKS=50, ASIOCRAWL_FETCH_CONNECT_TIMEOUT=5s, ASIOCRAWL_ROOTS=\"a.example b.example\".\n"
+    "Precedence, lowest first: defaults, --config file, environment, command line.\n"
+    "\n"
+    "Logs go to stderr; the report and results to stdout or the files named above.\n"
+    "Exit status: 0 crawl completed, 1 crawl completed with failed URLs under --fail-on-errors (or an\n"
+    "output could not be written), 2 usage or configuration error (nothing fetched), 130/143 interrupted\n"
+    "by SIGINT/SIGTERM (report still printed; a second signal aborts the fetches in flight).\n";
+
 /// -v, -vv, -q, --verbose and --quiet may repeat, which Program_options does not count: take them out first.
+/// Returns the net count, -v negative (towards debug), -q positive.
 int take_verbosity(std::vector<std::string>& args) {
-    int verbosity = 0;
+    int shift = 0;
     std::vector<std::string> rest;
     bool after_double_dash = false;
     for (auto& arg : args) {
         if (!after_double_dash && arg == "--") {
             after_double_dash = true;
         } else if (!after_double_dash && arg == "--verbose") {
-            ++verbosity;
+            --shift;
             continue;
         } else if (!after_double_dash && arg == "--quiet") {
-            --verbosity;
+            ++shift;
             continue;
         } else if (!after_double_dash && arg.size() >= 2 && arg[0] == '-' &&
                    arg.find_first_not_of(arg[1], 1) == std::string::npos &&
                    (arg[1] == 'v' || arg[1] == 'q')) {
             const int count = static_cast<int>(arg.size() - 1);
-            verbosity += arg[1] == 'v' ? count : -count;
+            shift += arg[1] == 'v' ? -count : count;
             continue;
         }
         rest.push_back(std::move(arg));
     }
     args = std::move(rest);
-    return verbosity;
+    return shift;
 }
 
-std::chrono::milliseconds seconds_option(double seconds, const char* name) {
-    if (!(seconds > 0) || !std::isfinite(seconds) || seconds > 86'400)
-        throw po::error(std::string("--") + name + " must be a number of seconds between 0 and 86400, got " +
-                        std::to_string(seconds));
-    return std::chrono::milliseconds{static_cast<long long>(std::llround(seconds * 1000))};
+std::string long_name(std::string_view flag) {
+    return std::string(flag.substr(0, flag.find(',')));
+}
+
+std::string describe_flag(const config_key& key, const app_config& defaults) {
+    std::string text(key.help);
+    const raw_value value = key.codec.get(defaults);
+    const std::string shown = raw_to_text(value);
+    if (!key.codec.is_switch && !shown.empty() && !value.null && text.find("(default") == std::string::npos)
+        text += " (default: " + shown + ")";
+    return text;
+}
+
+std::string closest_flag(const std::string& unknown, const std::vector<std::string>& flags) {
+    std::string best;
+    std::size_t best_distance = 3;
+    for (const auto& flag : flags) {
+        if (const std::size_t distance = edit_distance(unknown, flag); distance < best_distance) {
+            best_distance = distance;
+            best = flag;
+        }
+    }
+    return best;
+}
+
+std::string join_errors(const std::vector<config_error>& errors) {
+    std::string text;
+    for (const auto& error : errors) {
+        if (error.warning)
+            continue;
+        text += (text.empty() ? "" : "\n") + to_string(error);
+    }
+    return text;
 }
 
 } // namespace
 
-log_level log_level_for(int verbosity) noexcept {
-    if (verbosity <= -2)
-        return log_level::off;
-    if (verbosity == -1)
-        return log_level::error;
-    if (verbosity == 0)
-        return log_level::warning;
-    if (verbosity == 1)
-        return log_level::info;
-    return log_level::debug;
+log_level shifted_level(log_level level, int shift) noexcept {
+    const int shifted = std::clamp(static_cast<int>(level) + shift, static_cast<int>(log_level::debug),
+                                   static_cast<int>(log_level::off));
+    return static_cast<log_level>(shifted);
 }
 
-parse_outcome parse_command_line(int argc, const char* const argv[]) {
+parse_outcome parse_command_line(int argc, const char* const argv[],
+                                 const std::vector<std::string>& environment) {
     std::vector<std::string> args(argv + (argc > 0 ? 1 : 0), argv + argc);
-    cli_options options;
-    options.verbosity = take_verbosity(args);
-    const crawler_config defaults;
+    const int verbosity_shift = take_verbosity(args);
+    const app_config defaults;
 
+    std::string config_path;
     std::vector<std::string> roots;
-    double connect_timeout = 0, request_timeout = 0;
-    int max_depth = -1;
-    long long max_pages = -1;
-    // Signed on purpose: Program_options reads "-5" into an unsigned as a huge number.
-    long long max_tasks = static_cast<long long>(defaults.max_tasks);
-    long long max_body_bytes = static_cast<long long>(defaults.fetch.max_body_bytes);
-    bool strict = false, lenient = false;
+    std::vector<std::string> all_flags{"config", "print-config", "help", "version", "verbose", "quiet"};
 
-    po::options_description crawl{"Crawl"};
-    crawl.add_options()("max-tasks", po::value(&max_tasks)->default_value(max_tasks),
-                        "worker coroutines: the most requests in flight at once")(
-        "max-redirect", po::value(&options.crawl.max_redirect)->default_value(defaults.max_redirect),
-        "redirects followed in one chain")(
-        "max-tries", po::value(&options.crawl.max_tries)->default_value(defaults.max_tries),
-        "attempts per URL when the network fails")(
-        "max-depth", po::value(&max_depth), "deepest link level crawled; roots are 0 (default: unlimited)")(
-        "max-pages", po::value(&max_pages), "most distinct URLs queued (default: unlimited)");
-
-    po::options_description scope{"Scope"};
-    scope.add_options()("strict", po::bool_switch(&strict),
-                        "a link's host must equal a root's host, ignoring www. (default)")(
-        "lenient", po::bool_switch(&lenient), "a link's host may be any host of a root's registrable domain")(
-        "exclude", po::value(&options.crawl.exclude), "skip URLs in which this regular expression is found")(
-        "include", po::value(&options.crawl.include),
-        "crawl only URLs in which this regular expression is found");
-
-    po::options_description fetch{"Fetching"};
-    fetch.add_options()("connect-timeout", po::value(&connect_timeout)->default_value(10, "10"),
-                        "seconds for DNS and TCP connect")(
-        "timeout", po::value(&request_timeout)->default_value(30, "30"),
-        "seconds for one request and its whole response")(
-        "max-body-size", po::value(&max_body_bytes)->default_value(max_body_bytes),
-        "largest response body accepted, in bytes")(
-        "user-agent",
-        po::value(&options.crawl.fetch.user_agent)
-            ->default_value(default_user_agent(fetch_config{}.contact_url)),
-        "User-Agent request header");
-
-    po::options_description output{"Output"};
-    output.add_options()("output,o", po::value(&options.output_path),
-                         "write every record to this file as JSON Lines")(
+    po::options_description general{"General", 110};
+    general.add_options()("config", po::value(&config_path)->value_name("FILE"),
+                          "read options from this YAML file (see config/asiocrawl.yaml)")(
+        "print-config", "print the effective configuration as YAML and exit")(
         "verbose,v", "more logging on stderr, and a detailed report (repeatable: -vv for debug)")(
         "quiet,q", "less logging on stderr (repeatable: -qq silences logs and the report)")(
         "help,h", "print this help and exit")("version", "print the version and exit");
 
+    // One section per topic, every flag generated from the key registry.
+    std::map<std::string_view, po::options_description> groups;
+    for (auto group : flag_groups())
+        groups.emplace(group, po::options_description{std::string(group), 110});
+    for (const auto& key : config_keys()) {
+        if (key.flag.empty())
+            continue;
+        all_flags.push_back(long_name(key.flag));
+        const std::string name(key.flag);
+        const std::string help = describe_flag(key, defaults);
+        auto& group = groups.at(key.group);
+        if (key.codec.shape != value_shape::scalar)
+            group.add_options()(
+                name.c_str(),
+                po::value<std::vector<std::string>>()->composing()->value_name(key.codec.value_name),
+                help.c_str());
+        else if (key.codec.is_switch)
+            group.add_options()(name.c_str(), help.c_str());
+        else
+            group.add_options()(name.c_str(), po::value<std::string>()->value_name(key.codec.value_name),
+                                help.c_str());
+    }
+    for (const auto& flag : switch_flags()) {
+        all_flags.emplace_back(flag.flag);
+        groups.at(flag.group).add_options()(std::string(flag.flag).c_str(), std::string(flag.help).c_str());
+    }
+
     po::options_description hidden;
     hidden.add_options()("root", po::value(&roots));
+    // Every switch has its opposite, to override a YAML file or the environment: --no-sitemaps.
+    for (const auto& key : config_keys()) {
+        if (key.flag.empty() || !key.codec.is_switch)
+            continue;
+        all_flags.push_back("no-" + long_name(key.flag));
+        hidden.add_options()(all_flags.back().c_str(), "");
+    }
     po::positional_options_description positional;
     positional.add("root", -1);
 
     po::options_description visible;
-    visible.add(crawl).add(scope).add(fetch).add(output);
+    visible.add(general);
+    for (auto group : flag_groups())
+        visible.add(groups.at(group));
     po::options_description all;
     all.add(visible).add(hidden);
 
+    po::variables_map vm;
     try {
-        po::variables_map vm;
-        po::store(po::command_line_parser(args).options(all).positional(positional).run(), vm);
-        if (vm.count("help")) {
-            std::ostringstream text;
-            text << usage_line << "\n"
-                 << visible << "\nExit status: 0 crawl completed, 2 usage error, "
-                 << "130/143 interrupted by SIGINT/SIGTERM (report still printed).\n";
-            return print_and_exit{text.str()};
-        }
-        if (vm.count("version"))
-            return print_and_exit{"asiocrawl " + std::string(version()) + "\n"};
+        const int style = po::command_line_style::default_style & ~po::command_line_style::allow_guessing;
+        po::store(po::command_line_parser(args).options(all).positional(positional).style(style).run(), vm);
         po::notify(vm);
-
-        if (roots.empty())
-            return usage_error{"no ROOT given"};
-        if (strict && lenient)
-            return usage_error{"--strict and --lenient exclude each other"};
-        if (max_tasks < 1)
-            return usage_error{"--max-tasks must be 1 or more"};
-        if (max_body_bytes < 1)
-            return usage_error{"--max-body-size must be 1 or more"};
-        options.crawl.max_tasks = static_cast<std::size_t>(max_tasks);
-        options.crawl.fetch.max_body_bytes = static_cast<std::uint64_t>(max_body_bytes);
-        options.crawl.roots = std::move(roots);
-        options.crawl.scope = lenient ? host_scope::lenient : host_scope::strict;
-        options.crawl.fetch.connect_timeout = seconds_option(connect_timeout, "connect-timeout");
-        options.crawl.fetch.request_timeout = seconds_option(request_timeout, "timeout");
-        if (vm.count("max-depth")) {
-            if (max_depth < 0)
-                return usage_error{"--max-depth must be 0 or more"};
-            options.crawl.max_depth = max_depth;
-        }
-        if (vm.count("max-pages")) {
-            if (max_pages < 1)
-                return usage_error{"--max-pages must be 1 or more"};
-            options.crawl.max_pages = static_cast<std::size_t>(max_pages);
-        }
+    } catch (const po::unknown_option& e) {
+        std::string message = e.what();
+        std::string name = e.get_option_name();
+        name.erase(0, name.find_first_not_of('-'));
+        if (auto near = closest_flag(name, all_flags); !near.empty())
+            message += " (did you mean --" + near + "?)";
+        return usage_error{message};
     } catch (const po::error& e) {
         return usage_error{e.what()};
     }
 
-    // Records are kept only to print them in the report; -qq prints none, so a long crawl need not hold them.
-    options.crawl.keep_records = options.verbosity > -2;
-    if (auto problems = validate(options.crawl); !problems.empty())
-        return usage_error{problems.front()};
+    if (vm.count("help")) {
+        std::ostringstream text;
+        text << usage_line << "\n" << visible << "\n" << help_footer;
+        return print_and_exit{text.str()};
+    }
+    if (vm.count("version"))
+        return print_and_exit{"asiocrawl " + std::string(version()) + "\n"};
+
+    cli_options options;
+    app_config& config = options.config;
+    config_origins origins;
+
+    if (!config_path.empty()) {
+        auto errors = load_config_file(config_path, config, &origins);
+        if (auto text = join_errors(errors); !text.empty())
+            return usage_error{text};
+    }
+
+    // From here on, a usage error also shows the warnings: a misspelt variable may be its cause.
+    auto fail = [&](std::string text) {
+        for (const auto& warning : options.warnings)
+            text += "\n" + warning;
+        return usage_error{std::move(text)};
+    };
+    auto env_errors = apply_environment(environment, config, &origins);
+    for (const auto& error : env_errors)
+        if (error.warning)
+            options.warnings.push_back(to_string(error));
+    if (auto text = join_errors(env_errors); !text.empty())
+        return fail(text);
+
+    std::vector<config_error> flag_errors;
+    for (const auto& key : config_keys()) {
+        if (key.flag.empty())
+            continue;
+        std::string name = long_name(key.flag);
+        if (key.codec.is_switch && vm.count("no-" + name)) {
+            if (vm.count(name))
+                return fail("--" + name + " and --no-" + name + " exclude each other");
+            auto errors = apply_text(key.path, "false", "option --no-" + name, config, &origins);
+            flag_errors.insert(flag_errors.end(), errors.begin(), errors.end());
+            continue;
+        }
+        if (!vm.count(name))
+            continue;
+        std::string text;
+        if (key.codec.is_switch) {
+            text = "true";
+        } else if (key.codec.shape == value_shape::scalar) {
+            text = vm[name].as<std::string>();
+        } else {
+            for (const auto& item : vm[name].as<std::vector<std::string>>())
+                text += (text.empty() ? "" : ",") + item;
+        }
+        auto errors = apply_text(key.path, text, "option --" + name, config, &origins);
+        flag_errors.insert(flag_errors.end(), errors.begin(), errors.end());
+    }
+    std::map<std::string_view, const switch_flag*> switched;
+    for (const auto& flag : switch_flags()) {
+        if (!vm.count(std::string(flag.flag)))
+            continue;
+        if (auto [at, first] = switched.emplace(flag.path, &flag); !first && at->second->value != flag.value)
+            return fail("--" + std::string(at->second->flag) + " and --" + std::string(flag.flag) +
+                        " exclude each other");
+        auto errors =
+            apply_text(flag.path, flag.value, "option --" + std::string(flag.flag), config, &origins);
+        flag_errors.insert(flag_errors.end(), errors.begin(), errors.end());
+    }
+    if (auto text = join_errors(flag_errors); !text.empty())
+        return fail(text);
+
+    if (verbosity_shift != 0) {
+        config.run.log_level = shifted_level(config.run.log_level, verbosity_shift);
+        origins["run.log_level"] = {"option -v/-q", 0, 0};
+        // -qq means silence: no report either.
+        if (verbosity_shift >= 2)
+            config.output.report = false;
+    }
+    if (!roots.empty()) {
+        config.crawl.roots = std::move(roots);
+        origins["roots"] = {"ROOT arguments", 0, 0};
+    }
+
+    const bool print_config = vm.count("print-config") > 0;
+    if (config.crawl.roots.empty() && !print_config)
+        return fail("no ROOT given (on the command line, or as roots: in the --config file)");
+
+    auto problems = check_config(config, origins);
+    if (print_config && config.crawl.roots.empty())
+        std::erase_if(problems, [](const config_error& e) { return e.key == "roots"; });
+    if (auto text = join_errors(problems); !text.empty())
+        return fail(text);
+
+    if (print_config)
+        return print_and_exit{to_yaml(config), options.warnings};
     return options;
 }
 

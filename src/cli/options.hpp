@@ -1,4 +1,5 @@
-// Command-line options: parsed into the library's crawler_config plus what only the CLI needs.
+// The command line: flags, ASIOCRAWL_* variables and the --config file merged into one app_config.
+// Precedence, lowest first: defaults < YAML file < environment < flags (ROOT arguments are flags).
 #pragma once
 
 #include <asiocrawl/config.hpp>
@@ -11,29 +12,31 @@
 namespace asiocrawl::cli {
 
 struct cli_options {
-    crawler_config crawl;
-    /// JSON Lines output, one record per line; empty: none.
-    std::string output_path;
-    /// -v/-q balance: 0 warnings and errors; 1 (-v) info and a detailed report; 2 (-vv) debug; -1 (-q) errors
-    /// only; -2 (-qq) nothing on stderr and no report.
-    int verbosity = 0;
+    app_config config;
+    /// Printed on stderr before the crawl (an unknown ASIOCRAWL_ variable that looks like a typo).
+    std::vector<std::string> warnings;
 };
 
-/// Asked for help or the version: print `text` to stdout and exit 0.
+/// Asked for help, the version or the effective config: print `text` to stdout and exit 0.
 struct print_and_exit {
     std::string text;
+    /// For stderr, as in cli_options.
+    std::vector<std::string> warnings = {};
 };
 
-/// A usage error: print `message` and a hint to stderr and exit 2.
+/// A usage or configuration error: print `message` (one or more lines) and a hint to stderr, exit 2.
 struct usage_error {
     std::string message;
 };
 
 using parse_outcome = std::variant<cli_options, print_and_exit, usage_error>;
 
-/// Parses argv. Never throws and never prints.
-parse_outcome parse_command_line(int argc, const char* const argv[]);
+/// Parses argv against `environment` (NAME=VALUE strings). Reads the --config file; never throws, never
+/// prints, never touches the network.
+parse_outcome parse_command_line(int argc, const char* const argv[],
+                                 const std::vector<std::string>& environment);
 
-log_level log_level_for(int verbosity) noexcept;
+/// The level after `shift` steps of -v (negative) or -q (positive) from `level`, clamped to debug..off.
+log_level shifted_level(log_level level, int shift) noexcept;
 
 } // namespace asiocrawl::cli

@@ -52,7 +52,8 @@ inline std::string gzip_bomb(std::size_t megabytes) {
     std::string bomb = compress_one(); // with the gzip header
     const std::string repeated = compress_one();
     deflateEnd(&z);
-    const auto zeros_crc = crc32(0, reinterpret_cast<const Bytef*>(zeros.data()), static_cast<uInt>(zeros.size()));
+    const auto zeros_crc =
+        crc32(0, reinterpret_cast<const Bytef*>(zeros.data()), static_cast<uInt>(zeros.size()));
     uLong crc = zeros_crc;
     for (std::size_t i = 1; i < megabytes; ++i) {
         bomb += repeated;

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <string_view>
 #include <thread>
 
 #include <fcntl.h>
@@ -37,7 +38,7 @@ std::string slurp(const std::string& path) {
 
 } // namespace
 
-child_process::child_process(std::vector<std::string> argv)
+child_process::child_process(std::vector<std::string> argv, std::vector<std::string> extra_environment)
     : out_path_(temp_path("out"))
     , err_path_(temp_path("err")) {
     posix_spawn_file_actions_t actions;
@@ -49,7 +50,22 @@ child_process::child_process(std::vector<std::string> argv)
     for (auto& a : argv)
         args.push_back(a.data());
     args.push_back(nullptr);
-    const int rc = ::posix_spawn(&pid_, args[0], &actions, nullptr, args.data(), environ);
+    std::vector<char*> env;
+    // An added variable replaces the inherited one of the same name.
+    auto overridden = [&](std::string_view variable) {
+        const auto name = variable.substr(0, variable.find('=') + 1);
+        for (const auto& extra : extra_environment)
+            if (std::string_view(extra).starts_with(name))
+                return true;
+        return false;
+    };
+    for (char** variable = environ; *variable; ++variable)
+        if (!overridden(*variable))
+            env.push_back(*variable);
+    for (auto& variable : extra_environment)
+        env.push_back(variable.data());
+    env.push_back(nullptr);
+    const int rc = ::posix_spawn(&pid_, args[0], &actions, nullptr, args.data(), env.data());
     posix_spawn_file_actions_destroy(&actions);
     if (rc != 0)
         throw std::runtime_error("cannot start " + argv.at(0));
@@ -70,6 +86,10 @@ void child_process::signal(int signo) const {
 
 std::string child_process::stdout_so_far() const {
     return slurp(out_path_);
+}
+
+std::string child_process::stderr_so_far() const {
+    return slurp(err_path_);
 }
 
 process_result child_process::wait(std::chrono::seconds limit) {
@@ -97,6 +117,12 @@ process_result child_process::wait(std::chrono::seconds limit) {
 
 process_result run_process(std::vector<std::string> argv, std::chrono::seconds limit) {
     child_process child{std::move(argv)};
+    return child.wait(limit);
+}
+
+process_result run_process(std::vector<std::string> argv, std::vector<std::string> extra_environment,
+                           std::chrono::seconds limit) {
+    child_process child{std::move(argv), std::move(extra_environment)};
     return child.wait(limit);
 }
 

@@ -19,7 +19,8 @@ struct process_result {
 /// A running child with stdout and stderr captured to temporary files.
 class child_process {
 public:
-    explicit child_process(std::vector<std::string> argv);
+    /// `extra_environment` (NAME=VALUE strings) is added to this process's environment for the child.
+    explicit child_process(std::vector<std::string> argv, std::vector<std::string> extra_environment = {});
     ~child_process();
     child_process(const child_process&) = delete;
     child_process& operator=(const child_process&) = delete;
@@ -28,6 +29,8 @@ public:
     void signal(int signo) const;
     /// What the child has written to stdout so far.
     std::string stdout_so_far() const;
+    /// What the child has written to stderr so far.
+    std::string stderr_so_far() const;
     /// Waits for the child to exit (killing it after `limit`: a hang fails the test, it does not block it).
     process_result wait(std::chrono::seconds limit = std::chrono::seconds{60});
 
@@ -40,6 +43,9 @@ private:
 
 /// Runs argv to completion.
 process_result run_process(std::vector<std::string> argv,
+                           std::chrono::seconds limit = std::chrono::seconds{60});
+/// Runs argv to completion with NAME=VALUE strings added to the environment.
+process_result run_process(std::vector<std::string> argv, std::vector<std::string> extra_environment,
                            std::chrono::seconds limit = std::chrono::seconds{60});
 
 } // namespace asiocrawl::test

@@ -46,8 +46,8 @@ public:
     /// The same, speaking HTTPS: every connection starts with a TLS handshake using `tls` (a server context
     /// with its certificate and key loaded), which must outlive the server. A failed handshake closes the
     /// connection; it still counts in connections().
-    http_server(boost::asio::any_io_executor executor, request_handler handler, boost::asio::ssl::context& tls,
-                unsigned short port = 0);
+    http_server(boost::asio::any_io_executor executor, request_handler handler,
+                boost::asio::ssl::context& tls, unsigned short port = 0);
     /// Stops (see stop()).
     ~http_server();
     http_server(const http_server&) = delete;

@@ -1,0 +1,277 @@
+#!/usr/bin/env bash
+# asiocrawl benchmarks (see bench/README.md). One command:
+#   bench/run.sh [--quick] [--rounds N] [throughput] [latency] [memory] [seen-set]     (default: all four)
+# Installs nginx, wget, wget2 and time from Debian when missing, builds the Release tools in build-release/,
+# runs the benchmarks and prints their tables (also written to $BENCH_DIR/results.md).
+# Environment: BENCH_DIR (work directory, default a new /tmp/asiocrawl-bench.XXXXXX), BUILD_DIR (default
+# build-release), JOBS (build parallelism, default 1), PAGES (throughput site size, default 20000),
+# MIX (link mix, default below), TASKS (asiocrawl --max-tasks for throughput, default 100),
+# LATENCY_TASKS (default "100 1000 10000"), DELAY_MS (default 50), MEMORY_FETCHES (default 10000),
+# CRAWL_TIMEOUT (seconds one crawl may take, default 300; a crawler stopped by it is marked "(timeout)"),
+# ASIOCRAWL_FLAGS (extra flags for every asiocrawl run).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=${BUILD_DIR:-$ROOT/build-release}
+JOBS=${JOBS:-1}
+QUICK=0
+ROUNDS=
+WHICH=()
+while (($#)); do
+    case $1 in
+    --quick) QUICK=1 ;;
+    --rounds) ROUNDS=$2; shift ;;
+    throughput | latency | memory | seen-set) WHICH+=("$1") ;;
+    -h | --help) sed -n '2,11p' "$0"; exit 0 ;;
+    *) echo "bench/run.sh: unknown argument $1" >&2; exit 2 ;;
+    esac
+    shift
+done
+((${#WHICH[@]})) || WHICH=(throughput latency memory seen-set)
+if ((QUICK)); then
+    PAGES=${PAGES:-2000} ROUNDS=${ROUNDS:-1} LATENCY_TASKS=${LATENCY_TASKS:-"100 1000"}
+    MEMORY_FETCHES=${MEMORY_FETCHES:-2000} SEEN_URLS=${SEEN_URLS:-200000}
+fi
+PAGES=${PAGES:-20000}
+ROUNDS=${ROUNDS:-2}
+LATENCY_TASKS=${LATENCY_TASKS:-"100 1000 10000"}
+MEMORY_FETCHES=${MEMORY_FETCHES:-10000}
+SEEN_URLS=${SEEN_URLS:-1000000}
+DELAY_MS=${DELAY_MS:-50}
+TASKS=${TASKS:-100}
+CRAWL_TIMEOUT=${CRAWL_TIMEOUT:-300}
+# Every kind of link the generator makes, content links still the majority.
+MIX=${MIX:-"broken=2,fragment=3,off_site=1,off_host=1,non_http=1,redirect=2,query=2,relative=10,absolute=5,styled=73,base_pages=5"}
+WORK=${BENCH_DIR:-$(mktemp -d /tmp/asiocrawl-bench.XXXXXX)}
+mkdir -p "$WORK"
+RESULTS=$WORK/results.md
+: >"$RESULTS"
+
+say() { printf '%s\n' "$*" | tee -a "$RESULTS"; }
+log() { printf '[bench] %s\n' "$*" >&2; }
+
+# ---- dependencies and build ---------------------------------------------------------------------------------
+install_missing() {
+    local missing=()
+    command -v nginx >/dev/null || [[ -x /usr/sbin/nginx ]] || missing+=(nginx)
+    command -v wget >/dev/null || missing+=(wget)
+    command -v wget2 >/dev/null || missing+=(wget2)
+    [[ -x /usr/bin/time ]] || missing+=(time)
+    command -v curl >/dev/null || missing+=(curl)
+    ((${#missing[@]})) || return 0
+    log "installing ${missing[*]}"
+    local sudo=
+    ((EUID == 0)) || sudo=sudo
+    $sudo apt-get update -qq
+    # wget2 is optional: the comparison runs without it when the package cannot be installed.
+    $sudo apt-get install -y --no-install-recommends "${missing[@]}" >/dev/null ||
+        $sudo apt-get install -y --no-install-recommends "${missing[@]/wget2/}" >/dev/null
+}
+install_missing
+NGINX=$(command -v nginx || echo /usr/sbin/nginx)
+
+launcher=()
+command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+log "building Release tools in $BUILD"
+cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DASIOCRAWL_BUILD_BENCH=ON \
+    -DASIOCRAWL_BUILD_TESTS=OFF -DASIOCRAWL_BUILD_DEMO=OFF "${launcher[@]}" >/dev/null
+cmake --build "$BUILD" -j"$JOBS" --target asiocrawl_cli asiocrawl-bench-site asiocrawl-bench-score \
+    asiocrawl-bench-latency-server asiocrawl-bench-seen-set >/dev/null
+CRAWLER=$BUILD/asiocrawl
+TOOLS=$BUILD/bench
+
+# Flags of the crawler under test that make it comparable to wget -e robots=off, when this build has them.
+crawler_help=$("$CRAWLER" --help 2>&1 || true)
+# ASIOCRAWL_FLAGS: extra flags for every asiocrawl run (e.g. "--parse-threads 2"), split on spaces.
+read -r -a extra_flags <<<"${ASIOCRAWL_FLAGS:-}"
+COMMON_FLAGS=(-qq "${extra_flags[@]}")
+grep -q -- '--ignore-robots' <<<"$crawler_help" && COMMON_FLAGS+=(--ignore-robots)
+per_host_flags() { # the per-host connection cap must not be what limits a single-host benchmark
+    grep -q -- '--max-per-host' <<<"$crawler_help" && echo "--max-per-host $1" || true
+}
+
+PIDS=()
+cleanup() {
+    local pid
+    for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+}
+trap cleanup EXIT
+
+wait_for_http() { # URL: up to 10 s
+    for _ in $(seq 100); do
+        curl -s -o /dev/null "$1" && return 0
+        sleep 0.1
+    done
+    echo "bench/run.sh: nothing answers at $1" >&2
+    exit 1
+}
+
+# /usr/bin/time -f "%e %U %S %M": wall s, user s, system s, peak RSS KiB.
+timed() { # OUT_PREFIX COMMAND...
+    local out=$1
+    shift
+    /usr/bin/time -f "%e %U %S %M" -o "$out.time" timeout "$CRAWL_TIMEOUT" "$@" >"$out.log" 2>&1 || true
+    TIMED_OUT=0
+    if grep -q 'status 124' "$out.time"; then TIMED_OUT=1; fi
+    read -r WALL USER_S SYS_S RSS_KB <"$out.time" || { tail -3 "$out.time" >&2; WALL=0 USER_S=0 SYS_S=0 RSS_KB=0; }
+    # A failing command writes "Command exited with non-zero status N" first.
+    if ! [[ $WALL =~ ^[0-9.]+$ ]]; then read -r WALL USER_S SYS_S RSS_KB < <(tail -1 "$out.time"); fi
+}
+
+machine() {
+    echo "$(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), load $(cut -d' ' -f1-3 /proc/loadavg)"
+}
+
+say "# asiocrawl benchmarks, $(date -u '+%Y-%m-%d %H:%M UTC')"
+say ""
+say "Machine: $(machine). asiocrawl flags: ${COMMON_FLAGS[*]}. asiocrawl $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?'), $("$NGINX" -v 2>&1 | cut -d' ' -f3), $(wget --version | head -1 | cut -d' ' -f1-3)$(command -v wget2 >/dev/null && echo ", $(wget2 --version | head -1 | cut -d' ' -f1-3)")."
+
+# ---- 1. throughput against nginx ----------------------------------------------------------------------------
+throughput() {
+    local site=$WORK/site
+    log "generating $PAGES pages into $site"
+    "$TOOLS/asiocrawl-bench-site" --out "$site" --pages "$PAGES" --min-bytes 10000 --max-bytes 60000 \
+        --mix "$MIX" >"$WORK/site.txt"
+    local port files bytes expected
+    port=$(awk '$1 == "port" {print $2}' "$WORK/site.txt")
+    files=$(awk '$1 == "files" {print $2}' "$WORK/site.txt")
+    bytes=$(awk '$1 == "bytes" {print $2}' "$WORK/site.txt")
+    expected=$(awk '$1 == "expected" {print $2}' "$WORK/site.txt")
+    "$NGINX" -p "$site" -c "$site/nginx.conf" -e "$site/logs/error.log" &
+    PIDS+=($!)
+    local url=http://127.0.0.1:$port/
+    wait_for_http "$url"
+    find "$site/root" -type f -exec cat {} + >/dev/null # page cache warm for the first crawler too
+
+    local -a crawlers=(asiocrawl wget)
+    command -v wget2 >/dev/null && crawlers+=(wget2)
+    say ""
+    say "## Throughput: $PAGES pages ($files files, $((bytes / 1048576)) MiB, 10-60 KB pages), nginx on loopback"
+    say ""
+    say "Ground truth: $expected requests. Link mix: $MIX."
+    say ""
+    say "| round | crawler | wall s | pages/s | CPU s | peak RSS MiB | requests | missed | wrong | duplicates |"
+    say "|---|---|---|---|---|---|---|---|---|---|"
+    local round crawler
+    for round in $(seq "$ROUNDS"); do
+        for crawler in "${crawlers[@]}"; do
+            local out=$WORK/tp-$round-$crawler
+            local before
+            before=$(wc -l <"$site/logs/access.log")
+            rm -rf "$WORK/download"
+            case $crawler in
+            asiocrawl)
+                # shellcheck disable=SC2046
+                timed "$out" "$CRAWLER" "${COMMON_FLAGS[@]}" --max-tasks "$TASKS" $(per_host_flags "$TASKS") "$url" ;;
+            wget)
+                timed "$out" wget -r -l inf -nd --delete-after -q -e robots=off --max-redirect=10 \
+                    -P "$WORK/download" "$url" ;;
+            wget2)
+                timed "$out" wget2 -r -l inf -nd --delete-after -q --robots=off --max-redirect=10 \
+                    --max-threads=10 --tries=1 -P "$WORK/download" "$url" ;;
+            esac
+            sleep 0.2 # nginx writes the last log lines
+            tail -n +"$((before + 1))" "$site/logs/access.log" >"$out.access"
+            local score requests missed wrong duplicates
+            score=$("$TOOLS/asiocrawl-bench-score" "$site/expected.txt" "$out.access" 127.0.0.1)
+            requests=$(grep -o 'requests=[0-9]*' <<<"$score" | cut -d= -f2)
+            missed=$(grep -o 'missed=[0-9]*' <<<"$score" | cut -d= -f2)
+            wrong=$(grep -o 'wrong=[0-9]*' <<<"$score" | cut -d= -f2)
+            duplicates=$(grep -o 'duplicates=[0-9]*' <<<"$score" | cut -d= -f2)
+            ((TIMED_OUT)) && crawler+=" (timeout)"
+            say "| $round | $crawler | $WALL | $(awk -v n="$((expected - missed))" -v t="$WALL" 'BEGIN {printf "%.0f", (t > 0 ? n / t : 0)}') | $(awk -v u="$USER_S" -v s="$SYS_S" 'BEGIN {printf "%.2f", u + s}') | $((RSS_KB / 1024)) | $requests | $missed | $wrong | $duplicates |"
+        done
+    done
+    say ""
+    say "pages/s: ground-truth URLs fetched / wall time. wrong: distinct requests outside the ground truth (another"
+    say "host name for the same server, e.g. localhost, counts as wrong; /robots.txt does not)."
+    kill "${PIDS[-1]}" 2>/dev/null || true
+}
+
+# ---- 2. latency ---------------------------------------------------------------------------------------------
+start_latency_server() { # OUT_PREFIX SERVER_ARGS...: sets SERVER_URL
+    local out=$1
+    shift
+    "$TOOLS/asiocrawl-bench-latency-server" "$@" >"$out.server-url" 2>"$out.server-log" &
+    PIDS+=($!)
+    SERVER_PID=$!
+    for _ in $(seq 100); do
+        [[ -s $out.server-url ]] && break
+        sleep 0.1
+    done
+    SERVER_URL=$(head -1 "$out.server-url")
+    wait_for_http "${SERVER_URL}__stats"
+}
+stat_of() { grep -o "\"$2\":[0-9]*" <<<"$1" | cut -d: -f2; }
+
+latency() {
+    say ""
+    say "## Latency: every answer delayed ${DELAY_MS} ms (bench server), pages = 20 x max_tasks (min 2000)"
+    say ""
+    say "| max_tasks | pages | wall s | ideal s | wall/ideal | CPU s | peak RSS MiB | peak in flight | peak connections | requests |"
+    say "|---|---|---|---|---|---|---|---|---|---|"
+    local tasks
+    for tasks in $LATENCY_TASKS; do
+        local pages=$((tasks * 20 < 2000 ? 2000 : tasks * 20))
+        local out=$WORK/lat-$tasks
+        start_latency_server "$out" --delay-ms "$DELAY_MS" --pages "$pages" --fanout 50 --root-fanout "$tasks"
+        # shellcheck disable=SC2046
+        timed "$out" "$CRAWLER" "${COMMON_FLAGS[@]}" --max-tasks "$tasks" $(per_host_flags "$tasks") "$SERVER_URL"
+        ((TIMED_OUT)) && WALL+=" (timeout)"
+        local stats
+        stats=$(curl -s "${SERVER_URL}__stats")
+        kill "$SERVER_PID"
+        say "| $tasks | $pages | $WALL | $(awk -v p="$pages" -v d="$DELAY_MS" -v t="$tasks" 'BEGIN {printf "%.2f", p * d / 1000 / t}') | $(awk -v p="$pages" -v d="$DELAY_MS" -v t="$tasks" -v w="$WALL" 'BEGIN {printf "%.2f", w / (p * d / 1000 / t)}') | $(awk -v u="$USER_S" -v s="$SYS_S" 'BEGIN {printf "%.2f", u + s}') | $((RSS_KB / 1024)) | $(stat_of "$stats" peak_in_flight) | $(stat_of "$stats" peak_open_connections) | $(stat_of "$stats" requests) |"
+    done
+    say ""
+    say "ideal = pages x delay / max_tasks. The tree: / links to max_tasks pages, every other page to 50."
+}
+
+# ---- 3. memory ----------------------------------------------------------------------------------------------
+memory() {
+    local n=$MEMORY_FETCHES
+    say ""
+    say "## Memory: $n fetches in flight at once (root links to $n pages of 2,000 bytes, answers delayed 2 s)"
+    say ""
+    local out=$WORK/mem-busy
+    start_latency_server "$out" --delay-ms 2000 --pages "$((n + 1))" --root-fanout "$n"
+    # shellcheck disable=SC2046
+    timed "$out" "$CRAWLER" "${COMMON_FLAGS[@]}" --max-tasks "$n" $(per_host_flags "$n") "$SERVER_URL"
+    local busy_kb=$RSS_KB busy_wall=$WALL stats
+    stats=$(curl -s "${SERVER_URL}__stats")
+    kill "$SERVER_PID"
+    local in_flight
+    in_flight=$(stat_of "$stats" peak_in_flight)
+    # The baseline: the same crawl (same seen set, queue and pages) one fetch at a time, without delay.
+    out=$WORK/mem-idle
+    start_latency_server "$out" --delay-ms 0 --pages "$((n + 1))" --root-fanout "$n"
+    timed "$out" "$CRAWLER" "${COMMON_FLAGS[@]}" --max-tasks 1 "$SERVER_URL"
+    local idle_kb=$RSS_KB
+    kill "$SERVER_PID"
+    say "| run | max_tasks | peak in flight (server) | wall s | peak RSS MiB |"
+    say "|---|---|---|---|---|"
+    say "| busy | $n | $in_flight | $busy_wall | $((busy_kb / 1024)) |"
+    say "| baseline | 1 | 1 | $WALL | $((idle_kb / 1024)) |"
+    say ""
+    say "**Bytes per in-flight fetch: $(awk -v b="$busy_kb" -v i="$idle_kb" -v n="$in_flight" 'BEGIN {printf "%.0f", (n > 0 ? (b - i) * 1024 / n : 0)}')** ((peak RSS busy - baseline) / peak in flight)."
+}
+
+seen_set() {
+    say ""
+    say "## Seen set: $SEEN_URLS synthetic URLs in asiocrawl::detail::seen_set"
+    say ""
+    say '```'
+    say "$("$TOOLS/asiocrawl-bench-seen-set" "$SEEN_URLS")"
+    say '```'
+}
+
+for b in "${WHICH[@]}"; do
+    case $b in
+    throughput) throughput ;;
+    latency) latency ;;
+    memory) memory ;;
+    seen-set) seen_set ;;
+    esac
+done
+log "results in $RESULTS"

@@ -1,0 +1,575 @@
+#include "cli/config_keys.hpp"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
+namespace asiocrawl::cli {
+
+namespace {
+
+using namespace std::chrono_literals;
+
+// ---- text helpers
+// ------------------------------------------------------------------------------------------
+
+bool is_space(char c) noexcept {
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+
+std::string_view trim(std::string_view text) noexcept {
+    while (!text.empty() && is_space(text.front()))
+        text.remove_prefix(1);
+    while (!text.empty() && is_space(text.back()))
+        text.remove_suffix(1);
+    return text;
+}
+
+char lower(char c) noexcept {
+    return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+}
+
+std::string lowercase(std::string_view text) {
+    std::string out(text);
+    std::transform(out.begin(), out.end(), out.begin(), lower);
+    return out;
+}
+
+/// A decimal number without sign or exponent ("10", "1.5") at the start of `text`, and the rest after
+/// optional spaces: the unit.
+std::optional<std::pair<double, std::string>> number_and_unit(std::string_view text) {
+    text = trim(text);
+    const auto end = text.find_first_not_of("0123456789.");
+    const std::string_view digits = text.substr(0, end);
+    if (digits.empty() || digits.front() == '.' || std::count(digits.begin(), digits.end(), '.') > 1)
+        return std::nullopt;
+    double value = 0;
+    const auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+    if (ec != std::errc{} || ptr != digits.data() + digits.size() || !std::isfinite(value))
+        return std::nullopt;
+    const std::string_view unit = end == std::string_view::npos ? std::string_view{} : trim(text.substr(end));
+    return std::pair{value, lowercase(unit)};
+}
+
+// ---- codecs: one builder per field type
+// ----------------------------------------------------------------------
+
+template <class T>
+struct is_optional : std::false_type {};
+template <class T>
+struct is_optional<std::optional<T>> : std::true_type {};
+
+/// The type of the field an accessor `[](auto& c) -> auto& { return c.x; }` reaches.
+template <class Access>
+using field_t = std::remove_cvref_t<std::invoke_result_t<Access, app_config&>>;
+
+/// A scalar key: `parse(text) -> optional<T>` and `print(T) -> string` for the field type T. Optional fields
+/// take null (YAML null, or "null"/"unlimited" as text) for unset.
+template <class Access, class Parse, class Print>
+key_codec scalar_codec(Access access, std::string expected, std::string value_name, Parse parse,
+                       Print print) {
+    using T = field_t<Access>;
+    key_codec codec;
+    codec.expected = std::move(expected);
+    codec.value_name = std::move(value_name);
+    if constexpr (is_optional<T>::value)
+        codec.expected += ", or null for unlimited";
+    codec.set = [access, parse](app_config& config, const raw_value& value) {
+        if constexpr (is_optional<T>::value) {
+            const std::string text = lowercase(trim(value.scalar));
+            if (value.null || text == "null" || text == "~" || text == "unlimited") {
+                access(config).reset();
+                return true;
+            }
+        }
+        if (value.null)
+            return false;
+        auto parsed = parse(trim(value.scalar));
+        if (!parsed)
+            return false;
+        access(config) = *parsed;
+        return true;
+    };
+    codec.get = [access, print](const app_config& config) {
+        raw_value value;
+        const auto& field = access(config);
+        if constexpr (is_optional<T>::value) {
+            if (!field)
+                value.null = true;
+            else
+                value.scalar = print(*field);
+        } else {
+            value.scalar = print(field);
+        }
+        return value;
+    };
+    return codec;
+}
+
+template <class T>
+struct unwrap_optional {
+    using type = T;
+};
+template <class T>
+struct unwrap_optional<std::optional<T>> {
+    using type = T;
+};
+
+template <class Access>
+key_codec whole(Access access) {
+    using T = typename unwrap_optional<field_t<Access>>::type;
+    static_assert(std::is_integral_v<T>);
+    const std::string expected = std::is_signed_v<T> ? "a whole number" : "a whole number, 0 or more";
+    return scalar_codec(
+        access, expected, "N",
+        [](std::string_view text) -> std::optional<T> {
+            T value{};
+            const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+            if (ec != std::errc{} || ptr != text.data() + text.size())
+                return std::nullopt;
+            return value;
+        },
+        [](T value) { return std::to_string(value); });
+}
+
+template <class Access>
+key_codec real(Access access) {
+    return scalar_codec(
+        access, "a number such as 0.5 or 2", "X",
+        [](std::string_view text) -> std::optional<double> {
+            double value = 0;
+            const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+            if (ec != std::errc{} || ptr != text.data() + text.size() || !std::isfinite(value))
+                return std::nullopt;
+            return value;
+        },
+        [](double value) {
+            std::array<char, 32> buffer{};
+            const auto [ptr, ec] = std::to_chars(buffer.data(), buffer.data() + buffer.size(), value);
+            return std::string(buffer.data(), ptr);
+        });
+}
+
+template <class Access>
+key_codec boolean(Access access) {
+    auto codec = scalar_codec(
+        access, "true or false", "BOOL",
+        [](std::string_view text) -> std::optional<bool> {
+            const std::string word = lowercase(text);
+            if (word == "true" || word == "yes" || word == "on")
+                return true;
+            if (word == "false" || word == "no" || word == "off")
+                return false;
+            return std::nullopt;
+        },
+        [](bool value) { return std::string(value ? "true" : "false"); });
+    codec.is_switch = true;
+    return codec;
+}
+
+template <class Access>
+key_codec duration(Access access) {
+    return scalar_codec(
+        access, "a duration such as 500ms, 10s, 2m or 1h (a plain number is seconds)", "TIME",
+        [](std::string_view text) { return parse_duration(text); },
+        [](std::chrono::milliseconds value) { return format_duration(value); });
+}
+
+template <class Access>
+key_codec bytes(Access access) {
+    using T = field_t<Access>;
+    return scalar_codec(
+        access, "a size such as 16MiB, 500KiB, 1GB or a number of bytes", "SIZE",
+        [](std::string_view text) -> std::optional<T> {
+            auto value = parse_size(text);
+            if (!value || *value > std::numeric_limits<T>::max())
+                return std::nullopt;
+            return static_cast<T>(*value);
+        },
+        [](T value) { return format_size(value); });
+}
+
+template <class Access>
+key_codec text(Access access) {
+    auto codec = scalar_codec(
+        access, "text", "TEXT", [](std::string_view) -> std::optional<std::string> { return std::nullopt; },
+        [](const std::string& value) { return value; });
+    // Text keeps its spaces, and an empty YAML value means the empty string.
+    codec.set = [access](app_config& config, const raw_value& value) {
+        access(config) = value.null ? std::string{} : value.scalar;
+        return true;
+    };
+    codec.quoted = true;
+    return codec;
+}
+
+template <class E>
+using choice_names = std::vector<std::pair<std::string_view, E>>;
+
+template <class Access, class E = field_t<Access>>
+key_codec choice(Access access, choice_names<E> names) {
+    std::string expected = "one of ";
+    std::string value_name;
+    for (const auto& [name, _] : names) {
+        expected += (value_name.empty() ? "" : ", ") + std::string(name);
+        value_name += (value_name.empty() ? "" : "|") + std::string(name);
+    }
+    return scalar_codec(
+        access, expected, value_name,
+        [names](std::string_view text) -> std::optional<E> {
+            const std::string word = lowercase(text);
+            for (const auto& [name, value] : names)
+                if (word == name)
+                    return value;
+            return std::nullopt;
+        },
+        [names](E value) {
+            for (const auto& [name, v] : names)
+                if (v == value)
+                    return std::string(name);
+            return std::string("?");
+        });
+}
+
+template <class Access>
+key_codec strings(Access access) {
+    key_codec codec;
+    codec.shape = value_shape::list;
+    codec.expected = "a list of text items";
+    codec.value_name = "ITEM";
+    codec.quoted = true;
+    codec.set = [access](app_config& config, const raw_value& value) {
+        access(config) = value.items;
+        return true;
+    };
+    codec.get = [access](const app_config& config) {
+        raw_value value;
+        value.items = access(config);
+        return value;
+    };
+    return codec;
+}
+
+template <class Access>
+key_codec pairs(Access access) {
+    key_codec codec;
+    codec.shape = value_shape::map;
+    codec.expected = "a map of names to values";
+    codec.value_name = "NAME=VALUE";
+    codec.set = [access](app_config& config, const raw_value& value) {
+        std::map<std::string, std::string> map;
+        for (const auto& [name, v] : value.entries)
+            map[name] = v;
+        access(config) = std::move(map);
+        return true;
+    };
+    codec.get = [access](const app_config& config) {
+        raw_value value;
+        for (const auto& entry : access(config))
+            value.entries.emplace_back(entry);
+        return value;
+    };
+    return codec;
+}
+
+// The field a key sets; works on const and non-const configs.
+#define FIELD(member)                                                                                        \
+    [](auto& c) -> auto& {                                                                                   \
+        return c.member;                                                                                     \
+    }
+
+const choice_names<host_scope> scope_names{{"strict", host_scope::strict}, {"lenient", host_scope::lenient}};
+const choice_names<progress_mode> progress_names{
+    {"auto", progress_mode::automatic}, {"always", progress_mode::always}, {"never", progress_mode::never}};
+const choice_names<log_level> log_level_names{{"debug", log_level::debug},
+                                              {"info", log_level::info},
+                                              {"warning", log_level::warning},
+                                              {"error", log_level::error},
+                                              {"off", log_level::off}};
+
+constexpr std::string_view crawl = "Crawl";
+constexpr std::string_view scope = "Scope";
+constexpr std::string_view fetching = "Fetching";
+constexpr std::string_view polite = "Politeness and robots.txt";
+constexpr std::string_view output = "Output";
+constexpr std::string_view run = "Run";
+constexpr std::string_view none = "";
+
+} // namespace
+
+const std::vector<config_key>& config_keys() {
+    // clang-format off
+    static const std::vector<config_key> keys{
+        // path                                flag                        group     codec                                              help
+        {"roots",                              none,                       crawl,    strings(FIELD(crawl.roots)),                       "start URLs (ROOT arguments replace them)"},
+        {"max_tasks",                          "max-tasks",                crawl,    whole(FIELD(crawl.max_tasks)),                     "worker coroutines: the most requests in flight at once"},
+        {"max_redirect",                       "max-redirect",             crawl,    whole(FIELD(crawl.max_redirect)),                  "redirects followed in one chain"},
+        {"max_tries",                          "max-tries",                crawl,    whole(FIELD(crawl.max_tries)),                     "attempts per URL when the network fails or the server answers 429/503"},
+        {"max_depth",                          "max-depth",                crawl,    whole(FIELD(crawl.max_depth)),                     "deepest link level crawled; roots are 0 (default: unlimited)"},
+        {"max_pages",                          "max-pages",                crawl,    whole(FIELD(crawl.max_pages)),                     "most distinct URLs queued (default: unlimited)"},
+        {"sitemaps",                           "sitemaps",                 crawl,    boolean(FIELD(crawl.sitemaps)),                    "also queue the URLs listed in sitemaps"},
+        {"parse_threads",                      "parse-threads",            crawl,    whole(FIELD(crawl.parse_threads)),                 "threads parsing HTML; 0 parses on the crawl thread"},
+        {"scope",                              none,                       scope,    choice(FIELD(crawl.scope), scope_names),           "how a link's host is compared with the roots' hosts"},
+        {"exclude",                            "exclude",                  scope,    text(FIELD(crawl.exclude)),                        "skip URLs in which this regular expression is found"},
+        {"include",                            "include",                  scope,    text(FIELD(crawl.include)),                        "crawl only URLs in which this regular expression is found"},
+        {"fetch.connect_timeout",              "connect-timeout",          fetching, duration(FIELD(crawl.fetch.connect_timeout)),      "DNS, TCP connect and TLS handshake to one endpoint"},
+        {"fetch.request_timeout",              "timeout",                  fetching, duration(FIELD(crawl.fetch.request_timeout)),      "one request and its whole response"},
+        {"fetch.max_body_bytes",               "max-body-size",            fetching, bytes(FIELD(crawl.fetch.max_body_bytes)),          "largest response body accepted"},
+        {"fetch.max_header_bytes",             none,                       fetching, bytes(FIELD(crawl.fetch.max_header_bytes)),        "largest response head"},
+        {"fetch.idle_timeout",                 none,                       fetching, duration(FIELD(crawl.fetch.idle_timeout)),         "idle keep-alive connections older than this are not reused"},
+        {"fetch.user_agent",                   "user-agent",               fetching, text(FIELD(crawl.fetch.user_agent)),               "User-Agent header (default: asiocrawl/VERSION (+CONTACT-URL))"},
+        {"fetch.contact_url",                  "contact-url",              fetching, text(FIELD(crawl.fetch.contact_url)),              "your page about this crawl, put in the default User-Agent"},
+        {"fetch.compression",                  none,                       fetching, boolean(FIELD(crawl.fetch.compression)),           "ask for gzip/deflate bodies"},
+        {"fetch.refuse_private_addresses",     "refuse-private-addresses", fetching, boolean(FIELD(crawl.fetch.refuse_private_addresses)), "never connect to loopback, private, link-local or multicast addresses"},
+        {"fetch.tls.insecure",                 "insecure",                 fetching, boolean(FIELD(crawl.fetch.tls.insecure)),          "skip TLS certificate and host name verification"},
+        {"fetch.tls.ca_file",                  "ca-file",                  fetching, text(FIELD(crawl.fetch.tls.ca_file)),              "PEM file of extra trusted CA certificates"},
+        {"fetch.host_overrides",               "host-override",            fetching, pairs(FIELD(crawl.fetch.host_overrides)),          "connect to this IP address for this host name (repeatable)"},
+        {"retry.initial_backoff",              none,                       crawl,    duration(FIELD(crawl.retry.initial_backoff)),      "wait before the second attempt"},
+        {"retry.multiplier",                   none,                       crawl,    real(FIELD(crawl.retry.multiplier)),               "growth factor of the wait"},
+        {"retry.jitter",                       none,                       crawl,    real(FIELD(crawl.retry.jitter)),                   "random spread of a wait, 0 to 1"},
+        {"retry.max_backoff",                  none,                       crawl,    duration(FIELD(crawl.retry.max_backoff)),          "cap on one wait"},
+        {"robots.obey",                        none,                       polite,   boolean(FIELD(crawl.robots.obey)),                 "fetch and obey robots.txt"},
+        {"robots.max_bytes",                   none,                       polite,   bytes(FIELD(crawl.robots.max_bytes)),              "largest robots.txt read"},
+        {"robots.max_redirects",               none,                       polite,   whole(FIELD(crawl.robots.max_redirects)),          "redirects followed for robots.txt"},
+        {"robots.unavailable_retry",           none,                       polite,   duration(FIELD(crawl.robots.unavailable_retry)),   "how long an origin with an unreachable robots.txt stays disallowed"},
+        {"robots.max_crawl_delay",             none,                       polite,   duration(FIELD(crawl.robots.max_crawl_delay)),     "largest Crawl-delay honored"},
+        {"politeness.max_per_host",            "max-per-host",             polite,   whole(FIELD(crawl.politeness.max_per_host)),       "most requests in flight to one host"},
+        {"politeness.delay",                   "delay",                    polite,   duration(FIELD(crawl.politeness.delay)),           "least time between two request starts to one host"},
+        {"traps.max_url_length",               none,                       scope,    whole(FIELD(crawl.traps.max_url_length)),          "longest discovered URL; 0: no limit"},
+        {"traps.max_path_segments",            none,                       scope,    whole(FIELD(crawl.traps.max_path_segments)),       "most path segments; 0: no limit"},
+        {"traps.max_segment_repetitions",      none,                       scope,    whole(FIELD(crawl.traps.max_segment_repetitions)), "most repeats of one path segment; 0: no limit"},
+        {"traps.max_query_params",             none,                       scope,    whole(FIELD(crawl.traps.max_query_params)),        "most query parameters; 0: no limit"},
+        {"output.records",                     "output,o",                 output,   text(FIELD(output.records)),                       "write every record to this file as JSON Lines (-: stdout)"},
+        {"output.report_json",                 "report-json",              output,   text(FIELD(output.report_json)),                   "write the summary to this file as JSON (-: stdout)"},
+        {"output.report",                      none,                       output,   boolean(FIELD(output.report)),                     "print the text report on stdout at the end"},
+        {"output.warc.path",                   "warc",                     output,   text(FIELD(output.warc.path)),                     "write a WARC archive (.gz: compressed; {serial}: rotation)"},
+        {"output.warc.max_file_bytes",         none,                       output,   bytes(FIELD(output.warc.max_file_bytes)),          "start a new WARC file at this size"},
+        {"output.warc.revisits",               none,                       output,   boolean(FIELD(output.warc.revisits)),              "write revisit records for repeated payloads"},
+        {"output.save_dir",                    "save-dir",                 output,   text(FIELD(output.save_dir)),                      "store response bodies under DIR/host/path"},
+        {"output.metrics_listen",              "metrics-listen",           output,   text(FIELD(output.metrics_listen)),                "serve Prometheus /metrics and /healthz on HOST:PORT"},
+        {"output.progress",                    "progress",                 output,   choice(FIELD(output.progress), progress_names),    "progress line on stderr"},
+        {"run.log_level",                      "log-level",                run,      choice(FIELD(run.log_level), log_level_names),     "least severe messages logged on stderr (-v/-q move it)"},
+        {"run.fail_on_errors",                 "fail-on-errors",           run,      boolean(FIELD(run.fail_on_errors)),                "exit with status 1 when any URL failed"},
+        {"run.grace_period",                   "grace-period",             run,      duration(FIELD(run.grace_period)),                 "after SIGINT/SIGTERM, time left to fetches in flight"},
+    };
+    // clang-format on
+    return keys;
+}
+
+#undef FIELD
+
+const std::vector<switch_flag>& switch_flags() {
+    static const std::vector<switch_flag> switches{
+        {"strict", "scope", "strict", scope,
+         "a link's host must equal a root's host, ignoring www. (default)"},
+        {"lenient", "scope", "lenient", scope,
+         "a link's host may be any host of a root's registrable domain"},
+        {"ignore-robots", "robots.obey", "false", polite, "do not fetch or obey robots.txt"},
+        {"no-compression", "fetch.compression", "false", fetching, "do not ask for compressed bodies"},
+        {"no-report", "output.report", "false", output, "do not print the text report"},
+    };
+    return switches;
+}
+
+const std::vector<std::string_view>& flag_groups() {
+    static const std::vector<std::string_view> groups{crawl, scope, fetching, polite, output, run};
+    return groups;
+}
+
+const config_key* find_key(std::string_view path) {
+    for (const auto& key : config_keys())
+        if (key.path == path)
+            return &key;
+    return nullptr;
+}
+
+bool is_section(std::string_view path) {
+    for (const auto& key : config_keys())
+        if (key.path.size() > path.size() && key.path.starts_with(path) && key.path[path.size()] == '.')
+            return true;
+    return false;
+}
+
+std::string env_name(std::string_view path) {
+    std::string name = "ASIOCRAWL_";
+    for (char c : path)
+        name += c == '.' ? '_' : static_cast<char>(c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c);
+    return name;
+}
+
+raw_value raw_from_text(value_shape shape, std::string_view text) {
+    raw_value value;
+    if (shape == value_shape::scalar) {
+        value.scalar = std::string(text);
+        return value;
+    }
+    std::size_t at = 0;
+    while (at < text.size()) {
+        const auto end = std::min(text.find_first_of(", \t\n\r", at), text.size());
+        const std::string_view item = text.substr(at, end - at);
+        at = end + 1;
+        if (item.empty())
+            continue;
+        if (shape == value_shape::list) {
+            value.items.emplace_back(item);
+        } else {
+            const auto eq = item.find('=');
+            value.entries.emplace_back(std::string(item.substr(0, eq)),
+                                       eq == std::string_view::npos ? std::string{}
+                                                                    : std::string(item.substr(eq + 1)));
+        }
+    }
+    return value;
+}
+
+std::string raw_to_text(const raw_value& value) {
+    if (value.null)
+        return "null";
+    std::string text = value.scalar;
+    for (const auto& item : value.items)
+        text += (text.empty() ? "" : ",") + item;
+    for (const auto& [name, v] : value.entries)
+        text += (text.empty() ? "" : ",") + name + "=" + v;
+    return text;
+}
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+    std::vector<std::size_t> row(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j)
+        row[j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+        std::size_t diagonal = row[0];
+        row[0] = i;
+        for (std::size_t j = 1; j <= b.size(); ++j) {
+            const std::size_t above = row[j];
+            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+            diagonal = above;
+        }
+    }
+    return row[b.size()];
+}
+
+namespace {
+
+std::string_view last_segment(std::string_view path) {
+    const auto dot = path.rfind('.');
+    return dot == std::string_view::npos ? path : path.substr(dot + 1);
+}
+
+} // namespace
+
+std::string closest_key(std::string_view unknown) {
+    std::vector<std::string> candidates;
+    for (const auto& key : config_keys()) {
+        candidates.emplace_back(key.path);
+        for (auto dot = key.path.find('.'); dot != std::string_view::npos; dot = key.path.find('.', dot + 1))
+            candidates.emplace_back(key.path.substr(0, dot));
+    }
+    // A known key name under the wrong section ("connect_timeout" at the top) is the likeliest mistake.
+    for (const auto& key : config_keys())
+        if (last_segment(key.path) == last_segment(unknown))
+            return std::string(key.path);
+    std::string best;
+    std::size_t best_distance = std::max<std::size_t>(2, unknown.size() / 4) + 1;
+    for (const auto& candidate : candidates) {
+        // Compare like with like: a dotted name with full paths, a bare name with the last segments too.
+        std::size_t distance = edit_distance(unknown, candidate);
+        if (unknown.find('.') == std::string_view::npos)
+            distance = std::min(distance, edit_distance(unknown, last_segment(candidate)));
+        if (distance < best_distance) {
+            best_distance = distance;
+            best = candidate;
+        }
+    }
+    return best;
+}
+
+std::optional<std::chrono::milliseconds> parse_duration(std::string_view text) {
+    auto parsed = number_and_unit(text);
+    if (!parsed)
+        return std::nullopt;
+    const auto& [number, unit] = *parsed;
+    double factor = 0;
+    if (unit.empty() || unit == "s")
+        factor = 1000;
+    else if (unit == "ms")
+        factor = 1;
+    else if (unit == "m" || unit == "min")
+        factor = 60'000;
+    else if (unit == "h")
+        factor = 3'600'000;
+    else
+        return std::nullopt;
+    const double ms = std::round(number * factor);
+    // Ten years: far beyond any sensible timeout, and far from overflowing the clocks' arithmetic.
+    if (ms > 315'360'000'000.0)
+        return std::nullopt;
+    return std::chrono::milliseconds{static_cast<long long>(ms)};
+}
+
+std::string format_duration(std::chrono::milliseconds value) {
+    const long long ms = value.count();
+    if (ms != 0 && ms % 3'600'000 == 0)
+        return std::to_string(ms / 3'600'000) + "h";
+    if (ms != 0 && ms % 60'000 == 0)
+        return std::to_string(ms / 60'000) + "m";
+    if (ms % 1000 == 0)
+        return std::to_string(ms / 1000) + "s";
+    return std::to_string(ms) + "ms";
+}
+
+namespace {
+
+struct size_unit {
+    std::string_view name;
+    std::uint64_t factor;
+};
+
+// Largest first: format_size picks the first unit that divides the value.
+constexpr std::array<size_unit, 8> size_units{{
+    {"tib", 1ull << 40},
+    {"gib", 1ull << 30},
+    {"mib", 1ull << 20},
+    {"kib", 1ull << 10},
+    {"tb", 1'000'000'000'000ull},
+    {"gb", 1'000'000'000ull},
+    {"mb", 1'000'000ull},
+    {"kb", 1'000ull},
+}};
+
+} // namespace
+
+std::optional<std::uint64_t> parse_size(std::string_view text) {
+    auto parsed = number_and_unit(text);
+    if (!parsed)
+        return std::nullopt;
+    const auto& [number, unit] = *parsed;
+    if (unit.empty() || unit == "b") {
+        if (number != std::floor(number) || number >= 18446744073709551615.0)
+            return std::nullopt;
+        return static_cast<std::uint64_t>(number);
+    }
+    for (const auto& u : size_units) {
+        if (unit == u.name) {
+            const double bytes = std::round(number * static_cast<double>(u.factor));
+            if (bytes >= 18446744073709551615.0)
+                return std::nullopt;
+            return static_cast<std::uint64_t>(bytes);
+        }
+    }
+    return std::nullopt;
+}
+
+std::string format_size(std::uint64_t value) {
+    static constexpr std::array<std::string_view, 8> printed{"TiB", "GiB", "MiB", "KiB",
+                                                             "TB",  "GB",  "MB",  "kB"};
+    for (std::size_t i = 0; i < size_units.size(); ++i)
+        if (value != 0 && value % size_units[i].factor == 0)
+            return std::to_string(value / size_units[i].factor) + std::string(printed[i]);
+    return std::to_string(value);
+}
+
+} // namespace asiocrawl::cli

@@ -1,0 +1,103 @@
+// The key registry: one entry per configuration key, from which the YAML loader, the ASIOCRAWL_* environment
+// variables, the command-line flags, `--help` and `--print-config` are all derived. Adding a key is one line
+// in config_keys.cpp (plus its documented line in config/asiocrawl.yaml, which a test checks).
+#pragma once
+
+#include <asiocrawl/config.hpp>
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace asiocrawl::cli {
+
+/// The shape of a key's value in YAML: `max_tasks: 10`, `roots: [a, b]`, `host_overrides: {name: ip}`.
+enum class value_shape { scalar, list, map };
+
+/// A key's value as text, in the shape of the key. Loading and printing both go through it, so that what
+/// `--print-config` writes is exactly what the loader reads back.
+struct raw_value {
+    /// A scalar key with no value (YAML null, `max_depth:`); printed as `null`.
+    bool null = false;
+    std::string scalar;
+    std::vector<std::string> items;
+    std::vector<std::pair<std::string, std::string>> entries;
+};
+
+/// How one key reads and prints its field.
+struct key_codec {
+    value_shape shape = value_shape::scalar;
+    /// The accepted form, for error messages ("a duration such as 500ms, 10s or 2m").
+    std::string expected;
+    /// Placeholder in --help ("N", "TIME", "SIZE").
+    std::string value_name;
+    /// Printed in double quotes (free text, which YAML might otherwise read as a number, bool or null).
+    bool quoted = false;
+    /// Boolean: its flag is a switch (`--sitemaps`, or `--sitemaps=false`).
+    bool is_switch = false;
+    /// Sets the field. False when the value does not have the expected form (the field is then unchanged).
+    std::function<bool(app_config&, const raw_value&)> set;
+    /// The field's value in canonical form: `set(c, get(c))` leaves c unchanged.
+    std::function<raw_value(const app_config&)> get;
+};
+
+struct config_key {
+    /// Dotted path in the YAML tree: crawl options at the top, then `output.*` and `run.*`. Also the name
+    /// validate() uses for the field, and the environment variable's name (see env_name).
+    std::string_view path;
+    /// Long command-line flag without "--" ("" for none); ",x" adds a short one ("output,o").
+    std::string_view flag;
+    /// --help section.
+    std::string_view group;
+    key_codec codec;
+    /// One line for --help.
+    std::string_view help;
+};
+
+/// A flag that sets a key to a fixed value (`--ignore-robots` is `robots.obey: false`).
+struct switch_flag {
+    std::string_view flag;
+    std::string_view path;
+    std::string_view value;
+    std::string_view group;
+    std::string_view help;
+};
+
+/// Every key, in the order --print-config and config/asiocrawl.yaml list them.
+const std::vector<config_key>& config_keys();
+const std::vector<switch_flag>& switch_flags();
+/// --help sections, in order.
+const std::vector<std::string_view>& flag_groups();
+
+const config_key* find_key(std::string_view path);
+/// True for a path that holds keys ("fetch", "fetch.tls", "output.warc").
+bool is_section(std::string_view path);
+
+/// "fetch.connect_timeout" -> "ASIOCRAWL_FETCH_CONNECT_TIMEOUT".
+std::string env_name(std::string_view path);
+
+/// Splits an environment variable or flag value into the key's shape: lists on commas and white space,
+/// maps as NAME=VALUE pairs separated the same way.
+raw_value raw_from_text(value_shape shape, std::string_view text);
+/// The value as one line of text (for --help defaults and error messages).
+std::string raw_to_text(const raw_value& value);
+
+/// Levenshtein distance, for "did you mean" suggestions.
+std::size_t edit_distance(std::string_view a, std::string_view b);
+
+/// The valid key or section nearest to `unknown` (edit distance, or the same last segment under another
+/// section), or "" when nothing is close.
+std::string closest_key(std::string_view unknown);
+
+/// Parsers shared by the codecs, exposed for their tests. Durations: a number with a unit ms, s, m or h; a
+/// plain number is seconds. Sizes: bytes, or a number with B, kB, MB, GB, TB (powers of 1000) or KiB, MiB,
+/// GiB, TiB (powers of 1024).
+std::optional<std::chrono::milliseconds> parse_duration(std::string_view text);
+std::string format_duration(std::chrono::milliseconds value);
+std::optional<std::uint64_t> parse_size(std::string_view text);
+std::string format_size(std::uint64_t value);
+
+} // namespace asiocrawl::cli

@@ -1,0 +1,661 @@
+#include "cli/config_file.hpp"
+
+#include "cli/config_keys.hpp"
+#include "cli/options.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <unistd.h>
+
+namespace {
+
+using namespace asiocrawl;
+using namespace asiocrawl::cli;
+using namespace std::chrono_literals;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+const std::string source_dir = ASIOCRAWL_SOURCE_DIR;
+
+std::string all_messages(const std::vector<config_error>& errors) {
+    std::string text;
+    for (const auto& e : errors)
+        text += to_string(e) + "\n";
+    return text;
+}
+
+/// A config whose every key differs from its default: printing and loading it exercises every codec.
+app_config every_key_changed() {
+    app_config c;
+    c.crawl.roots = {"http://a.example/", "b.example: with colon, comma"};
+    c.crawl.max_tasks = 7;
+    c.crawl.max_redirect = 3;
+    c.crawl.max_tries = 2;
+    c.crawl.max_depth = 0;
+    c.crawl.max_pages = 12345;
+    c.crawl.sitemaps = true;
+    c.crawl.parse_threads = 3;
+    c.crawl.scope = host_scope::lenient;
+    c.crawl.exclude = R"(\?(sort|page)=.*#"quoted")";
+    c.crawl.include = "null";
+    c.crawl.fetch.connect_timeout = 1500ms;
+    c.crawl.fetch.request_timeout = 2min;
+    c.crawl.fetch.max_body_bytes = 1'000'001;
+    c.crawl.fetch.max_header_bytes = 2048;
+    c.crawl.fetch.idle_timeout = 0ms;
+    c.crawl.fetch.user_agent = "true";
+    c.crawl.fetch.contact_url = "https://me.example/bot";
+    c.crawl.fetch.compression = false;
+    c.crawl.fetch.refuse_private_addresses = true;
+    c.crawl.fetch.tls.insecure = true;
+    c.crawl.fetch.tls.ca_file = "/etc/ca file.pem";
+    c.crawl.fetch.host_overrides = {{"a.example", "127.0.0.1"}, {"b.example", "::1"}};
+    c.crawl.retry.initial_backoff = 250ms;
+    c.crawl.retry.multiplier = 1.5;
+    c.crawl.retry.jitter = 0.1;
+    c.crawl.retry.max_backoff = 2h;
+    c.crawl.robots.obey = false;
+    c.crawl.robots.max_bytes = 1000;
+    c.crawl.robots.max_redirects = 0;
+    c.crawl.robots.unavailable_retry = 5s;
+    c.crawl.robots.max_crawl_delay = 1s;
+    c.crawl.politeness.max_per_host = 9;
+    c.crawl.politeness.delay = 100ms;
+    c.crawl.traps.max_url_length = 0;
+    c.crawl.traps.max_path_segments = 5;
+    c.crawl.traps.max_segment_repetitions = 0;
+    c.crawl.traps.max_query_params = 1;
+    c.output.records = "-";
+    c.output.report_json = "out/report.json";
+    c.output.report = false;
+    c.output.warc.path = "crawl-{serial}.warc.gz";
+    c.output.warc.max_file_bytes = 3u << 20;
+    c.output.warc.revisits = false;
+    c.output.save_dir = "~";
+    c.output.metrics_listen = "[::1]:9100";
+    c.output.progress = progress_mode::never;
+    c.run.log_level = log_level::debug;
+    c.run.fail_on_errors = true;
+    c.run.grace_period = 0ms;
+    return c;
+}
+
+// ---- durations and sizes
+// -------------------------------------------------------------------------------------
+
+TEST(config_values, durations_take_units_and_plain_seconds) {
+    const std::pair<const char*, long long> valid[] = {
+        {"500ms", 500}, {"10s", 10'000}, {"2m", 120'000},  {"1h", 3'600'000}, {"10", 10'000},    {"0.5", 500},
+        {"1.5s", 1500}, {" 3s ", 3000},  {"10 s", 10'000}, {"0", 0},          {"2min", 120'000}, {"1MS", 1}};
+    for (const auto& [text, ms] : valid) {
+        SCOPED_TRACE(text);
+        auto parsed = parse_duration(text);
+        ASSERT_TRUE(parsed.has_value());
+        EXPECT_EQ(parsed->count(), ms);
+        EXPECT_EQ(parse_duration(format_duration(*parsed)), parsed) << format_duration(*parsed);
+    }
+    for (const char* text : {"", "fast", "-1s", "1e3", "10sec", "1.2.3", ".5", "5d", "s", "99999999999h"}) {
+        SCOPED_TRACE(text);
+        EXPECT_FALSE(parse_duration(text).has_value());
+    }
+    EXPECT_EQ(format_duration(10s), "10s");
+    EXPECT_EQ(format_duration(1500ms), "1500ms");
+    EXPECT_EQ(format_duration(90s), "90s");
+    EXPECT_EQ(format_duration(2min), "2m");
+    EXPECT_EQ(format_duration(0ms), "0s");
+}
+
+TEST(config_values, sizes_take_decimal_and_binary_units) {
+    const std::pair<const char*, std::uint64_t> valid[] = {{"16MiB", 16u << 20},
+                                                           {"500KiB", 500u << 10},
+                                                           {"1GB", 1'000'000'000},
+                                                           {"1024", 1024},
+                                                           {"2kB", 2000},
+                                                           {"1.5KiB", 1536},
+                                                           {"10 MB", 10'000'000},
+                                                           {"7b", 7},
+                                                           {"0", 0},
+                                                           {"1TiB", 1ull << 40}};
+    for (const auto& [text, bytes] : valid) {
+        SCOPED_TRACE(text);
+        auto parsed = parse_size(text);
+        ASSERT_TRUE(parsed.has_value());
+        EXPECT_EQ(*parsed, bytes);
+        EXPECT_EQ(parse_size(format_size(*parsed)), parsed) << format_size(*parsed);
+    }
+    for (const char* text : {"", "1.5", "-1", "1XB", "MiB", "12 34", "99999999TiB"}) {
+        SCOPED_TRACE(text);
+        EXPECT_FALSE(parse_size(text).has_value());
+    }
+    EXPECT_EQ(format_size(16u << 20), "16MiB");
+    EXPECT_EQ(format_size(1'000'000'000), "1GB");
+    EXPECT_EQ(format_size(1023), "1023");
+}
+
+// ---- the registry
+// ------------------------------------------------------------------------------------------
+
+TEST(config_keys, environment_names_are_the_paths_in_capitals) {
+    EXPECT_EQ(env_name("max_tasks"), "ASIOCRAWL_MAX_TASKS");
+    EXPECT_EQ(env_name("fetch.connect_timeout"), "ASIOCRAWL_FETCH_CONNECT_TIMEOUT");
+    EXPECT_EQ(env_name("fetch.tls.ca_file"), "ASIOCRAWL_FETCH_TLS_CA_FILE");
+    // Two keys must never share a variable, nor a flag.
+    std::set<std::string> names, flags;
+    for (const auto& key : config_keys()) {
+        EXPECT_TRUE(names.insert(env_name(key.path)).second) << key.path;
+        if (!key.flag.empty()) {
+            EXPECT_TRUE(flags.insert(std::string(key.flag)).second) << key.flag;
+        }
+    }
+    for (const auto& flag : switch_flags()) {
+        EXPECT_TRUE(flags.insert(std::string(flag.flag)).second) << flag.flag;
+        EXPECT_NE(find_key(flag.path), nullptr) << flag.path;
+    }
+}
+
+TEST(config_keys, every_key_is_covered_by_the_round_trip_config) {
+    const app_config defaults, changed = every_key_changed();
+    for (const auto& key : config_keys())
+        EXPECT_NE(raw_to_text(key.codec.get(changed)), raw_to_text(key.codec.get(defaults)))
+            << key.path << ": set it to a non-default value in every_key_changed()";
+}
+
+TEST(config_keys, printed_config_loads_back_to_the_same_config) {
+    for (const app_config& original : {app_config{}, every_key_changed()}) {
+        const std::string yaml = to_yaml(original);
+        app_config loaded;
+        // Start from a different config: every key must be overwritten by the file.
+        if (original.crawl.max_tasks == app_config{}.crawl.max_tasks)
+            loaded = every_key_changed();
+        auto errors = load_config_text(yaml, "printed", loaded);
+        ASSERT_THAT(errors, IsEmpty()) << all_messages(errors) << yaml;
+        EXPECT_EQ(to_yaml(loaded), yaml);
+        for (const auto& key : config_keys())
+            EXPECT_EQ(raw_to_text(key.codec.get(loaded)), raw_to_text(key.codec.get(original))) << key.path;
+    }
+    // A few fields checked directly, not through the codecs that printed them.
+    app_config loaded;
+    ASSERT_THAT(load_config_text(to_yaml(every_key_changed()), "printed", loaded), IsEmpty());
+    EXPECT_EQ(loaded.crawl.exclude, every_key_changed().crawl.exclude);
+    EXPECT_EQ(loaded.crawl.include, "null");
+    EXPECT_EQ(loaded.crawl.fetch.user_agent, "true");
+    EXPECT_EQ(loaded.crawl.roots, every_key_changed().crawl.roots);
+    EXPECT_EQ(loaded.crawl.fetch.host_overrides, every_key_changed().crawl.fetch.host_overrides);
+    EXPECT_EQ(loaded.crawl.fetch.connect_timeout, 1500ms);
+    EXPECT_EQ(loaded.crawl.max_depth, 0);
+    EXPECT_DOUBLE_EQ(loaded.crawl.retry.multiplier, 1.5);
+    EXPECT_EQ(loaded.run.log_level, log_level::debug);
+}
+
+// ---- the files in config/
+// ------------------------------------------------------------------------------------
+
+std::set<std::string> paths_in(const std::string& yaml_text) {
+    // Every scalar key path of a loaded file, read back through the printer: a key the file lists with its
+    // default value still appears, so compare the file's own text instead.
+    std::set<std::string> paths;
+    std::istringstream in{yaml_text};
+    std::vector<std::pair<std::size_t, std::string>> stack; // indentation, section name
+    for (std::string line; std::getline(in, line);) {
+        const auto indent = line.find_first_not_of(' ');
+        if (indent == std::string::npos || line[indent] == '#' || line[indent] == '-')
+            continue;
+        const auto colon = line.find(':', indent);
+        if (colon == std::string::npos)
+            continue;
+        while (!stack.empty() && stack.back().first >= indent)
+            stack.pop_back();
+        std::string path;
+        for (const auto& [_, name] : stack)
+            path += name + ".";
+        path += line.substr(indent, colon - indent);
+        if (line.find_first_not_of(' ', colon + 1) == std::string::npos)
+            stack.emplace_back(indent, line.substr(indent, colon - indent));
+        else
+            paths.insert(path);
+    }
+    return paths;
+}
+
+std::string read_file(const std::string& path) {
+    std::ifstream in{path};
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+TEST(config_files, the_reference_file_lists_every_key_with_its_default) {
+    const std::string path = source_dir + "/config/asiocrawl.yaml";
+    app_config loaded = every_key_changed();
+    auto errors = load_config_file(path, loaded);
+    ASSERT_THAT(errors, IsEmpty()) << all_messages(errors);
+    EXPECT_EQ(to_yaml(loaded), to_yaml(app_config{})) << "config/asiocrawl.yaml must show the defaults";
+
+    std::set<std::string> expected;
+    for (const auto& key : config_keys())
+        expected.insert(std::string(key.path));
+    EXPECT_EQ(paths_in(read_file(path)), expected) << "config/asiocrawl.yaml must list every key, once";
+}
+
+TEST(config_files, the_examples_load_and_validate) {
+    for (const char* name : {"demo.yaml", "internal-check.yaml", "polite-archive.yaml"}) {
+        SCOPED_TRACE(name);
+        app_config config;
+        config_origins origins;
+        auto errors = load_config_file(source_dir + "/config/" + name, config, &origins);
+        ASSERT_THAT(errors, IsEmpty()) << all_messages(errors);
+        config.crawl.roots = {"http://example.com/"};
+        EXPECT_THAT(check_config(config, origins), IsEmpty()) << all_messages(check_config(config, origins));
+    }
+    app_config demo;
+    ASSERT_THAT(load_config_file(source_dir + "/config/demo.yaml", demo), IsEmpty());
+    EXPECT_TRUE(demo.crawl.sitemaps);
+}
+
+// ---- errors
+// --------------------------------------------------------------------------------------------------
+
+struct error_case {
+    const char* yaml;
+    int line;
+    int column;
+    std::vector<std::string> says;
+};
+
+void expect_one_error(const error_case& c, const std::vector<config_error>& errors) {
+    SCOPED_TRACE(c.yaml);
+    ASSERT_EQ(errors.size(), 1u) << all_messages(errors);
+    EXPECT_EQ(errors[0].source, "test.yaml");
+    EXPECT_EQ(errors[0].line, c.line);
+    EXPECT_EQ(errors[0].column, c.column);
+    for (const auto& part : c.says)
+        EXPECT_THAT(errors[0].message, HasSubstr(part));
+    EXPECT_THAT(to_string(errors[0]),
+                HasSubstr("test.yaml:" + std::to_string(c.line) + ":" + std::to_string(c.column) + ": "));
+}
+
+TEST(config_errors, an_unknown_key_names_itself_its_place_and_the_closest_key) {
+    const error_case cases[] = {
+        {"fetch:\n  conect_timeout: 5s\n",
+         2,
+         3,
+         {"\"fetch.conect_timeout\"", "did you mean \"fetch.connect_timeout\""}},
+        {"max_task: 5", 1, 1, {"\"max_task\"", "\"max_tasks\""}},
+        {"max_tasks: 5\nconnect_timeout: 5s", 2, 1, {"\"connect_timeout\"", "\"fetch.connect_timeout\""}},
+        {"output:\n  warc:\n    pth: x\n", 3, 5, {"\"output.warc.pth\"", "\"output.warc.path\""}},
+        {"fetsh:\n  connect_timeout: 5s\n", 1, 1, {"\"fetsh\"", "\"fetch\""}},
+        {"zzzzzzzzzz: 1", 1, 1, {"unknown key \"zzzzzzzzzz\""}},
+    };
+    for (const auto& c : cases) {
+        app_config config;
+        expect_one_error(c, load_config_text(c.yaml, "test.yaml", config));
+    }
+    app_config config;
+    auto errors = load_config_text("zzzzzzzzzz: 1", "test.yaml", config);
+    ASSERT_EQ(errors.size(), 1u);
+    EXPECT_THAT(errors[0].message, ::testing::Not(HasSubstr("did you mean")));
+}
+
+TEST(config_errors, a_wrong_value_names_the_key_the_expected_form_and_what_was_seen) {
+    const error_case cases[] = {
+        {"max_tasks: many", 1, 12, {"max_tasks: expected a whole number", "got \"many\""}},
+        {"max_tasks: -3", 1, 12, {"max_tasks:", "0 or more", "got \"-3\""}},
+        {"fetch:\n  connect_timeout: [1]\n",
+         2,
+         20,
+         {"fetch.connect_timeout: expected a duration", "got a list"}},
+        {"fetch:\n  connect_timeout: fast\n", 2, 20, {"500ms, 10s", "got \"fast\""}},
+        {"sitemaps: maybe", 1, 11, {"sitemaps: expected true or false", "got \"maybe\""}},
+        {"scope: loose", 1, 8, {"scope: expected one of strict, lenient", "got \"loose\""}},
+        {"roots: {a: b}", 1, 8, {"roots: expected a list", "got a map"}},
+        {"roots:\n  - [nested]\n", 2, 5, {"roots:", "a list as an item"}},
+        {"max_depth: deep", 1, 12, {"max_depth:", "or null for unlimited", "got \"deep\""}},
+        {"fetch:\n  max_body_bytes: 5XB\n", 2, 19, {"16MiB", "got \"5XB\""}},
+        {"output:\n  progress: sometimes\n", 2, 13, {"output.progress: expected one of auto, always, never"}},
+        {"run:\n  log_level: loud\n", 2, 14, {"debug, info, warning, error, off", "got \"loud\""}},
+        {"fetch: 5", 1, 8, {"fetch: expected a map of keys", "got \"5\""}},
+        {"fetch:\n  host_overrides: [a]\n", 2, 19, {"fetch.host_overrides: expected a map", "got a list"}},
+        {"max_tasks:", 1, 1, {"max_tasks:", "got nothing"}},
+        {"max_tasks: 1\nmax_tasks: 2\n", 2, 1, {"max_tasks is given twice (first on line 1)"}},
+        {"- a\n- b\n", 1, 1, {"expected a map of keys", "got a list"}},
+    };
+    for (const auto& c : cases) {
+        app_config config;
+        expect_one_error(c, load_config_text(c.yaml, "test.yaml", config));
+    }
+}
+
+TEST(config_errors, out_of_range_values_are_located_at_their_key) {
+    const error_case cases[] = {
+        {"max_tasks: 0", 1, 1, {"max_tasks must be at least 1", "got \"0\""}},
+        {"roots: [a]\npoliteness:\n  max_per_host: 0\n",
+         3,
+         3,
+         {"politeness.max_per_host must be at least 1"}},
+        {"retry:\n  jitter: 2\n", 2, 3, {"retry.jitter must be between 0 and 1", "got \"2\""}},
+        {"fetch:\n  request_timeout: 0s\n", 2, 3, {"fetch.request_timeout must be positive"}},
+        {"output:\n  metrics_listen: localhost\n", 2, 3, {"output.metrics_listen must be HOST:PORT"}},
+        {"fetch:\n  user_agent: \"bot\\r\\nX-Evil: 1\"\n",
+         2,
+         3,
+         {"fetch.user_agent must not contain control"}},
+        {"run:\n  grace_period: 0\n  log_level: off\nmax_redirect: -1\n",
+         4,
+         1,
+         {"max_redirect must be at least 0"}},
+    };
+    for (const auto& c : cases) {
+        app_config config;
+        config.crawl.roots = {"http://example.com/"};
+        config_origins origins;
+        auto load_errors = load_config_text(c.yaml, "test.yaml", config, &origins);
+        ASSERT_THAT(load_errors, IsEmpty()) << all_messages(load_errors);
+        expect_one_error(c, check_config(config, origins));
+    }
+}
+
+TEST(config_errors, output_and_run_keys_are_validated) {
+    struct output_case {
+        const char* yaml;
+        const char* says; // "" when valid
+    };
+    const output_case cases[] = {
+        {"output:\n  metrics_listen: 127.0.0.1:9100", ""},
+        {"output:\n  metrics_listen: \"[::1]:0\"", ""},
+        {"output:\n  metrics_listen: metrics.internal:65535", ""},
+        {"output:\n  metrics_listen: :9100", "output.metrics_listen must be HOST:PORT"},
+        {"output:\n  metrics_listen: host:65536", "output.metrics_listen must be HOST:PORT"},
+        {"output:\n  metrics_listen: \"::1:9100\"", "output.metrics_listen must be HOST:PORT"},
+        {"output:\n  metrics_listen: \"[::1]\"", "output.metrics_listen must be HOST:PORT"},
+        {"output:\n  records: \"-\"", "output.records cannot be stdout"},
+        {"output:\n  records: \"-\"\n  report: false", ""},
+        {"output:\n  records: \"-\"\n  report: false\n  report_json: \"-\"",
+         "output.records cannot be stdout"},
+        {"output:\n  report_json: \"-\"", "output.report_json cannot be stdout"},
+        {"output:\n  records: a.json\n  report_json: a.json", "output.report_json must not be the same file"},
+        {"output:\n  warc:\n    max_file_bytes: 1000", "output.warc.max_file_bytes must be at least 1024"},
+        {"parse_threads: 1000", "parse_threads must be at most 256"},
+        {"retry:\n  multiplier: 0.5", "retry.multiplier must be at least 1"},
+        {"robots:\n  max_bytes: 0", "robots.max_bytes must be at least 1"},
+        {"robots:\n  max_redirects: -1", "robots.max_redirects must be at least 0"},
+    };
+    for (const auto& c : cases) {
+        SCOPED_TRACE(c.yaml);
+        app_config config;
+        config.crawl.roots = {"http://example.com/"};
+        config_origins origins;
+        ASSERT_THAT(load_config_text(c.yaml, "test.yaml", config, &origins), IsEmpty());
+        auto errors = check_config(config, origins);
+        if (std::string_view(c.says).empty()) {
+            EXPECT_THAT(errors, IsEmpty()) << all_messages(errors);
+        } else {
+            ASSERT_EQ(errors.size(), 1u) << all_messages(errors);
+            EXPECT_THAT(errors[0].message, HasSubstr(c.says));
+            EXPECT_GE(errors[0].line, 1) << "located in the file";
+        }
+    }
+}
+
+TEST(config_errors, invalid_yaml_is_told_apart_and_located) {
+    const error_case cases[] = {
+        {"roots: [a,\n b", 2, 1, {"invalid YAML", "end of sequence"}},
+        {"max_tasks: 1\n  fetch: x\n", 2, 8, {"invalid YAML"}},
+        {"max_tasks: b: c\n", 1, 13, {"invalid YAML"}},
+    };
+    for (const auto& c : cases) {
+        app_config config;
+        auto errors = load_config_text(c.yaml, "test.yaml", config);
+        ASSERT_EQ(errors.size(), 1u) << c.yaml << all_messages(errors);
+        expect_one_error(c, errors);
+    }
+}
+
+TEST(config_errors, odd_documents_are_values_not_crashes) {
+    // Things a fuzzer finds first: each is either accepted or reported, never thrown.
+    for (const char* yaml :
+         {"", "---", "# only a comment", "~", "!!binary aGVsbG8=", "a: &x [*x]", "{", "[[[[", "? [a]\n: b",
+          "max_tasks: !!int 5", "<<: {max_tasks: 5}", "\t", "max_tasks: 5\n---\nmax_tasks: 6"}) {
+        app_config config;
+        EXPECT_NO_THROW(load_config_text(yaml, "fuzz.yaml", config)) << yaml;
+    }
+    app_config config;
+    EXPECT_THAT(load_config_text("", "empty.yaml", config), IsEmpty());
+    EXPECT_THAT(load_config_text("# nothing\n", "empty.yaml", config), IsEmpty());
+}
+
+TEST(config_errors, null_clears_optional_and_text_keys) {
+    app_config config;
+    config.crawl.max_depth = 3;
+    config.crawl.fetch.user_agent = "x";
+    ASSERT_THAT(load_config_text("max_depth: null\nfetch:\n  user_agent:\n", "t.yaml", config), IsEmpty());
+    EXPECT_FALSE(config.crawl.max_depth.has_value());
+    EXPECT_EQ(config.crawl.fetch.user_agent, "");
+}
+
+// ---- files
+// ---------------------------------------------------------------------------------------------------
+
+struct temp_file {
+    explicit temp_file(const std::string& text) {
+        char name[] = "/tmp/asiocrawl-config-test-XXXXXX";
+        const int fd = ::mkstemp(name);
+        path = name;
+        if (fd >= 0) {
+            [[maybe_unused]] auto written = ::write(fd, text.data(), text.size());
+            ::close(fd);
+        }
+    }
+    ~temp_file() { std::remove(path.c_str()); }
+    std::string path;
+};
+
+TEST(config_files, missing_unreadable_and_invalid_files_are_told_apart) {
+    app_config config;
+    auto missing = load_config_file("/nonexistent/asiocrawl.yaml", config);
+    ASSERT_EQ(missing.size(), 1u);
+    EXPECT_EQ(to_string(missing[0]), "/nonexistent/asiocrawl.yaml: config file not found");
+
+    // A directory cannot be read as a file, even by root (for whom permission bits mean nothing).
+    auto unreadable = load_config_file("/tmp", config);
+    ASSERT_EQ(unreadable.size(), 1u);
+    EXPECT_THAT(to_string(unreadable[0]), HasSubstr("/tmp: cannot read config file: Is a directory"));
+
+    temp_file invalid{"max_tasks: 5\nroots: [a,\n"};
+    auto bad = load_config_file(invalid.path, config);
+    ASSERT_EQ(bad.size(), 1u);
+    EXPECT_THAT(to_string(bad[0]), HasSubstr(invalid.path + ":3:1: invalid YAML"));
+
+    temp_file good{"max_tasks: 5\n"};
+    EXPECT_THAT(load_config_file(good.path, config), IsEmpty());
+    EXPECT_EQ(config.crawl.max_tasks, 5u);
+}
+
+// ---- environment
+// ---------------------------------------------------------------------------------------------
+
+TEST(config_environment, variables_set_keys_of_every_shape) {
+    app_config config;
+    config_origins origins;
+    auto errors = apply_environment(
+        {"PATH=/bin", "ASIOCRAWL_MAX_TASKS=7", "ASIOCRAWL_FETCH_CONNECT_TIMEOUT=750ms",
+         "ASIOCRAWL_ROOTS=http://a.example/ http://b.example/,c.example",
+         "ASIOCRAWL_FETCH_HOST_OVERRIDES=a.example=127.0.0.1 b.example=::1", "ASIOCRAWL_MAX_DEPTH=unlimited",
+         "ASIOCRAWL_RUN_LOG_LEVEL=debug", "ASIOCRAWL_SITEMAPS=yes", "ASIOCRAWL_JOBS=4"},
+        config, &origins);
+    EXPECT_THAT(errors, IsEmpty()) << all_messages(errors);
+    EXPECT_EQ(config.crawl.max_tasks, 7u);
+    EXPECT_EQ(config.crawl.fetch.connect_timeout, 750ms);
+    EXPECT_EQ(config.crawl.roots,
+              (std::vector<std::string>{"http://a.example/", "http://b.example/", "c.example"}));
+    EXPECT_EQ(config.crawl.fetch.host_overrides.at("b.example"), "::1");
+    EXPECT_FALSE(config.crawl.max_depth.has_value());
+    EXPECT_EQ(config.run.log_level, log_level::debug);
+    EXPECT_TRUE(config.crawl.sitemaps);
+    EXPECT_EQ(origins.at("max_tasks").source, "environment variable ASIOCRAWL_MAX_TASKS");
+}
+
+TEST(config_environment, a_bad_value_is_an_error_and_a_near_miss_a_warning) {
+    app_config config;
+    auto errors = apply_environment({"ASIOCRAWL_MAX_TASKS=lots", "ASIOCRAWL_MAX_TAKS=3"}, config);
+    ASSERT_EQ(errors.size(), 2u) << all_messages(errors);
+    const auto& warning = errors[0].warning ? errors[0] : errors[1];
+    const auto& error = errors[0].warning ? errors[1] : errors[0];
+    EXPECT_FALSE(error.warning);
+    EXPECT_EQ(to_string(error),
+              "environment variable ASIOCRAWL_MAX_TASKS: max_tasks: expected a whole number, "
+              "0 or more, got \"lots\"");
+    EXPECT_TRUE(warning.warning);
+    EXPECT_THAT(to_string(warning), HasSubstr("ASIOCRAWL_MAX_TAKS: warning: unknown variable"));
+    EXPECT_THAT(to_string(warning), HasSubstr("did you mean ASIOCRAWL_MAX_TASKS?"));
+}
+
+// ---- the command line: precedence and flags
+// ----------------------------------------------------------------
+
+parse_outcome parse(std::vector<std::string> args, const std::vector<std::string>& environment = {}) {
+    args.insert(args.begin(), "asiocrawl");
+    std::vector<const char*> argv;
+    for (const auto& a : args)
+        argv.push_back(a.c_str());
+    return parse_command_line(static_cast<int>(argv.size()), argv.data(), environment);
+}
+
+app_config parsed_config(std::vector<std::string> args, const std::vector<std::string>& environment = {}) {
+    auto outcome = parse(std::move(args), environment);
+    if (auto* error = std::get_if<usage_error>(&outcome))
+        ADD_FAILURE() << error->message;
+    auto* options = std::get_if<cli_options>(&outcome);
+    return options ? options->config : app_config{};
+}
+
+TEST(config_precedence, defaults_then_file_then_environment_then_flags) {
+    temp_file file{"roots: [http://file.example/]\nmax_tasks: 3\nmax_tries: 3\nmax_redirect: 3\n"};
+    const std::vector<std::string> env{"ASIOCRAWL_MAX_TASKS=4", "ASIOCRAWL_MAX_TRIES=4"};
+
+    const app_config c = parsed_config({"--config", file.path, "--max-tasks", "5"}, env);
+    EXPECT_EQ(c.crawl.max_tasks, 5u) << "a flag beats the environment";
+    EXPECT_EQ(c.crawl.max_tries, 4) << "the environment beats the file";
+    EXPECT_EQ(c.crawl.max_redirect, 3) << "the file beats the default";
+    EXPECT_EQ(c.crawl.max_pages, std::nullopt) << "the default stays";
+    EXPECT_EQ(c.crawl.roots, std::vector<std::string>{"http://file.example/"});
+
+    const app_config replaced = parsed_config({"--config", file.path, "http://arg.example/"}, env);
+    EXPECT_EQ(replaced.crawl.roots, std::vector<std::string>{"http://arg.example/"})
+        << "ROOTs replace the list";
+}
+
+TEST(config_precedence, flags_cover_the_important_keys) {
+    const app_config c = parsed_config({"--fail-on-errors",
+                                        "--ignore-robots",
+                                        "--insecure",
+                                        "--ca-file",
+                                        "/ca.pem",
+                                        "--sitemaps",
+                                        "--max-per-host",
+                                        "4",
+                                        "--delay",
+                                        "250ms",
+                                        "--parse-threads",
+                                        "2",
+                                        "--warc",
+                                        "a.warc.gz",
+                                        "--save-dir",
+                                        "pages",
+                                        "--metrics-listen",
+                                        "127.0.0.1:9100",
+                                        "--report-json",
+                                        "r.json",
+                                        "--progress",
+                                        "never",
+                                        "--output",
+                                        "o.jsonl",
+                                        "--grace-period",
+                                        "3s",
+                                        "--refuse-private-addresses",
+                                        "--user-agent",
+                                        "bot/1",
+                                        "--contact-url",
+                                        "https://me/",
+                                        "--host-override",
+                                        "a.example=127.0.0.1",
+                                        "--host-override",
+                                        "b.example=::1",
+                                        "--connect-timeout",
+                                        "2.5",
+                                        "--max-body-size",
+                                        "1MiB",
+                                        "--lenient",
+                                        "-v",
+                                        "http://a.example/"});
+    EXPECT_TRUE(c.run.fail_on_errors);
+    EXPECT_FALSE(c.crawl.robots.obey);
+    EXPECT_TRUE(c.crawl.fetch.tls.insecure);
+    EXPECT_EQ(c.crawl.fetch.tls.ca_file, "/ca.pem");
+    EXPECT_TRUE(c.crawl.sitemaps);
+    EXPECT_EQ(c.crawl.politeness.max_per_host, 4u);
+    EXPECT_EQ(c.crawl.politeness.delay, 250ms);
+    EXPECT_EQ(c.crawl.parse_threads, 2u);
+    EXPECT_EQ(c.output.warc.path, "a.warc.gz");
+    EXPECT_EQ(c.output.save_dir, "pages");
+    EXPECT_EQ(c.output.metrics_listen, "127.0.0.1:9100");
+    EXPECT_EQ(c.output.report_json, "r.json");
+    EXPECT_EQ(c.output.progress, progress_mode::never);
+    EXPECT_EQ(c.output.records, "o.jsonl");
+    EXPECT_EQ(c.run.grace_period, 3s);
+    EXPECT_TRUE(c.crawl.fetch.refuse_private_addresses);
+    EXPECT_EQ(c.crawl.fetch.user_agent, "bot/1");
+    EXPECT_EQ(c.crawl.fetch.contact_url, "https://me/");
+    EXPECT_EQ(c.crawl.fetch.host_overrides.size(), 2u);
+    EXPECT_EQ(c.crawl.fetch.connect_timeout, 2500ms) << "a plain number of seconds, as before";
+    EXPECT_EQ(c.crawl.fetch.max_body_bytes, 1u << 20);
+    EXPECT_EQ(c.crawl.scope, host_scope::lenient);
+    EXPECT_EQ(c.run.log_level, log_level::info);
+}
+
+TEST(config_precedence, switches_have_opposites_and_quiet_flags_move_the_level) {
+    const std::vector<std::string> env{"ASIOCRAWL_SITEMAPS=true", "ASIOCRAWL_RUN_LOG_LEVEL=info"};
+    const app_config c = parsed_config({"--no-sitemaps", "-q", "a.example"}, env);
+    EXPECT_FALSE(c.crawl.sitemaps);
+    EXPECT_EQ(c.run.log_level, log_level::warning) << "-q moves the configured level one step";
+    EXPECT_TRUE(c.output.report);
+    const app_config silent = parsed_config({"-qq", "a.example"});
+    EXPECT_EQ(silent.run.log_level, log_level::off);
+    EXPECT_FALSE(silent.output.report) << "-qq silences the report too";
+    EXPECT_EQ(parsed_config({"-vvvvv", "a.example"}).run.log_level, log_level::debug);
+}
+
+TEST(config_precedence, errors_name_the_layer_that_set_the_value) {
+    temp_file file{"roots: [a.example]\nmax_tasks: 0\n"};
+    auto from_file = parse({"--config", file.path});
+    ASSERT_TRUE(std::holds_alternative<usage_error>(from_file));
+    EXPECT_EQ(std::get<usage_error>(from_file).message,
+              file.path + ":2:1: max_tasks must be at least 1, got \"0\"");
+
+    auto from_env = parse({"a.example"}, {"ASIOCRAWL_POLITENESS_MAX_PER_HOST=0"});
+    ASSERT_TRUE(std::holds_alternative<usage_error>(from_env));
+    EXPECT_THAT(std::get<usage_error>(from_env).message,
+                HasSubstr("environment variable ASIOCRAWL_POLITENESS_MAX_PER_HOST: politeness.max_per_host"));
+
+    auto from_flag = parse({"--config", file.path, "--grace-period", "soon"});
+    ASSERT_TRUE(std::holds_alternative<usage_error>(from_flag));
+    EXPECT_THAT(std::get<usage_error>(from_flag).message,
+                HasSubstr("option --grace-period: run.grace_period: expected a duration"));
+}
+
+TEST(config_precedence, print_config_shows_the_merged_result_and_needs_no_root) {
+    auto outcome = parse({"--print-config", "--max-tasks", "9"}, {"ASIOCRAWL_FETCH_CONNECT_TIMEOUT=2m"});
+    ASSERT_TRUE(std::holds_alternative<print_and_exit>(outcome));
+    const std::string yaml = std::get<print_and_exit>(outcome).text;
+    app_config loaded;
+    ASSERT_THAT(load_config_text(yaml, "printed", loaded), IsEmpty());
+    EXPECT_EQ(loaded.crawl.max_tasks, 9u);
+    EXPECT_EQ(loaded.crawl.fetch.connect_timeout, 2min);
+}
+
+} // namespace
