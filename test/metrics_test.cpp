@@ -410,7 +410,7 @@ TEST(OutputSet, OpensEveryOutputAndFinishWritesTheJsonSummary) {
     crawler crawl{ctx.get_executor(), config};
 
     output_config outputs;
-    outputs.warc.path = (dir / "crawl.warc.gz").string();
+    outputs.warc.path = (dir / "crawl.warc").string();
     outputs.save_dir = (dir / "pages").string();
     outputs.report_json = (dir / "summary.json").string();
     std::string terminal;
@@ -432,7 +432,30 @@ TEST(OutputSet, OpensEveryOutputAndFinishWritesTheJsonSummary) {
     EXPECT_THAT(out.finish(*result), testing::IsEmpty());
 
     EXPECT_EQ(out.warc_files(), std::vector<std::string>{outputs.warc.path});
-    EXPECT_GT(std::filesystem::file_size(outputs.warc.path), 0u);
+    // The crawler's exchanges: robots.txt, then the page. The handler serves the same bytes for both, so
+    // the page is archived as a revisit of robots.txt's payload.
+    std::ifstream warc_file{outputs.warc.path, std::ios::binary};
+    std::stringstream warc_text;
+    warc_text << warc_file.rdbuf();
+    const std::string warc = warc_text.str();
+    auto count = [&](std::string_view needle) {
+        std::size_t n = 0;
+        for (auto at = warc.find(needle); at != std::string::npos; at = warc.find(needle, at + 1))
+            ++n;
+        return n;
+    };
+    EXPECT_EQ(count("WARC-Type: warcinfo\r\n"), 1u);
+    EXPECT_EQ(count("WARC-Type: request\r\n"), 2u);
+    EXPECT_EQ(count("WARC-Type: response\r\n"), 1u);
+    EXPECT_EQ(count("WARC-Type: revisit\r\n"), 1u);
+    EXPECT_EQ(count("WARC-Target-URI: " + site.origin() + "/robots.txt\r\n"), 2u);
+    EXPECT_EQ(count("WARC-Target-URI: " + site.origin() + "/\r\n"), 2u);
+    // The body sink: the page under its host directory.
+    const auto saved = dir / "pages" / ("127.0.0.1:" + std::to_string(site.port())) / "index.html";
+    std::ifstream saved_file{saved};
+    std::stringstream saved_text;
+    saved_text << saved_file.rdbuf();
+    EXPECT_EQ(saved_text.str(), "<html>one page</html>");
     std::ifstream summary_file{outputs.report_json};
     std::stringstream summary_text;
     summary_text << summary_file.rdbuf();
