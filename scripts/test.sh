@@ -36,6 +36,7 @@ configure() {
 }
 
 scripts/install-deps.sh
+scripts/install-test-tools.sh
 for stage in "${stages[@]}"; do
   begin "$stage"
   case "$stage" in

@@ -6,6 +6,7 @@
 #include <boost/json/serialize.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <ostream>
@@ -92,7 +93,9 @@ void write_summary(std::ostream& out, const report& r) {
 } // namespace
 
 void count_record(counters& stats, const record& r) {
-    if (r.failed()) {
+    if (r.error == error::robots_denied) {
+        ++stats["robots_denied"];
+    } else if (r.failed()) {
         ++stats["fail"];
         ++stats["fail_" + std::string(error_kind(r.error))];
     } else if (r.is_redirect()) {
@@ -130,6 +133,85 @@ void write_report(std::ostream& out, const report& r, bool verbose) {
         }
     }
     write_summary(out, r);
+}
+
+namespace {
+
+std::string format_utc_iso8601(std::chrono::system_clock::time_point when) {
+    const std::time_t seconds = std::chrono::system_clock::to_time_t(when);
+    std::tm utc{};
+    if (gmtime_r(&seconds, &utc) == nullptr)
+        return "";
+    char buffer[64];
+    const std::size_t length = std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &utc);
+    return std::string(buffer, length);
+}
+
+// Nearest-rank percentile of sorted values.
+double percentile(const std::vector<double>& sorted, double fraction) {
+    const auto rank = static_cast<std::size_t>(std::ceil(fraction * static_cast<double>(sorted.size())));
+    return sorted[std::min(sorted.size() - 1, rank == 0 ? 0 : rank - 1)];
+}
+
+bool starts_with(std::string_view text, std::string_view prefix) {
+    return text.substr(0, prefix.size()) == prefix;
+}
+
+} // namespace
+
+boost::json::object summary_json(const report& r) {
+    boost::json::object summary;
+    summary["done"] = static_cast<std::uint64_t>(r.done);
+    summary["todo"] = static_cast<std::uint64_t>(r.todo);
+    summary["max_tasks"] = static_cast<std::uint64_t>(r.max_tasks);
+    summary["started_at"] = format_utc_iso8601(r.started_at);
+    const double seconds = std::chrono::duration<double>(r.elapsed).count();
+    summary["elapsed_s"] = seconds;
+    summary["urls_per_sec"] = seconds > 0 ? static_cast<double>(r.done) / seconds : 0.0;
+
+    boost::json::object all;
+    boost::json::object by_status;
+    boost::json::object by_error;
+    boost::json::object by_skip;
+    for (const auto& [name, value] : r.stats) {
+        all[name] = value;
+        const std::string_view key = name;
+        if (starts_with(key, "status_"))
+            by_status[key.substr(7)] = value;
+        else if (starts_with(key, "fail_"))
+            by_error[key.substr(5)] = value;
+        else if (starts_with(key, "skipped_"))
+            by_skip[key.substr(8)] = value;
+    }
+    summary["counters"] = std::move(all);
+    summary["status"] = std::move(by_status);
+    summary["errors"] = std::move(by_error);
+    summary["skipped"] = std::move(by_skip);
+
+    std::vector<double> elapsed_ms;
+    elapsed_ms.reserve(r.records.size());
+    for (const record& each : r.records)
+        elapsed_ms.push_back(to_milliseconds(each.elapsed));
+    boost::json::object timings;
+    timings["count"] = static_cast<std::uint64_t>(elapsed_ms.size());
+    if (!elapsed_ms.empty()) {
+        std::sort(elapsed_ms.begin(), elapsed_ms.end());
+        double total = 0;
+        for (double each : elapsed_ms)
+            total += each;
+        timings["min_ms"] = elapsed_ms.front();
+        timings["mean_ms"] = total / static_cast<double>(elapsed_ms.size());
+        timings["p50_ms"] = percentile(elapsed_ms, 0.50);
+        timings["p90_ms"] = percentile(elapsed_ms, 0.90);
+        timings["p99_ms"] = percentile(elapsed_ms, 0.99);
+        timings["max_ms"] = elapsed_ms.back();
+    }
+    summary["timings"] = std::move(timings);
+    return summary;
+}
+
+void write_report_json(std::ostream& out, const report& r) {
+    out << boost::json::serialize(summary_json(r)) << '\n';
 }
 
 boost::json::object to_json(const record& r) {

@@ -338,6 +338,12 @@ record timeout_failure() {
     return r;
 }
 
+record robots_denial() {
+    record r = network_failure();
+    r.error = error::robots_denied;
+    return r;
+}
+
 record not_modified_without_target() {
     record r = redirect_hop();
     r.next_url.clear();
@@ -361,6 +367,8 @@ const count_case count_cases[] = {
     {"failure_with_status",
      redirect_limit_failure,
      {{"fail", 1}, {"fail_redirect_limit", 1}, {"status_302", 1}}},
+    // robots.txt said no: the site did not fail, so reports keep it apart from "fail".
+    {"robots_denied", robots_denial, {{"robots_denied", 1}}},
 };
 
 INSTANTIATE_TEST_SUITE_P(Shapes, CountRecord, testing::ValuesIn(count_cases),
@@ -369,14 +377,98 @@ INSTANTIATE_TEST_SUITE_P(Shapes, CountRecord, testing::ValuesIn(count_cases),
 TEST(CountRecordTotals, Accumulate) {
     counters stats{{"skipped_scope", 3}};
     for (const record& r : {html_page(), html_page(), redirect_hop(), network_failure(), timeout_failure(),
-                            not_found_page(), other_page()}) {
+                            not_found_page(), other_page(), robots_denial(), robots_denial()}) {
         count_record(stats, r);
     }
     EXPECT_THAT(stats, ElementsAre(Pair("error", 1), Pair("error_bytes", 300), Pair("fail", 2),
                                    Pair("fail_connection_refused", 1), Pair("fail_request_timeout", 1),
                                    Pair("html", 2), Pair("html_bytes", 2468), Pair("other", 1),
-                                   Pair("other_bytes", 5000), Pair("redirect", 1), Pair("skipped_scope", 3),
-                                   Pair("status_200", 3), Pair("status_301", 1), Pair("status_404", 1)));
+                                   Pair("other_bytes", 5000), Pair("redirect", 1), Pair("robots_denied", 2),
+                                   Pair("skipped_scope", 3), Pair("status_200", 3), Pair("status_301", 1),
+                                   Pair("status_404", 1)));
+}
+
+TEST(WriteReport, RobotsDenialsAreListedApartFromFailures) {
+    asiocrawl::report r;
+    r.records = {robots_denial(), network_failure()};
+    for (const record& each : r.records)
+        count_record(r.stats, each);
+    r.done = 2;
+    std::ostringstream out;
+    asiocrawl::write_report(out, r);
+    EXPECT_THAT(out.str(), testing::HasSubstr("         1 fail\n"));
+    EXPECT_THAT(out.str(), testing::HasSubstr("         1 robots_denied\n"));
+    EXPECT_THAT(out.str(), testing::Not(testing::HasSubstr("fail_robots_denied")));
+}
+
+asiocrawl::report summary_fixture() {
+    asiocrawl::report r;
+    r.max_tasks = 7;
+    r.todo = 2;
+    r.started_at = std::chrono::system_clock::time_point{std::chrono::seconds{1'700'000'000}};
+    r.elapsed = std::chrono::milliseconds{2500};
+    for (int ms : {10, 20, 30, 40, 50, 60, 70, 80, 90, 100}) {
+        record page = html_page();
+        page.elapsed = std::chrono::milliseconds{ms};
+        r.records.push_back(page);
+    }
+    r.records.push_back(network_failure());
+    r.records.back().elapsed = std::chrono::milliseconds{1000};
+    r.records.push_back(robots_denial());
+    r.records.back().elapsed = std::chrono::milliseconds{0};
+    r.stats["skipped_scope"] = 4;
+    for (const record& each : r.records)
+        count_record(r.stats, each);
+    r.done = r.records.size();
+    return r;
+}
+
+TEST(SummaryJson, CarriesCountersGroupsAndTimings) {
+    const asiocrawl::report r = summary_fixture();
+    std::ostringstream out;
+    asiocrawl::write_report_json(out, r);
+    ASSERT_FALSE(out.str().empty());
+    EXPECT_EQ(out.str().back(), '\n');
+    const boost::json::object summary = boost::json::parse(out.str()).as_object();
+
+    EXPECT_EQ(summary.at("done").to_number<std::uint64_t>(), 12u);
+    EXPECT_EQ(summary.at("todo").to_number<std::uint64_t>(), 2u);
+    EXPECT_EQ(summary.at("max_tasks").to_number<std::uint64_t>(), 7u);
+    EXPECT_EQ(summary.at("started_at").as_string(), "2023-11-14T22:13:20Z");
+    EXPECT_DOUBLE_EQ(summary.at("elapsed_s").as_double(), 2.5);
+    EXPECT_DOUBLE_EQ(summary.at("urls_per_sec").as_double(), 12 / 2.5);
+
+    const auto& all = summary.at("counters").as_object();
+    EXPECT_EQ(all.at("html").to_number<std::uint64_t>(), 10u);
+    EXPECT_EQ(all.at("fail").to_number<std::uint64_t>(), 1u);
+    EXPECT_EQ(all.at("robots_denied").to_number<std::uint64_t>(), 1u);
+    EXPECT_EQ(all.size(), r.stats.size());
+    EXPECT_EQ(summary.at("status").as_object().at("200").to_number<std::uint64_t>(), 10u);
+    EXPECT_EQ(summary.at("status").as_object().size(), 1u);
+    const auto& errors = summary.at("errors").as_object();
+    EXPECT_EQ(errors.size(), 1u);
+    EXPECT_EQ(errors.at("connection_refused").to_number<std::uint64_t>(), 1u);
+    EXPECT_EQ(summary.at("skipped").as_object().at("scope").to_number<std::uint64_t>(), 4u);
+
+    const auto& timings = summary.at("timings").as_object();
+    EXPECT_EQ(timings.at("count").to_number<std::uint64_t>(), 12u);
+    EXPECT_DOUBLE_EQ(timings.at("min_ms").as_double(), 0.0);
+    EXPECT_DOUBLE_EQ(timings.at("max_ms").as_double(), 1000.0);
+    EXPECT_DOUBLE_EQ(timings.at("mean_ms").as_double(), (550.0 + 1000.0) / 12);
+    // Nearest rank over 0,10,...,100,1000: the 6th of 12 values, the 11th, the 12th.
+    EXPECT_DOUBLE_EQ(timings.at("p50_ms").as_double(), 50.0);
+    EXPECT_DOUBLE_EQ(timings.at("p90_ms").as_double(), 100.0);
+    EXPECT_DOUBLE_EQ(timings.at("p99_ms").as_double(), 1000.0);
+}
+
+TEST(SummaryJson, WithoutKeptRecordsHasOnlyATimingCount) {
+    asiocrawl::report r = summary_fixture();
+    r.records.clear();
+    const boost::json::object summary = asiocrawl::summary_json(r);
+    EXPECT_EQ(summary.at("done").to_number<std::uint64_t>(), 12u);
+    EXPECT_EQ(summary.at("timings").as_object().size(), 1u);
+    EXPECT_EQ(summary.at("timings").as_object().at("count").to_number<std::uint64_t>(), 0u);
+    EXPECT_DOUBLE_EQ(summary.at("urls_per_sec").as_double(), 12 / 2.5);
 }
 
 // ---------------------------------------------------------------------------------------------------------------

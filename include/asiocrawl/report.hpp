@@ -14,7 +14,8 @@
 
 namespace asiocrawl {
 
-/// Named counters in the style of the reference crawler: "fail", "fail_<kind>", "redirect", "html",
+/// Named counters in the style of the reference crawler: "fail", "fail_<kind>", "robots_denied" (URLs
+/// robots.txt refused: not failures of the site, so not counted in "fail"), "redirect", "html",
 /// "html_bytes", "other", "other_bytes", "error", "error_bytes", "status_<code>", and "skipped_<reason>"
 /// for URLs that were found but not queued. std::map keeps them sorted for printing.
 using counters = std::map<std::string, std::uint64_t>;
@@ -39,6 +40,16 @@ void count_record(counters& stats, const record& r);
 /// The classic report (ORIGIN.md): one line per record sorted by URL, the "Finished" line with the total
 /// rate, the counters, then Todo, Done and Date. `verbose` adds per-record timing and depth.
 void write_report(std::ostream& out, const report& r, bool verbose = false);
+
+/// The summary of the classic report as one JSON document: "done", "todo", "max_tasks", "started_at" (UTC,
+/// ISO 8601), "elapsed_s", "urls_per_sec", "counters" (every counter), "status" (code -> count), "errors"
+/// (kind -> count), "skipped" (reason -> count), and "timings" over the kept records' elapsed times
+/// ("count", "min_ms", "mean_ms", "p50_ms", "p90_ms", "p99_ms", "max_ms"; only "count": 0 when no record
+/// was kept).
+boost::json::object summary_json(const report& r);
+
+/// summary_json(r) serialized, with a trailing newline.
+void write_report_json(std::ostream& out, const report& r);
 
 /// One record as a JSON object (field names are the record's; error is {"error": message, "error_kind":
 /// kind}).

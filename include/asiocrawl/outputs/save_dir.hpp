@@ -1,0 +1,57 @@
+// Saved pages: response bodies stored under DIR/host/path, in wget's layout, by a thread of their own.
+#pragma once
+
+#include <asiocrawl/record.hpp>
+
+#include <cstddef>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace asiocrawl::outputs {
+
+/// Where the body of `url` goes, relative to the save directory, following wget:
+/// - the first component is the host, with ":port" when the port is not the scheme's default;
+/// - a URL whose path ends in '/' (or is empty) is stored as "index.html" in that directory;
+/// - the query stays in the file name after a '?' ("list?page=2"), as wget does on Unix;
+/// - path segments are percent-decoded, then made safe: '/', '\' , NUL and control characters are
+///   percent-encoded again, "." and ".." become "%2E" and "%2E%2E", empty segments are dropped, and a
+///   component longer than 255 bytes is cut and given a hash of the whole so distinct names stay distinct.
+/// The result never has an absolute root, a "." or ".." component, or an empty one, so no URL can escape
+/// the directory. nullopt for what is not an absolute http(s) URL.
+std::optional<std::filesystem::path> save_path_for(std::string_view url);
+
+/// Writes bodies under a directory from a thread of its own. write() copies the body and returns at once.
+/// Collisions with the tree already on disk are resolved as wget does for directory URLs: when a directory
+/// is needed where a file was saved ("/a" then "/a/b"), the file moves to "a/index.html"; when a file is to
+/// be saved where a directory exists, it becomes "<dir>/index.html". A file is written under a temporary
+/// name and renamed, so a crash never leaves a half-written page under its real name.
+class save_dir_writer {
+public:
+    /// Creates `directory` if needed. Throws std::filesystem::filesystem_error when it cannot.
+    explicit save_dir_writer(std::filesystem::path directory, std::size_t queue_limit_bytes = 64u << 20);
+    /// Closes (see close()).
+    ~save_dir_writer();
+    save_dir_writer(const save_dir_writer&) = delete;
+    save_dir_writer& operator=(const save_dir_writer&) = delete;
+
+    /// Queues `body` to be saved for `r.url` (use as the crawler's body sink).
+    void write(const record& r, std::string_view body);
+
+    /// True while more than the queue limit waits: pass to crawler::set_backpressure.
+    bool busy() const noexcept;
+
+    /// Writes what is queued and stops the thread. Idempotent. Returns "" or the first error.
+    std::string close();
+
+    /// Files written (complete after close()).
+    std::size_t files_written() const noexcept;
+
+private:
+    struct state;
+    std::shared_ptr<state> state_;
+};
+
+} // namespace asiocrawl::outputs

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Installs the test-only tools that do not come from Debian packages: warcio.js (test/warc, pinned by its
+# package-lock.json), the independent WARC reader warc_test checks archives with.
+# Idempotent: does nothing when the locked packages are already installed. Without Node.js/npm it says so and
+# exits 0: the tests that need them skip with a message.
+set -euo pipefail
+cd "$(dirname "$0")/../test/warc"
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  echo "install-test-tools: node/npm not found; the warcio.js WARC check will be skipped" >&2
+  exit 0
+fi
+# npm ci writes node_modules/.package-lock.json; newer than the lock file means the install is current.
+if [ -f node_modules/warcio/package.json ] && [ node_modules/.package-lock.json -nt package-lock.json ]; then
+  exit 0
+fi
+echo "install-test-tools: npm ci in test/warc" >&2
+npm ci --no-audit --no-fund --loglevel=error >/dev/null

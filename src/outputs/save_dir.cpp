@@ -1,0 +1,229 @@
+#include <asiocrawl/outputs/save_dir.hpp>
+
+#include "ascii.hpp"
+#include "outputs/background_worker.hpp"
+
+#include <boost/url/parse.hpp>
+
+#include <openssl/evp.h>
+
+#include <atomic>
+#include <cstdio>
+#include <fstream>
+#include <stdexcept>
+#include <vector>
+
+namespace asiocrawl::outputs {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// ext4, xfs and btrfs refuse longer names.
+constexpr std::size_t max_component_bytes = 255;
+// Room left for "~" and the hash when a name is cut.
+constexpr std::size_t kept_prefix_bytes = 200;
+
+int hex_value(char c) {
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+std::string percent_decode(std::string_view text) {
+    std::string out;
+    out.reserve(text.size());
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        if (text[i] == '%' && i + 2 < text.size()) {
+            const int high = hex_value(text[i + 1]);
+            const int low = hex_value(text[i + 2]);
+            if (high >= 0 && low >= 0) {
+                out += static_cast<char>(high * 16 + low);
+                i += 2;
+                continue;
+            }
+        }
+        out += text[i];
+    }
+    return out;
+}
+
+std::string hash_hex(std::string_view text) {
+    unsigned char digest[EVP_MAX_MD_SIZE];
+    unsigned int length = 0;
+    if (EVP_Digest(text.data(), text.size(), digest, &length, EVP_sha1(), nullptr) != 1)
+        throw std::runtime_error("save_dir: SHA-1 unavailable");
+    std::string out;
+    char pair[3];
+    for (unsigned int i = 0; i < 8 && i < length; ++i) {
+        std::snprintf(pair, sizeof pair, "%02x", digest[i]);
+        out += pair;
+    }
+    return out;
+}
+
+// One file-name component that cannot name anything but itself inside its directory.
+std::string safe_component(std::string_view text) {
+    std::string out;
+    out.reserve(text.size());
+    for (char c : text) {
+        const auto byte = static_cast<unsigned char>(c);
+        if (c == '/' || c == '\\' || byte < 0x20 || byte == 0x7f) {
+            char escaped[4];
+            std::snprintf(escaped, sizeof escaped, "%%%02X", byte);
+            out += escaped;
+        } else {
+            out += c;
+        }
+    }
+    if (out == ".")
+        out = "%2E";
+    else if (out == "..")
+        out = "%2E%2E";
+    if (out.size() > max_component_bytes) {
+        std::size_t cut = kept_prefix_bytes;
+        // Do not split a UTF-8 sequence: continuation bytes are 10xxxxxx.
+        while (cut > 0 && (static_cast<unsigned char>(out[cut]) & 0xC0) == 0x80)
+            --cut;
+        out = out.substr(0, cut) + "~" + hash_hex(out);
+    }
+    return out;
+}
+
+} // namespace
+
+std::optional<fs::path> save_path_for(std::string_view url) {
+    const auto parsed = boost::urls::parse_uri(url);
+    if (!parsed)
+        return std::nullopt;
+    const std::string scheme = asiocrawl::detail::ascii::to_lower(parsed->scheme());
+    if (scheme != "http" && scheme != "https")
+        return std::nullopt;
+    std::string host = asiocrawl::detail::ascii::to_lower(percent_decode(parsed->encoded_host()));
+    if (host.empty())
+        return std::nullopt;
+    if (parsed->has_port() && !parsed->port().empty()) {
+        const std::string_view port = parsed->port();
+        if (!(scheme == "http" && port == "80") && !(scheme == "https" && port == "443"))
+            host += ":" + std::string(port);
+    }
+    fs::path result = safe_component(host);
+
+    std::vector<std::string_view> segments;
+    std::string_view path = parsed->encoded_path();
+    if (!path.empty() && path.front() == '/')
+        path.remove_prefix(1);
+    for (;;) {
+        const std::size_t slash = path.find('/');
+        segments.push_back(path.substr(0, slash));
+        if (slash == std::string_view::npos)
+            break;
+        path.remove_prefix(slash + 1);
+    }
+    for (std::size_t i = 0; i + 1 < segments.size(); ++i) {
+        if (segments[i].empty())
+            continue;
+        result /= safe_component(percent_decode(segments[i]));
+    }
+    std::string file = percent_decode(segments.back());
+    if (file.empty())
+        file = "index.html";
+    if (parsed->has_query())
+        file += "?" + std::string(parsed->encoded_query());
+    result /= safe_component(file);
+    return result;
+}
+
+struct save_dir_writer::state {
+    state(fs::path dir, std::size_t limit)
+        : root(std::move(dir))
+        , worker(limit) {}
+
+    // Runs on the worker thread.
+    void save(const fs::path& relative, const std::string& body) {
+        fs::path directory = root;
+        for (const fs::path& component : relative.parent_path()) {
+            const fs::path next = directory / component;
+            const fs::file_status status = fs::symlink_status(next);
+            if (status.type() == fs::file_type::not_found) {
+                fs::create_directory(next);
+            } else if (status.type() == fs::file_type::regular) {
+                // A page saved for "/a" is in the way of "/a/b": it becomes "/a/"'s index.html.
+                fs::path aside = next;
+                aside += ".asiocrawl-move";
+                fs::rename(next, aside);
+                fs::create_directory(next);
+                fs::rename(aside, next / "index.html");
+            } else if (status.type() != fs::file_type::directory) {
+                // Not ours (a symlink someone planted, a device): never follow it out of the tree.
+                throw std::runtime_error("save_dir: refusing to write through " + next.string());
+            }
+            directory = next;
+        }
+        fs::path target = directory / relative.filename();
+        const fs::file_status status = fs::symlink_status(target);
+        if (status.type() == fs::file_type::directory)
+            target /= "index.html";
+        else if (status.type() != fs::file_type::not_found && status.type() != fs::file_type::regular)
+            throw std::runtime_error("save_dir: refusing to write over " + target.string());
+        fs::path temporary = target;
+        temporary += ".asiocrawl-tmp";
+        {
+            std::ofstream out{temporary, std::ios::binary | std::ios::trunc};
+            out.write(body.data(), static_cast<std::streamsize>(body.size()));
+            out.close();
+            if (!out)
+                throw std::runtime_error("save_dir: cannot write " + temporary.string());
+        }
+        fs::rename(temporary, target);
+        ++files;
+    }
+
+    fs::path root;
+    std::atomic<std::size_t> files{0};
+    bool closed = false;
+    std::string close_error;
+    detail::background_worker worker;
+};
+
+save_dir_writer::save_dir_writer(fs::path directory, std::size_t queue_limit_bytes) {
+    fs::create_directories(directory);
+    state_ = std::make_shared<state>(fs::absolute(directory), queue_limit_bytes);
+}
+
+save_dir_writer::~save_dir_writer() {
+    close();
+}
+
+void save_dir_writer::write(const record& r, std::string_view body) {
+    if (state_->closed)
+        return;
+    auto relative = save_path_for(r.url);
+    if (!relative)
+        return;
+    auto job = std::make_shared<std::pair<fs::path, std::string>>(std::move(*relative), std::string(body));
+    state_->worker.post(body.size(), [s = state_.get(), job] { s->save(job->first, job->second); });
+}
+
+bool save_dir_writer::busy() const noexcept {
+    return state_->worker.busy();
+}
+
+std::string save_dir_writer::close() {
+    if (!state_->closed) {
+        state_->closed = true;
+        state_->worker.finish();
+        state_->close_error = state_->worker.error();
+    }
+    return state_->close_error;
+}
+
+std::size_t save_dir_writer::files_written() const noexcept {
+    return state_->files.load();
+}
+
+} // namespace asiocrawl::outputs
