@@ -11,6 +11,8 @@
 
 #include <asiocrawl/crawler.hpp>
 #include <asiocrawl/error.hpp>
+#include <asiocrawl/outputs/output_set.hpp>
+#include <asiocrawl/outputs/progress.hpp>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
@@ -117,21 +119,22 @@ int run(const cli::cli_options& options) {
         std::cerr << "asiocrawl: " << e.what() << "\n";
         return 2;
     }
-    crawl->set_logger({config.run.log_level, [&](log_level level, std::string_view message) {
-                           std::string line = "asiocrawl: ";
-                           line += level_name(level);
-                           line += ": ";
-                           line += message;
-                           line += '\n';
-                           log_writer.write(std::move(line));
-                       }});
+    const logger log{config.run.log_level, [&](log_level level, std::string_view message) {
+                         std::string line = "asiocrawl: ";
+                         line += level_name(level);
+                         line += ": ";
+                         line += message;
+                         line += '\n';
+                         log_writer.write(std::move(line));
+                     }};
+    crawl->set_logger(log);
     received_records received;
     received.keep = config.output.report;
-    crawl->set_record_sink([&](const record& r) {
+    auto record_to_cli = [&](const record& r) {
         received.add(r);
         if (records_writer)
             records_writer->write(to_json_line(r));
-    });
+    };
 
     // ==== OUTPUTS: attach here ==========================================================================
     // Every further output (WARC: set_exchange_sink; save_dir: set_body_sink; progress line and metrics:
@@ -139,6 +142,21 @@ int run(const cli::cli_options& options) {
     // attached between this line and async_run, and finished in the "OUTPUTS: finish" block below, which
     // runs on every path that reaches async_run (normal end, interrupted, aborted).
     // ====================================================================================================
+    const bool quiet = config.run.log_level >= log_level::error;
+    const bool show_progress = outputs::progress_enabled(config.output.progress, ::isatty(2) == 1, quiet);
+    std::optional<outputs::output_set> outs;
+    try {
+        outs.emplace(ctx.get_executor(), config.output, log,
+                     show_progress ? std::function<void(std::string)>(
+                                         [&](std::string bytes) { log_writer.write(std::move(bytes)); })
+                                   : std::function<void(std::string)>{});
+    } catch (const std::exception& e) {
+        log_writer.close();
+        std::cerr << "asiocrawl: cannot open an output: " << e.what() << "\n";
+        return 2;
+    }
+    outs->attach(*crawl, record_to_cli);
+    outs->start();
 
     int exit_code = 0;
     bool aborted = false;
@@ -188,6 +206,7 @@ int run(const cli::cli_options& options) {
         result = std::move(r);
         signals.cancel();
         grace.cancel();
+        outs->stop();
     });
     ctx.run();
 
@@ -216,6 +235,8 @@ int run(const cli::cli_options& options) {
         result->stats["aborted_in_flight"] = abandoned;
     }
     result->records = std::move(received.records);
+    for (const auto& problem : outs->finish(*result))
+        log_writer.write("asiocrawl: error: " + problem + "\n");
 
     if (!records_ok)
         log_writer.write("asiocrawl: error: writing " + config.output.records + " failed\n");
