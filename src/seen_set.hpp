@@ -149,7 +149,7 @@ private:
         if (get_varint(p) != origin_id)
             return false;
         const std::uint64_t length = get_varint(p);
-        return length == tail.size() && std::memcmp(p, tail.data(), tail.size()) == 0;
+        return length == tail.size() && (tail.empty() || std::memcmp(p, tail.data(), tail.size()) == 0);
     }
 
     // Entries never straddle blocks; a URL longer than a block gets a block of its own size class (rare).
@@ -165,7 +165,8 @@ private:
         unsigned char* p = start;
         p += put_varint(p, origin_id);
         p += put_varint(p, tail.size());
-        std::memcpy(p, tail.data(), tail.size());
+        if (!tail.empty()) // an empty view may hold a null pointer, which memcpy must not get
+            std::memcpy(p, tail.data(), tail.size());
         p += tail.size();
         const std::uint64_t offset = (blocks_.size() - 1) * block_bytes + used_;
         used_ += static_cast<std::size_t>(p - start);
