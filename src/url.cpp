@@ -27,15 +27,7 @@ using detail::ascii::is_alpha;
 using detail::ascii::is_digit;
 using detail::ascii::is_hex_digit;
 
-int hex_value(char c) noexcept {
-    if (c >= '0' && c <= '9') {
-        return c - '0';
-    }
-    if (c >= 'a' && c <= 'f') {
-        return c - 'a' + 10;
-    }
-    return c - 'A' + 10;
-}
+using detail::ascii::hex_value;
 
 bool is_unreserved(char c) noexcept {
     return is_alpha(c) || is_digit(c) || c == '-' || c == '.' || c == '_' || c == '~';

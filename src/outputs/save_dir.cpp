@@ -24,15 +24,7 @@ constexpr std::size_t max_component_bytes = 255;
 // Room left for "~" and the hash when a name is cut.
 constexpr std::size_t kept_prefix_bytes = 200;
 
-int hex_value(char c) {
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
+using asiocrawl::detail::ascii::hex_value;
 
 std::string percent_decode(std::string_view text) {
     std::string out;

@@ -32,15 +32,7 @@ std::string_view trim(std::string_view text) {
 
 using asiocrawl::detail::ascii::iequals;
 
-int hex_value(char c) {
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
+using asiocrawl::detail::ascii::hex_value;
 
 // RFC 9112 7.1: chunked is the final transfer coding when present; a head may carry several field lines.
 bool is_chunked(std::string_view head) {
