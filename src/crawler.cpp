@@ -368,28 +368,23 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
 
     // ---- one attempt of one item ----
 
-    /// Fetches with the host slot held; the slot is given back however the fetch ends.
-    asio::awaitable<detail::fetch_result> fetch_politely(const std::string& host, boost::urls::url_view url,
-                                                         detail::fetch_options options) {
-        struct slot_guard {
-            impl& self;
-            const std::string& host;
-            ~slot_guard() {
-                --self.in_flight;
-                self.frontier.finished(host, clock_type::now());
-                self.pump();
-            }
-        };
-        // An output that fell behind holds new fetches back; the slot stays reserved meanwhile.
+    /// A host slot held by one fetch, given back however the fetch ends.
+    struct slot_guard {
+        impl& self;
+        const std::string& host;
+        ~slot_guard() {
+            --self.in_flight;
+            self.frontier.finished(host, clock_type::now());
+            self.pump();
+        }
+    };
+
+    /// An output that fell behind holds new fetches back; the slot stays reserved meanwhile.
+    asio::awaitable<void> wait_for_outputs() {
         while (busy && busy() && !aborting) {
             asio::steady_timer pause{executor, std::chrono::milliseconds(5)};
             co_await pause.async_wait(asio::as_tuple(asio::use_awaitable));
         }
-        ++in_flight;
-        slot_guard guard{*this, host};
-        frontier.started(host, clock_type::now());
-        pump();
-        co_return co_await fetch.fetch(url, options);
     }
 
     /// True when the attempt should be repeated later; the item then went back to the frontier with a
@@ -412,41 +407,66 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
         say(log_level::info, item.url, ": attempt ", item.tries, " ",
             response.error ? std::string(error_kind(response.error)) : std::to_string(response.status),
             ", retrying in ", wait.count(), " ms");
-        frontier.push_later(host, std::move(item), clock_type::now() + wait);
+        frontier.push_later(host, work_item(item), clock_type::now() + wait); // the worker still names it
         pump();
         return true;
     }
 
-    asio::awaitable<void> process(work_item item) {
-        auto parsed = boost::urls::parse_uri(item.url);
-        if (!parsed) {
+    /// Starts an attempt of `item`: false (and a record) when its URL does not even parse.
+    bool begin_attempt(work_item& item) {
+        if (!boost::urls::parse_uri(item.url)) {
             record r;
             r.url = item.url;
             r.depth = item.depth;
             r.error = error::invalid_url;
             emit(std::move(r));
-            co_return;
+            return false;
         }
-        const boost::urls::url_view url = *parsed;
-        const std::string host(host_of(item.url));
-
-        const auto start = clock_type::now();
         if (item.first_started.count() < 0)
-            item.first_started = micros(start - started);
+            item.first_started = micros(clock_type::now() - started);
         ++item.tries;
+        return true;
+    }
+
+    detail::fetch_options options_for(const work_item& item) const {
         detail::fetch_options options;
         options.capture = static_cast<bool>(exchanges);
         if (item.kind == item_kind::robots)
             options.truncate_body_at = config.robots.max_bytes;
-        auto response = co_await fetch_politely(host, url, options);
+        return options;
+    }
+
+    /// One attempt of one item. This frame is what waits for the server, thousands at once: it holds the
+    /// host and a pointer to the result, nothing sized by the response (see fetcher::fetch_into); the work on
+    /// the answer happens in handle(), whose frame exists only then.
+    asio::awaitable<void> process(work_item& item) {
+        if (!begin_attempt(item))
+            co_return;
+        const std::string host(host_of(item.url));
+        std::unique_ptr<detail::fetch_result> response;
+        if (busy && busy() && !aborting)
+            co_await wait_for_outputs();
+        {
+            ++in_flight;
+            slot_guard guard{*this, host};
+            frontier.started(host, clock_type::now());
+            pump();
+            co_await fetch.fetch_into(item.url, options_for(item), response);
+        }
         if (aborting)
             co_return; // the URL stays unfinished: part of the todo
+        co_await handle(item, host, *response);
+    }
+
+    asio::awaitable<void> handle(work_item& item, const std::string& host, detail::fetch_result& response) {
         report_exchange(item, response, item.url);
         bytes += response.body_bytes;
 
         if (retry_later(item, host, response))
             co_return;
 
+        const boost::urls::url_view url =
+            boost::urls::parse_uri(item.url).value(); // checked by begin_attempt
         if (item.kind == item_kind::robots) {
             co_await robots_fetched(url, std::move(response), item);
             co_return;
@@ -701,28 +721,29 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
 
     asio::awaitable<void> work() {
         while (auto item = co_await queue.get()) {
-            const std::string url = item->url;
-            std::string failure;
             try {
-                co_await process(std::move(*item));
+                co_await process(*item);
             } catch (const std::exception& e) {
-                failure = e.what();
+                internal_error(*item, e.what());
             } catch (...) {
-                failure = "unknown exception";
-            }
-            if (!failure.empty() && !aborting) {
-                // A bug, not the URL's fault: it gets a record and the crawl goes on.
-                try {
-                    say(log_level::error, url, ": internal error: ", failure);
-                    record r;
-                    r.url = url;
-                    r.error = error::internal_error;
-                    emit(std::move(r));
-                } catch (...) {
-                }
+                internal_error(*item, "unknown exception");
             }
             if (!aborting)
                 queue.task_done();
+        }
+    }
+
+    /// A bug, not the URL's fault: it gets a record and the crawl goes on.
+    void internal_error(const work_item& item, std::string_view failure) noexcept {
+        if (failure.empty() || aborting)
+            return;
+        try {
+            say(log_level::error, item.url, ": internal error: ", failure);
+            record r;
+            r.url = item.url;
+            r.error = error::internal_error;
+            emit(std::move(r));
+        } catch (...) {
         }
     }
 
