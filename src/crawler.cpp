@@ -371,10 +371,10 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
     /// A host slot held by one fetch, given back however the fetch ends.
     struct slot_guard {
         impl& self;
-        const std::string& host;
+        const work_item& item;
         ~slot_guard() {
             --self.in_flight;
-            self.frontier.finished(host, clock_type::now());
+            self.frontier.finished(std::string(host_of(item.url)), clock_type::now());
             self.pump();
         }
     };
@@ -389,7 +389,7 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
 
     /// True when the attempt should be repeated later; the item then went back to the frontier with a
     /// backoff.
-    bool retry_later(work_item& item, const std::string& host, const detail::fetch_result& response) {
+    bool retry_later(work_item& item, const detail::fetch_result& response) {
         const bool retryable =
             response.error ? detail::is_retryable(response.error) : is_retryable_status(response.status);
         if (!retryable || item.tries >= config.max_tries || stopping)
@@ -407,7 +407,8 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
         say(log_level::info, item.url, ": attempt ", item.tries, " ",
             response.error ? std::string(error_kind(response.error)) : std::to_string(response.status),
             ", retrying in ", wait.count(), " ms");
-        frontier.push_later(host, work_item(item), clock_type::now() + wait); // the worker still names it
+        // A copy: the worker still names the item until it is done with it.
+        frontier.push_later(std::string(host_of(item.url)), work_item(item), clock_type::now() + wait);
         pump();
         return true;
     }
@@ -436,33 +437,12 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
         return options;
     }
 
-    /// One attempt of one item. This frame is what waits for the server, thousands at once: it holds the
-    /// host and a pointer to the result, nothing sized by the response (see fetcher::fetch_into); the work on
-    /// the answer happens in handle(), whose frame exists only then.
-    asio::awaitable<void> process(work_item& item) {
-        if (!begin_attempt(item))
-            co_return;
-        const std::string host(host_of(item.url));
-        std::unique_ptr<detail::fetch_result> response;
-        if (busy && busy() && !aborting)
-            co_await wait_for_outputs();
-        {
-            ++in_flight;
-            slot_guard guard{*this, host};
-            frontier.started(host, clock_type::now());
-            pump();
-            co_await fetch.fetch_into(item.url, options_for(item), response);
-        }
-        if (aborting)
-            co_return; // the URL stays unfinished: part of the todo
-        co_await handle(item, host, *response);
-    }
-
-    asio::awaitable<void> handle(work_item& item, const std::string& host, detail::fetch_result& response) {
+    /// What comes of one attempt's answer (or failure).
+    asio::awaitable<void> handle(work_item& item, detail::fetch_result& response) {
         report_exchange(item, response, item.url);
         bytes += response.body_bytes;
 
-        if (retry_later(item, host, response))
+        if (retry_later(item, response))
             co_return;
 
         const boost::urls::url_view url =
@@ -719,10 +699,27 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
 
     // ---- workers and stopping ----
 
+    /// A worker: one item at a time, each to exactly one task_done. This frame is what waits for the server,
+    /// thousands at once, so it holds the item and a pointer to the result and nothing sized by the response
+    /// (see fetcher::fetch_into); the work on the answer happens in handle(), whose frame exists only then.
     asio::awaitable<void> work() {
         while (auto item = co_await queue.get()) {
             try {
-                co_await process(*item);
+                if (begin_attempt(*item)) {
+                    std::unique_ptr<detail::fetch_result> response;
+                    if (busy && busy() && !aborting)
+                        co_await wait_for_outputs();
+                    {
+                        ++in_flight;
+                        slot_guard guard{*this, *item};
+                        frontier.started(std::string(host_of(item->url)), clock_type::now());
+                        pump();
+                        co_await fetch.fetch_into(item->url, options_for(*item), response);
+                    }
+                    // After an abort the URL stays unfinished: part of the todo.
+                    if (!aborting)
+                        co_await handle(*item, *response);
+                }
             } catch (const std::exception& e) {
                 internal_error(*item, e.what());
             } catch (...) {

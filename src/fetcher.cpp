@@ -5,7 +5,7 @@
 // them, stop after a cut (truncate_body_at), and leave the bytes of a next pipelined response in the buffer.
 // The body goes through a decoding Body type straight into the content_decoder, so a compressed body is
 // inflated as it arrives and never beyond the limit. A fetch waiting for its answer holds no buffer, parser
-// or result (see exchange): what thousands of waiting fetches cost is their sockets and small frames.
+// or result (see impl::run): what thousands of waiting fetches cost is their sockets and small frames.
 
 #include "fetcher.hpp"
 
@@ -86,6 +86,8 @@ struct connection {
     beast::flat_buffer buffer;
     clock_type::time_point idle_since{};
     std::string remote_ip;
+    /// When the request in progress was sent (wall clock, for archive records).
+    std::chrono::system_clock::time_point request_started{};
     /// A plain connection whose socket is in non-blocking mode: read_ready() may read from it directly.
     bool reads_without_waiting = false;
 
@@ -516,17 +518,33 @@ struct fetcher::impl {
         return parser;
     }
 
-    /// The result of an exchange, created when there is something to say (the first byte of the answer, or a
-    /// failure), not while waiting.
-    static fetch_result& result_of(std::unique_ptr<fetch_result>& out, const connection& c,
-                                   std::chrono::system_clock::time_point started, std::string& request) {
+    /// The result of an attempt, created when there is something to say (the first byte of the answer, a
+    /// failure, or the request bytes to capture), not while waiting.
+    static fetch_result& result_of(std::unique_ptr<fetch_result>& out, const connection& c) {
         if (!out) {
             out = std::make_unique<fetch_result>();
             out->remote_ip = c.remote_ip;
-            out->started = started;
-            out->raw_request = std::move(request); // empty unless capturing
+            out->started = c.request_started;
         }
         return *out;
+    }
+
+    /// Writes the request of `url` within the request deadline (which also covers reading the answer). The
+    /// bytes go once written, unless captured in `out`.
+    asio::awaitable<error_code> send(connection& c, std::string_view url, bool capture,
+                                     std::unique_ptr<fetch_result>& out) {
+        std::string request = request_bytes(target_of(url));
+        c.tcp().expires_after(config.request_timeout);
+        c.request_started = std::chrono::system_clock::now();
+        const error_code ec = co_await c.write_all(asio::buffer(request));
+        if (capture)
+            result_of(out, c).raw_request = std::move(request);
+        co_return ec;
+    }
+
+    static asio::awaitable<std::tuple<error_code, std::size_t>> read_some(tls_stream& stream,
+                                                                          asio::mutable_buffer into) {
+        co_return co_await stream.async_read_some(into, use_tuple);
     }
 
     /// Feeds the parser what the buffer holds. Consumed bytes are counted (and copied when capturing);
@@ -574,117 +592,16 @@ struct fetcher::impl {
         reusable = !result.truncated && !at_eof && parser.keep_alive();
     }
 
-    /// One request on one connection; `out` is created when the answer starts or the attempt fails. Sets
-    /// `retry_fresh` when the failure may be a closed pooled connection, and `reusable` when the connection
-    /// can serve another request.
+    /// One attempt (fetcher::fetch_into): a connection from the pool or a new one, the request, the answer.
     ///
-    /// Thousands of these wait at once, so what waits is kept small: the request bytes are dropped once sent
-    /// (unless captured), and the wait for the answer reads one byte into the frame, holding no read buffer,
-    /// parser or result; those exist only while bytes are being parsed. Interim answers (100 Continue, 103
-    /// Early Hints) precede the real one on the same connection: they are skipped, or the real response would
-    /// stay in the buffer and be taken for the next URL's. The parser is driven by hand from the connection's
-    /// buffer: that is what lets us copy the response bytes exactly (capture), count them, stop after a cut
-    /// (truncate_body_at), and leave the bytes of a next pipelined response in the buffer.
-    asio::awaitable<void> exchange(connection& c, std::string_view url, const fetch_options& options,
-                                   std::unique_ptr<fetch_result>& out, bool& retry_fresh, bool& reusable) {
-        std::string request = request_bytes(target_of(url));
-        c.tcp().expires_after(config.request_timeout);
-        const auto started = std::chrono::system_clock::now();
-        error_code read_ec = co_await c.write_all(asio::buffer(request));
-        if (!options.capture)
-            std::string().swap(request);
-        if (read_ec) {
-            retry_fresh = is_stale_connection_failure(read_ec);
-            result_of(out, c, started, request).error = classify_read_error(read_ec);
-            co_return;
-        }
-
-        auto& buffer = c.buffer;
-        std::unique_ptr<response_parser> parser;
-        bool at_eof = false;
-        for (int interim = 0;;) {
-            if (buffer.size() == 0 && !at_eof) {
-                buffer.shrink_to_fit();
-                char first = 0;
-                std::size_t n = 0;
-                if (auto* t = c.tls())
-                    std::tie(read_ec, n) = co_await t->async_read_some(asio::buffer(&first, 1), use_tuple);
-                else
-                    std::tie(read_ec, n) =
-                        co_await c.tcp().async_read_some(asio::buffer(&first, 1), tuple_deferred);
-                if (n > 0) {
-                    *static_cast<char*>(buffer.prepare(read_chunk).data()) = first;
-                    buffer.commit(1);
-                    error_code ready_ec; // any error but eof shows again on the next read
-                    buffer.commit(c.read_ready(buffer.prepare(read_chunk - 1), ready_ec));
-                    if (ready_ec == asio::error::eof)
-                        at_eof = true;
-                }
-                if (read_ec == asio::error::eof || read_ec == ssl::error::stream_truncated) {
-                    at_eof = true;
-                    read_ec = {};
-                } else if (read_ec) {
-                    break;
-                }
-            }
-            if (!parser) {
-                parser = new_parser(options);
-                auto& result = result_of(out, c, started, request);
-                result.raw_response.clear();
-                result.wire_bytes = 0;
-                result.raw_head_bytes = 0;
-            }
-            if (buffer.size() > 0) {
-                error_code ec;
-                const std::size_t used = feed(*parser, buffer, options.capture, *out, ec);
-                if (ec && ec != http::error::need_more) {
-                    read_ec = ec;
-                    break;
-                }
-                if (parser->is_done()) {
-                    const auto status = parser->get().result_int();
-                    if (status < 100 || status >= 200 || status == 101 || interim == max_interim_responses)
-                        break;
-                    ++interim;
-                    parser.reset();
-                    continue;
-                }
-                if (!ec && used > 0 && buffer.size() > 0)
-                    continue;
-            }
-            if (at_eof) {
-                // Close-delimited bodies end here; anything else is cut short (partial_message). A TLS peer
-                // that closes without close_notify is treated like a plain close: HTTP framing, not TLS,
-                // says whether the message is whole (a close-delimited body is accepted as browsers do).
-                if (!parser->got_some())
-                    read_ec = http::error::end_of_stream;
-                else
-                    parser->put_eof(read_ec);
-                break;
-            }
-            if (buffer.size() == 0)
-                continue; // wait for the next byte without a buffer
-            // Part of a head or a chunk header waits in the buffer: read more into it.
-            std::size_t n = 0;
-            if (auto* t = c.tls())
-                std::tie(read_ec, n) = co_await t->async_read_some(buffer.prepare(read_chunk), use_tuple);
-            else
-                std::tie(read_ec, n) =
-                    co_await c.tcp().async_read_some(buffer.prepare(read_chunk), tuple_deferred);
-            buffer.commit(n);
-            if (read_ec == asio::error::eof || read_ec == ssl::error::stream_truncated) {
-                at_eof = true;
-                read_ec = {};
-            } else if (read_ec) {
-                break;
-            }
-        }
-        if (!parser)
-            parser = new_parser(options); // failed before the first byte
-        conclude(*parser, read_ec, at_eof, result_of(out, c, started, request), retry_fresh, reusable);
-    }
-
-    /// One attempt (fetcher::fetch_into).
+    /// Thousands of these wait at once, so this frame is what a fetch costs while it waits, and it is kept
+    /// small: one coroutine for the whole exchange, no fetch_result, parser or read buffer while waiting (the
+    /// wait for the answer reads one byte into the frame; those exist only while bytes are being parsed), no
+    /// request bytes once sent. Interim answers (100 Continue, 103 Early Hints) precede the real one on the
+    /// same connection: they are skipped, or the real response would stay in the buffer and be taken for the
+    /// next URL's. The parser is driven by hand from the connection's buffer: that is what lets us copy the
+    /// response bytes exactly (capture), count them, stop after a cut (truncate_body_at), and leave the bytes
+    /// of a next pipelined response in the buffer.
     asio::awaitable<void> run(std::string_view url, fetch_options options,
                               std::unique_ptr<fetch_result>& out) {
         out.reset();
@@ -703,15 +620,98 @@ struct fetcher::impl {
                 if (!conn)
                     co_return;
             }
+            out.reset();
+            auto& c = *conn;
             bool retry_fresh = false;
             bool reusable = false;
-            out.reset();
-            co_await exchange(*conn, url, options, out, retry_fresh, reusable);
+            error_code read_ec = co_await send(c, url, options.capture, out);
+            if (read_ec) {
+                retry_fresh = is_stale_connection_failure(read_ec);
+                result_of(out, c).error = classify_read_error(read_ec);
+            } else {
+                auto& buffer = c.buffer;
+                std::unique_ptr<response_parser> parser; // one per response, interim ones included
+                bool at_eof = false;
+                char first = 0;
+                for (int interim = 0;;) {
+                    if (buffer.size() > 0 || at_eof) {
+                        if (!parser) {
+                            parser = new_parser(options);
+                            auto& result = result_of(out, c);
+                            result.raw_response.clear();
+                            result.wire_bytes = 0;
+                            result.raw_head_bytes = 0;
+                        }
+                        if (buffer.size() > 0) {
+                            error_code ec;
+                            const std::size_t used = feed(*parser, buffer, options.capture, *out, ec);
+                            if (ec && ec != http::error::need_more) {
+                                read_ec = ec;
+                                break;
+                            }
+                            if (parser->is_done()) {
+                                const auto status = parser->get().result_int();
+                                if (status < 100 || status >= 200 || status == 101 ||
+                                    interim == max_interim_responses)
+                                    break;
+                                ++interim;
+                                parser.reset(); // an interim answer: the real one follows
+                                continue;
+                            }
+                            if (!ec && used > 0 && buffer.size() > 0)
+                                continue;
+                        }
+                        if (at_eof) {
+                            // Close-delimited bodies end here; anything else is cut short (partial_message).
+                            // A TLS peer that closes without close_notify is treated like a plain close: HTTP
+                            // framing, not TLS, says whether the message is whole (a close-delimited body is
+                            // accepted as browsers do).
+                            if (!parser->got_some())
+                                read_ec = http::error::end_of_stream;
+                            else
+                                parser->put_eof(read_ec);
+                            break;
+                        }
+                    }
+                    // Nothing buffered: wait for one byte, holding no buffer. Part of a head or of a chunk
+                    // header buffered: read more into the buffer.
+                    const bool waiting = buffer.size() == 0;
+                    if (waiting)
+                        buffer.shrink_to_fit();
+                    const auto into = waiting ? asio::buffer(&first, 1) : buffer.prepare(read_chunk);
+                    std::size_t n = 0;
+                    if (auto* tls = c.tls())
+                        std::tie(read_ec, n) = co_await read_some(*tls, into);
+                    else
+                        std::tie(read_ec, n) = co_await c.tcp().async_read_some(into, tuple_deferred);
+                    if (waiting && n > 0) {
+                        *static_cast<char*>(buffer.prepare(read_chunk).data()) = first;
+                        buffer.commit(1);
+                        // What else has arrived comes along without another wait. An error other than eof
+                        // shows again on the next read.
+                        error_code ready_ec;
+                        buffer.commit(c.read_ready(buffer.prepare(read_chunk - 1), ready_ec));
+                        if (ready_ec == asio::error::eof)
+                            at_eof = true;
+                    } else {
+                        buffer.commit(n);
+                    }
+                    if (read_ec == asio::error::eof || read_ec == ssl::error::stream_truncated) {
+                        at_eof = true;
+                        read_ec = {};
+                    } else if (read_ec) {
+                        break;
+                    }
+                }
+                if (!parser)
+                    parser = new_parser(options); // failed before the first byte
+                conclude(*parser, read_ec, at_eof, result_of(out, c), retry_fresh, reusable);
+            }
             if (!out->error) {
                 // We never pipeline: bytes already waiting after a complete response are not an answer to
                 // anything we asked (a body longer than its Content-Length), and would be read as the next
                 // URL's response.
-                if (reusable && conn->buffer.size() == 0)
+                if (reusable && c.buffer.size() == 0)
                     give_back(origin_key, std::move(conn));
                 else
                     retire(std::move(conn));
