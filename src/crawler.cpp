@@ -703,7 +703,8 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
     /// thousands at once, so it holds the item and a pointer to the result and nothing sized by the response
     /// (see fetcher::fetch_into); the work on the answer happens in handle(), whose frame exists only then.
     asio::awaitable<void> work() {
-        while (auto item = co_await queue.get()) {
+        std::optional<work_item> item;
+        while (co_await queue.get(item)) {
             try {
                 if (begin_attempt(*item)) {
                     std::unique_ptr<detail::fetch_result> response;

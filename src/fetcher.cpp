@@ -168,6 +168,10 @@ request_target target_of(std::string_view url) {
     return make_target(boost::urls::parse_uri(url).value());
 }
 
+bool is_https(std::string_view url) {
+    return boost::urls::parse_uri(url).value().scheme_id() == boost::urls::scheme::https;
+}
+
 /// The pool key (scheme://host:port) of an http or https URL; empty for anything else.
 std::string pool_key(std::string_view url) {
     const auto parsed = boost::urls::parse_uri(url);
@@ -359,22 +363,26 @@ struct fetcher::impl {
         return endpoints;
     }
 
-    /// The endpoints to try for `t`, after the address policy: from host_overrides, the cache, or DNS
-    /// (cached for the crawl: every connection to one host needs the same answer).
-    asio::awaitable<std::pair<error_code, std::vector<tcp::endpoint>>>
-    endpoints_for(const request_target& t, clock_type::time_point deadline) {
-        using answer = std::pair<error_code, std::vector<tcp::endpoint>>;
+    /// The endpoints to try for `url`, after the address policy: from host_overrides, the cache, or DNS
+    /// (cached for the crawl: every connection to one host needs the same answer). None left after the
+    /// policy is forbidden_address.
+    asio::awaitable<error_code> endpoints_for(std::string_view url, clock_type::time_point deadline,
+                                              std::vector<tcp::endpoint>& endpoints) {
+        const request_target t = target_of(url);
         if (auto forced = config.host_overrides.find(t.host); forced != config.host_overrides.end()) {
             error_code ec;
             const auto address = asio::ip::make_address(forced->second, ec);
             if (ec)
-                co_return answer{ec, {}};
+                co_return ec;
             const auto port = static_cast<unsigned short>(std::stoul(t.port));
-            co_return answer{{}, allowed({tcp::endpoint{address, port}})};
+            endpoints = allowed({tcp::endpoint{address, port}});
+            co_return endpoints.empty() ? error_code(error::forbidden_address) : error_code{};
         }
         const std::string cache_key = t.host + ":" + t.port;
-        if (auto cached = resolved.find(cache_key); cached != resolved.end())
-            co_return answer{{}, cached->second};
+        if (auto cached = resolved.find(cache_key); cached != resolved.end()) {
+            endpoints = cached->second;
+            co_return endpoints.empty() ? error_code(error::forbidden_address) : error_code{};
+        }
         tcp::resolver resolver{executor};
         asio::steady_timer watchdog{executor, deadline};
         bool timed_out = false;
@@ -388,15 +396,14 @@ struct fetcher::impl {
         auto [ec, results] = co_await resolver.async_resolve(t.host, t.port, use_tuple);
         watchdog.cancel();
         if (timed_out)
-            co_return answer{error::connect_timeout, {}};
+            co_return error::connect_timeout;
         if (ec)
-            co_return answer{ec, {}};
-        std::vector<tcp::endpoint> endpoints;
+            co_return ec;
         for (const auto& entry : results)
             endpoints.push_back(entry.endpoint());
         endpoints = allowed(std::move(endpoints));
         resolved.emplace(cache_key, endpoints);
-        co_return answer{{}, std::move(endpoints)};
+        co_return endpoints.empty() ? error_code(error::forbidden_address) : error_code{};
     }
 
     /// The TLS stream checks what the URL names, whatever address it connected to (host_overrides).
@@ -437,22 +444,34 @@ struct fetcher::impl {
         return r;
     }
 
+    /// The TLS handshake of a connected stream, within `deadline`. On failure, false and `out` says why.
+    asio::awaitable<bool> handshake(tls_stream& tls, std::string_view url, clock_type::time_point deadline,
+                                    std::unique_ptr<fetch_result>& out) {
+        prepare_tls(tls, target_of(url));
+        tls.next_layer().expires_at(deadline);
+        auto [ec] = co_await tls.async_handshake(ssl::stream_base::client, use_tuple);
+        if (!ec)
+            co_return true;
+        auto [mapped, detail] = classify_handshake_error(tls, ec);
+        tls.next_layer().close();
+        out = failure(mapped, std::move(detail));
+        co_return false;
+    }
+
     /// Resolves, connects and (for https) shakes hands, all within connect_timeout. On failure, nullptr and
-    /// `out` says why.
+    /// `out` says why. Every fetch of a burst is here at once: DNS and the handshake have coroutines of their
+    /// own, so that this frame stays small.
     asio::awaitable<std::unique_ptr<connection>> connect(std::string_view url,
                                                          std::unique_ptr<fetch_result>& out) {
-        const request_target t = target_of(url);
         const auto deadline = clock_type::now() + config.connect_timeout;
-        auto [resolve_ec, endpoints] = co_await endpoints_for(t, deadline);
-        if (!resolve_ec && endpoints.empty())
-            resolve_ec = error::forbidden_address; // all refused, nothing tried
-        if (resolve_ec) {
-            out = failure(resolve_ec);
+        std::vector<tcp::endpoint> endpoints;
+        error_code ec = co_await endpoints_for(url, deadline, endpoints);
+        if (ec) {
+            out = failure(ec);
             co_return nullptr;
         }
-        auto c = t.https ? std::make_unique<connection>(executor, tls_context)
-                         : std::make_unique<connection>(executor);
-        error_code ec;
+        auto c = is_https(url) ? std::make_unique<connection>(executor, tls_context)
+                               : std::make_unique<connection>(executor);
         for (const auto& endpoint : endpoints) {
             c->tcp().expires_at(deadline);
             std::tie(ec) = co_await c->tcp().async_connect(endpoint, tuple_deferred);
@@ -471,15 +490,8 @@ struct fetcher::impl {
         ++stats.connections_opened;
         c->tcp().socket().set_option(tcp::no_delay{true});
         if (auto* tls = c->tls()) {
-            prepare_tls(*tls, t);
-            c->tcp().expires_at(deadline);
-            auto [handshake_ec] = co_await tls->async_handshake(ssl::stream_base::client, use_tuple);
-            if (handshake_ec) {
-                auto [mapped, detail] = classify_handshake_error(*tls, handshake_ec);
-                c->tcp().close();
-                out = failure(mapped, std::move(detail));
+            if (!co_await handshake(*tls, url, deadline, out))
                 co_return nullptr;
-            }
         } else {
             // Bytes that have already arrived are then read at once, without another wait (read_ready).
             error_code mode_ec;
@@ -592,6 +604,96 @@ struct fetcher::impl {
         reusable = !result.truncated && !at_eof && parser.keep_alive();
     }
 
+    /// The reading of one answer: what lives across the waits for bytes. The parsing between the waits is
+    /// done by parse() and received(), outside the coroutine, so that their locals are not in its frame.
+    struct reading {
+        std::unique_ptr<response_parser> parser; // one per response, interim ones included
+        error_code ec;
+        int interim = 0;
+        bool at_eof = false;
+        char first = 0; // where a waiting fetch reads its next byte: it holds no buffer
+    };
+
+    /// Parses what the buffer holds (or the end of the stream). True when the answer is complete or reading
+    /// it failed (r.ec); false when more bytes are needed.
+    bool parse(connection& c, reading& r, const fetch_options& options,
+               std::unique_ptr<fetch_result>& out) const {
+        auto& buffer = c.buffer;
+        while (buffer.size() > 0 || r.at_eof) {
+            if (!r.parser) {
+                r.parser = new_parser(options);
+                auto& result = result_of(out, c);
+                result.raw_response.clear();
+                result.wire_bytes = 0;
+                result.raw_head_bytes = 0;
+            }
+            auto& parser = *r.parser;
+            if (buffer.size() > 0) {
+                error_code ec;
+                const std::size_t used = feed(parser, buffer, options.capture, *out, ec);
+                if (ec && ec != http::error::need_more) {
+                    r.ec = ec;
+                    return true;
+                }
+                if (parser.is_done()) {
+                    const auto status = parser.get().result_int();
+                    if (status < 100 || status >= 200 || status == 101 || r.interim == max_interim_responses)
+                        return true;
+                    ++r.interim;
+                    r.parser.reset(); // an interim answer: the real one follows
+                    continue;
+                }
+                if (!ec && used > 0 && buffer.size() > 0)
+                    continue;
+            }
+            if (r.at_eof) {
+                // Close-delimited bodies end here; anything else is cut short (partial_message). A TLS peer
+                // that closes without close_notify is treated like a plain close: HTTP framing, not TLS, says
+                // whether the message is whole (a close-delimited body is accepted as browsers do).
+                if (!parser.got_some())
+                    r.ec = http::error::end_of_stream;
+                else
+                    parser.put_eof(r.ec);
+                return true;
+            }
+            return false; // part of a head or of a chunk header is buffered
+        }
+        return false;
+    }
+
+    /// Where the next read goes: with nothing buffered, one byte into `r` (the wait holds no buffer); with
+    /// part of a message buffered, more room after it.
+    static asio::mutable_buffer next_read(connection& c, reading& r) {
+        if (c.buffer.size() == 0) {
+            c.buffer.shrink_to_fit();
+            return asio::buffer(&r.first, 1);
+        }
+        return c.buffer.prepare(read_chunk);
+    }
+
+    /// Takes in what a read into `into` brought. True when reading must stop (the error is in r.ec).
+    static bool received(connection& c, reading& r, asio::mutable_buffer into, std::size_t n, error_code ec) {
+        auto& buffer = c.buffer;
+        if (into.data() != &r.first) {
+            buffer.commit(n);
+        } else if (n > 0) {
+            *static_cast<char*>(buffer.prepare(read_chunk).data()) = r.first;
+            buffer.commit(1);
+            // What else has arrived comes along without another wait. An error other than eof shows again
+            // on the next read.
+            error_code ready_ec;
+            buffer.commit(c.read_ready(buffer.prepare(read_chunk - 1), ready_ec));
+            if (ready_ec == asio::error::eof)
+                r.at_eof = true;
+        }
+        if (ec == asio::error::eof || ec == ssl::error::stream_truncated) {
+            r.at_eof = true;
+            return false;
+        }
+        r.ec = ec;
+        return static_cast<bool>(ec);
+    }
+
     /// One attempt (fetcher::fetch_into): a connection from the pool or a new one, the request, the answer.
     ///
     /// Thousands of these wait at once, so this frame is what a fetch costs while it waits, and it is kept
@@ -624,88 +726,25 @@ struct fetcher::impl {
             auto& c = *conn;
             bool retry_fresh = false;
             bool reusable = false;
-            error_code read_ec = co_await send(c, url, options.capture, out);
-            if (read_ec) {
-                retry_fresh = is_stale_connection_failure(read_ec);
-                result_of(out, c).error = classify_read_error(read_ec);
+            error_code ec = co_await send(c, url, options.capture, out);
+            if (ec) {
+                retry_fresh = is_stale_connection_failure(ec);
+                result_of(out, c).error = classify_read_error(ec);
             } else {
-                auto& buffer = c.buffer;
-                std::unique_ptr<response_parser> parser; // one per response, interim ones included
-                bool at_eof = false;
-                char first = 0;
-                for (int interim = 0;;) {
-                    if (buffer.size() > 0 || at_eof) {
-                        if (!parser) {
-                            parser = new_parser(options);
-                            auto& result = result_of(out, c);
-                            result.raw_response.clear();
-                            result.wire_bytes = 0;
-                            result.raw_head_bytes = 0;
-                        }
-                        if (buffer.size() > 0) {
-                            error_code ec;
-                            const std::size_t used = feed(*parser, buffer, options.capture, *out, ec);
-                            if (ec && ec != http::error::need_more) {
-                                read_ec = ec;
-                                break;
-                            }
-                            if (parser->is_done()) {
-                                const auto status = parser->get().result_int();
-                                if (status < 100 || status >= 200 || status == 101 ||
-                                    interim == max_interim_responses)
-                                    break;
-                                ++interim;
-                                parser.reset(); // an interim answer: the real one follows
-                                continue;
-                            }
-                            if (!ec && used > 0 && buffer.size() > 0)
-                                continue;
-                        }
-                        if (at_eof) {
-                            // Close-delimited bodies end here; anything else is cut short (partial_message).
-                            // A TLS peer that closes without close_notify is treated like a plain close: HTTP
-                            // framing, not TLS, says whether the message is whole (a close-delimited body is
-                            // accepted as browsers do).
-                            if (!parser->got_some())
-                                read_ec = http::error::end_of_stream;
-                            else
-                                parser->put_eof(read_ec);
-                            break;
-                        }
-                    }
-                    // Nothing buffered: wait for one byte, holding no buffer. Part of a head or of a chunk
-                    // header buffered: read more into the buffer.
-                    const bool waiting = buffer.size() == 0;
-                    if (waiting)
-                        buffer.shrink_to_fit();
-                    const auto into = waiting ? asio::buffer(&first, 1) : buffer.prepare(read_chunk);
+                reading r;
+                while (!parse(c, r, options, out)) {
+                    const auto into = next_read(c, r);
                     std::size_t n = 0;
                     if (auto* tls = c.tls())
-                        std::tie(read_ec, n) = co_await read_some(*tls, into);
+                        std::tie(ec, n) = co_await read_some(*tls, into);
                     else
-                        std::tie(read_ec, n) = co_await c.tcp().async_read_some(into, tuple_deferred);
-                    if (waiting && n > 0) {
-                        *static_cast<char*>(buffer.prepare(read_chunk).data()) = first;
-                        buffer.commit(1);
-                        // What else has arrived comes along without another wait. An error other than eof
-                        // shows again on the next read.
-                        error_code ready_ec;
-                        buffer.commit(c.read_ready(buffer.prepare(read_chunk - 1), ready_ec));
-                        if (ready_ec == asio::error::eof)
-                            at_eof = true;
-                    } else {
-                        buffer.commit(n);
-                    }
-                    if (read_ec == asio::error::eof || read_ec == ssl::error::stream_truncated) {
-                        at_eof = true;
-                        read_ec = {};
-                    } else if (read_ec) {
+                        std::tie(ec, n) = co_await c.tcp().async_read_some(into, tuple_deferred);
+                    if (received(c, r, into, n, ec))
                         break;
-                    }
                 }
-                if (!parser)
-                    parser = new_parser(options); // failed before the first byte
-                conclude(*parser, read_ec, at_eof, result_of(out, c), retry_fresh, reusable);
+                if (!r.parser)
+                    r.parser = new_parser(options); // failed before the first byte
+                conclude(*r.parser, r.ec, r.at_eof, result_of(out, c), retry_fresh, reusable);
             }
             if (!out->error) {
                 // We never pipeline: bytes already waiting after a complete response are not an answer to
