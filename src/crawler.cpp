@@ -112,13 +112,18 @@ struct resolved_links {
     std::vector<boost::urls::url> urls; // in document order, duplicates kept
     std::size_t invalid = 0;
     std::size_t not_http = 0;
-    std::string body; // handed back: the caller still owns the page
+    std::size_t over_page_cap = 0; // links past trap_config::max_links_per_page, never resolved
+    std::string body;              // handed back: the caller still owns the page
 };
 
-resolved_links resolve_links(const std::string& page_url, std::string body) {
+resolved_links resolve_links(const std::string& page_url, std::string body, std::size_t max_links) {
     resolved_links out;
     const boost::urls::url_view page = boost::urls::parse_uri(page_url).value();
-    const page_links links = extract_links(body);
+    page_links links = extract_links(body);
+    if (max_links != 0 && links.references.size() > max_links) {
+        out.over_page_cap = links.references.size() - max_links;
+        links.references.resize(max_links);
+    }
     boost::urls::url base{page};
     if (links.base_href) {
         if (auto resolved = normalize_reference(page, *links.base_href))
@@ -138,8 +143,9 @@ resolved_links resolve_links(const std::string& page_url, std::string body) {
     return out;
 }
 
-asio::awaitable<resolved_links> resolve_links_task(std::string page_url, std::string body) {
-    co_return resolve_links(page_url, std::move(body));
+asio::awaitable<resolved_links> resolve_links_task(std::string page_url, std::string body,
+                                                   std::size_t max_links) {
+    co_return resolve_links(page_url, std::move(body), max_links);
 }
 
 } // namespace
@@ -518,17 +524,25 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
         resolved_links links;
         if (parse_pool) {
             // The body travels to the pool and back by move: no copy, and no crawl state leaves this thread.
-            links = co_await asio::co_spawn(
-                parse_pool->get_executor(),
-                resolve_links_task(std::string(page_url.buffer()), std::move(body)), asio::use_awaitable);
+            links =
+                co_await asio::co_spawn(parse_pool->get_executor(),
+                                        resolve_links_task(std::string(page_url.buffer()), std::move(body),
+                                                           config.traps.max_links_per_page),
+                                        asio::use_awaitable);
         } else {
-            links = resolve_links(std::string(page_url.buffer()), std::move(body));
+            links = resolve_links(std::string(page_url.buffer()), std::move(body),
+                                  config.traps.max_links_per_page);
         }
         body = std::move(links.body);
         for (std::size_t i = 0; i < links.not_http; ++i)
             skip("not_http");
         for (std::size_t i = 0; i < links.invalid; ++i)
             skip("invalid_url");
+        if (links.over_page_cap > 0) {
+            result.stats["skipped_links_over_page_cap"] += links.over_page_cap;
+            say(log_level::info, page_url.buffer(), ": ", links.over_page_cap, " links past the first ",
+                config.traps.max_links_per_page, " ignored (traps.max_links_per_page)");
+        }
         admit_links(links.urls, item.depth + 1, false, r);
     }
 
