@@ -805,10 +805,12 @@ private:
         }
         if (t.end_tag) {
             ++result_.end_tags;
+            ignored_ = false;
             if (!stack_.empty() && stack_.back().ns != space::html)
                 foreign_end(t);
             else
                 html_end(t);
+            neutralize_if_ignored(t);
             return;
         }
         ++result_.start_tags;
@@ -1116,8 +1118,10 @@ private:
             return;
         }
         for (std::size_t k = index + 1; k < stack_.size(); ++k)
-            if ((stack_[k].flags & f_scope) != 0)
-                return; // not in scope: ignored
+            if ((stack_[k].flags & f_scope) != 0) {
+                ignored_ = true; // not in scope
+                return;
+            }
         for (std::size_t k = index + 1; k < stack_.size(); ++k)
             if ((stack_[k].flags & f_special) != 0)
                 return; // a furthest block: depth unchanged
@@ -1133,8 +1137,22 @@ private:
                 return;
             }
             if ((e.flags & f_special) != 0)
-                return;
+                break;
         }
+        ignored_ = true;
+    }
+
+    // Where the parser ignores an end tag, it has walked the stack of open elements for nothing; when the
+    // stack is deep, the guard turns such end tags into bogus comments of the same length ("</x a=1>" into
+    // "<!      >"), which the parser skips without a walk. Spaces would not do: they are text, which
+    // re-creates formatting elements. The end tags that close raw text end a tokenizer state and are never
+    // touched.
+    void neutralize_if_ignored(const tag_token& t) {
+        if (!ignored_ || stack_.size() <= limits_.max_depth / 8 || (tags.flags(t.id) & f_raw) != 0)
+            return;
+        blank(t.begin + 2, t.end - 1);
+        out_[t.begin + 1] = '!';
+        ++result_.neutralized_end_tags;
     }
 
     // ---- Start tags ----
@@ -1511,6 +1529,8 @@ private:
         case tag::li:
             if (const std::size_t k = in_scope(tag::li, f_scope, tag::ol, tag::ul); k != npos)
                 pop_through(k);
+            else
+                ignored_ = true;
             return;
         case tag::h1:
         case tag::h2:
@@ -1525,8 +1545,9 @@ private:
                     return;
                 }
                 if ((e.flags & f_scope) != 0)
-                    return;
+                    break;
             }
+            ignored_ = true;
             return;
         case tag::a:
         case tag::b:
@@ -1550,6 +1571,7 @@ private:
                     pop_through(k);
                     return;
                 }
+            ignored_ = true;
             return;
         case tag::table:
         case tag::tbody:
@@ -1562,11 +1584,15 @@ private:
         case tag::colgroup:
             if (const std::size_t k = in_scope(t.id, f_table_scope); k != npos)
                 pop_through(k);
+            else
+                ignored_ = true;
             return;
         case tag::form:
             // The form element is removed from the stack wherever it is; what it contains stays open.
             if (const std::size_t k = in_scope(tag::form); k != npos)
                 erase_element(k);
+            else
+                ignored_ = true;
             return;
         default:
             break;
@@ -1574,6 +1600,8 @@ private:
         if ((flags & f_special) != 0) {
             if (const std::size_t k = in_scope(t.id); k != npos)
                 pop_through(k);
+            else
+                ignored_ = true;
             return;
         }
         any_other_end(t);
@@ -1623,6 +1651,7 @@ private:
     content content_ = content::data;
     std::string raw_name_;
     bool text_ = false;
+    bool ignored_ = false; // the current end tag changes nothing
     std::vector<attribute_span> attributes_;
     int keep_seen_ = -1;
     std::size_t merged_attributes_ = 0;

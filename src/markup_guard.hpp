@@ -16,13 +16,14 @@
 //   - a start tag that would open an element deeper than max_depth (Chromium's parser caps the DOM depth at
 //     512, kMaximumHTMLParserDOMTreeDepth);
 //   - the attributes of a tag beyond max_attributes, and beyond that many merged into <html> or <body>;
-//   - the start tags of unclosed formatting elements that the parser would re-create beyond a budget or
-//   beyond
-//     the depth limit, so that it never has them.
+//   - the start tags of unclosed formatting elements that the parser would re-create beyond a budget, or
+//     beyond the depth limit, so that it never has them.
 // Tags that carry links in HTML (a, area, base, frame, iframe, meta), the first href, src, xlink:href,
 // http-equiv and content attribute of a tag (what extract_links reads), template, and the raw-text and void
 // elements (which never nest) are never blanked. Inside SVG and MathML every element can nest, <a> included,
 // and any start tag past the depth limit is blanked.
+// When more than max_depth / 8 elements are open, an end tag that the parser would ignore (after walking the
+// stack for it) becomes a bogus comment of the same length: "</x>" becomes "<! >".
 // Whatever the limits, a CDATA section at an SVG or MathML integration point is blanked too: gumbo 0.10.1 as
 // Debian builds it (with assertions) aborts the process on one in a table, and its content is only text.
 //
@@ -48,13 +49,14 @@ struct markup_guard_limits {
 struct markup_guard_result {
     /// The rewritten document, the same length as the input; nullopt when the input is within the limits.
     std::optional<std::string> rewritten;
-    std::size_t start_tags = 0;         ///< complete start tags seen (outside comments and raw text)
-    std::size_t end_tags = 0;           ///< complete end tags seen
-    std::size_t max_depth = 0;          ///< deepest stack of open elements in the model
-    std::size_t reconstructed = 0;      ///< formatting elements the model re-created
-    std::size_t blanked_tags = 0;       ///< start tags overwritten with spaces
-    std::size_t blanked_attributes = 0; ///< attributes overwritten with spaces
-    std::size_t blanked_cdata = 0;      ///< CDATA sections at integration points overwritten with spaces
+    std::size_t start_tags = 0;           ///< complete start tags seen (outside comments and raw text)
+    std::size_t end_tags = 0;             ///< complete end tags seen
+    std::size_t max_depth = 0;            ///< deepest stack of open elements in the model
+    std::size_t reconstructed = 0;        ///< formatting elements the model re-created
+    std::size_t blanked_tags = 0;         ///< start tags overwritten with spaces
+    std::size_t blanked_attributes = 0;   ///< attributes overwritten with spaces
+    std::size_t blanked_cdata = 0;        ///< CDATA sections at integration points overwritten with spaces
+    std::size_t neutralized_end_tags = 0; ///< ignored end tags, deep in the stack, made bogus comments
 };
 
 /// Scans `html` once (time linear in its size) and rewrites it only when it exceeds a limit.

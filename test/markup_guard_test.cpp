@@ -167,7 +167,7 @@ struct blank_case {
     const char* name;
     std::string html;
     markup_guard_limits limits;
-    std::vector<std::string> blanked; // the exact byte spans blanked, in order
+    std::vector<std::string> blanked; // the exact byte spans blanked (end tags: neutralized), in order
 };
 
 std::ostream& operator<<(std::ostream& out, const blank_case& c) {
@@ -189,17 +189,24 @@ TEST_P(MarkupGuardBlank, BlanksExactlyTheOffendingSpansWithSpaces) {
     const blank_case& c = GetParam();
     const markup_guard_result r = guard_markup(c.html, c.limits);
     ASSERT_TRUE(r.rewritten.has_value());
-    // The same length, so that offsets stay those of the original; each span overwritten with spaces.
+    // The same length, so that offsets stay those of the original; each span overwritten with spaces, but an
+    // end tag made a bogus comment ("</x>" into "<! >").
     std::string expected = c.html;
     std::size_t from = 0;
     for (const auto& span : c.blanked) {
         const auto at = c.html.find(span, from);
         ASSERT_NE(at, std::string::npos) << span;
         expected.replace(at, span.size(), span.size(), ' ');
+        if (span.starts_with("</")) {
+            expected[at] = '<';
+            expected[at + 1] = '!';
+            expected[at + span.size() - 1] = '>';
+        }
         from = at + span.size();
     }
     EXPECT_EQ(*r.rewritten, expected);
-    EXPECT_EQ(r.blanked_tags + r.blanked_attributes + r.blanked_cdata, c.blanked.size());
+    EXPECT_EQ(r.blanked_tags + r.blanked_attributes + r.blanked_cdata + r.neutralized_end_tags,
+              c.blanked.size());
 }
 
 const blank_case blank_cases[] = {
@@ -210,7 +217,7 @@ const blank_case blank_cases[] = {
     {"every_start_tag_beyond_depth",
      "<div><p><span class=a><i>x</i></span><div>",
      limits(1),
-     {"<p>", "<span class=a>", "<i>", "<div>"}},
+     {"<p>", "<span class=a>", "<i>", "</i>", "</span>", "<div>"}},
     {"link_tags_never_blanked",
      "<div><div id=2><a href=/a>a</a><area href=/b><iframe src=/c></iframe><meta http-equiv=refresh "
      "content=\"0;/d\">"
@@ -244,6 +251,16 @@ const blank_case blank_cases[] = {
      "<div><b id=1><i id=2></div><p>x</p><p>y</p><p>z</p><p>w</p>",
      limits(512, 128, 0), // plus 60 bytes / 8 = 7: x re-creates 2, y 2, z 2, then w would exceed 7
      {"<b id=1>", "<i id=2>"}},
+    // Deep in the stack (beyond max_depth / 8), end tags that the parser ignores become bogus comments, but
+    // not those that end raw text, nor </p> and </br>, which insert elements.
+    {"ignored_end_tags_deep_in_the_stack",
+     "<div><div><div></x a=\">\"><style></x></style></p></br></span></div></i>",
+     limits(16),
+     {"</x a=\">\">", "</span>"}},
+    {"ignored_end_tags_near_the_root_untouched",
+     "<div><div></x></p></div></div></div><i a b>",
+     limits(16, 1),
+     {"b"}},
     // Whatever the limits: gumbo 0.10.1 aborts on these (an assertion), and their content is text.
     {"cdata_at_mathml_text_integration_point", "<table><math><mi><![CDATA[x]]>y", {}, {"<![CDATA[x]]>"}},
     {"cdata_at_html_integration_point", "<svg><desc><![CDATA[<a>]]>", {}, {"<![CDATA[<a>]]>"}},

@@ -22,7 +22,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     (void)asiocrawl::parse_meta_refresh(html);
 
     // The markup guard with limits small enough for fuzzed inputs to cross them: the rewritten document has
-    // the same length, differs only by spaces, and parses.
+    // the same length, differs only by spaces (and "</" made "<!"), and parses.
     static const asiocrawl::detail::markup_guard_limits small{
         .max_depth = 8, .max_attributes = 4, .max_reconstructed = 8};
     const auto guarded = asiocrawl::detail::guard_markup(html, small);
@@ -31,7 +31,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         if (out.size() != html.size())
             std::abort();
         for (std::size_t i = 0; i < out.size(); ++i)
-            if (out[i] != html[i] && out[i] != ' ')
+            if (out[i] != html[i] && out[i] != ' ' && !(out[i] == '!' && html[i] == '/'))
                 std::abort();
         (void)asiocrawl::extract_links(out);
     }
