@@ -1,6 +1,7 @@
 #include <asiocrawl/links.hpp>
 
 #include "ascii.hpp"
+#include "markup_guard.hpp"
 
 #include <gumbo.h>
 
@@ -138,10 +139,14 @@ page_links extract_links(std::string_view html) {
     // Parse errors are of no use here, and recording them costs time on exactly the sloppy pages that make
     // many.
     options.max_errors = 0;
+    // gumbo 0.10.1 is quadratic (and worse) in nesting depth, formatting elements and attributes per tag: the
+    // guard blanks what exceeds its limits, and leaves ordinary pages untouched (no copy).
+    const detail::markup_guard_result guarded = detail::guard_markup(html);
+    const std::string_view parsed = guarded.rewritten ? std::string_view{*guarded.rewritten} : html;
     // gumbo keeps pointers into the buffer but never writes to it; an empty view may have a null data().
-    const char* buffer = html.empty() ? "" : html.data();
+    const char* buffer = parsed.empty() ? "" : parsed.data();
     const std::unique_ptr<GumboOutput, gumbo_output_deleter> output{
-        gumbo_parse_with_options(&options, buffer, html.size()), gumbo_output_deleter{&options}};
+        gumbo_parse_with_options(&options, buffer, parsed.size()), gumbo_output_deleter{&options}};
     if (!output || output->document == nullptr) {
         return links;
     }

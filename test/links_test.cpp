@@ -1,5 +1,7 @@
 #include <asiocrawl/links.hpp>
 
+#include "markup_guard.hpp"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -148,6 +150,11 @@ const extraction_case extraction_cases[] = {
     {"text_only", "just some words", {}},
 };
 
+TEST_P(ExtractLinks, OrdinaryDocumentsReachGumboUntouched) {
+    // The markup guard rewrites only documents beyond its limits: these are parsed from their own bytes.
+    EXPECT_FALSE(asiocrawl::detail::guard_markup(GetParam().html).rewritten.has_value());
+}
+
 INSTANTIATE_TEST_SUITE_P(Documents, ExtractLinks, testing::ValuesIn(extraction_cases),
                          [](const testing::TestParamInfo<extraction_case>& info) { return info.param.name; });
 
@@ -208,6 +215,116 @@ TEST(ExtractLinksRobustness, ManyLinksKeepDocumentOrder) {
         html += "<li><a href=\"" + expected.back() + "\">" + std::to_string(i) + "</a>";
     }
     EXPECT_EQ(extract_links(html).references, expected);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Hostile markup: gumbo 0.10.1 is quadratic or worse on each of these (seconds to minutes at this size, see
+// docs/HOSTILE.md); the markup guard keeps it linear and the links are still found. No time is asserted: the
+// tests run on shared machines.
+
+std::string repeat(std::string_view piece, int times) {
+    std::string out;
+    out.reserve(piece.size() * static_cast<std::size_t>(times));
+    for (int i = 0; i < times; ++i)
+        out += piece;
+    return out;
+}
+
+std::string numbered(std::string_view before, std::string_view after, int times) {
+    std::string out;
+    for (int i = 0; i < times; ++i)
+        ((out += before) += std::to_string(i)) += after;
+    return out;
+}
+
+struct hostile_case {
+    const char* name;
+    std::string html;
+};
+
+std::ostream& operator<<(std::ostream& out, const hostile_case& c) {
+    return out << c.name;
+}
+
+class ExtractLinksHostile : public testing::TestWithParam<hostile_case> {};
+
+TEST_P(ExtractLinksHostile, LinkAfterTheHostileMarkupIsFound) {
+    const std::string html = "<html><body><a href=/first>f</a>" + GetParam().html + "<a href=/deep>d</a>";
+    EXPECT_THAT(extract_links(html).references, ElementsAre("/first", "/deep"));
+}
+
+const hostile_case hostile_cases[] = {
+    {"nested_div_b", repeat("<div><b>", 100'000)},
+    {"nested_div", repeat("<div>", 100'000)},
+    {"distinct_formatting_elements", numbered("<b id=", ">", 100'000)},
+    {"nested_tables", repeat("<table>", 100'000)},
+    {"tables_in_cells", repeat("<table><tr><td>", 100'000)},
+    {"one_tag_with_100000_attributes", "<div" + numbered(" a", "=x", 100'000) + ">"},
+    {"end_tag_with_100000_attributes", "<div></div" + numbered(" a", "=x", 100'000) + ">"},
+    {"attributes_merged_into_body", numbered("<body a", ">", 100'000)},
+    {"font_soup", repeat("<font><p>", 100'000)},
+    {"nobr_soup", repeat("<nobr>x", 100'000)},
+    {"lists", repeat("<ul><li>", 100'000)},
+    {"list_items_and_definitions", repeat("<li><dd>", 100'000)},
+    {"ruby_parts_without_ruby", repeat("<rt>", 100'000)},
+    {"optgroups", repeat("<optgroup>", 100'000) + repeat("<div></div>", 1'000)},
+    {"unmatched_end_tags", repeat("<span><div></span>", 100'000)},
+    {"formatting_recreated_in_each_block", numbered("<div><b id=", "></div>", 10'000)},
+    {"formatting_recreated_after_each_paragraph",
+     "<div>" + numbered("<b id=", ">", 512) + "</div>" + repeat("<p>x</p>", 100'000)},
+    {"deep_svg", "<svg>" + repeat("<g>", 100'000) + repeat("</x>", 1'000) + "</svg>"},
+};
+
+INSTANTIATE_TEST_SUITE_P(Patterns, ExtractLinksHostile, testing::ValuesIn(hostile_cases),
+                         [](const testing::TestParamInfo<hostile_case>& info) { return info.param.name; });
+
+TEST(ExtractLinksHostileDepth, LinksInsideDeepNestingAreFoundInOrder) {
+    std::string html;
+    std::vector<std::string> expected;
+    for (int i = 0; i < 100'000; ++i) {
+        html += "<div><b>";
+        if (i % 1000 == 0) {
+            expected.push_back("/level/" + std::to_string(i));
+            html += "<a href=" + expected.back() + ">x</a>";
+        }
+    }
+    EXPECT_EQ(extract_links(html).references, expected);
+}
+
+TEST(ExtractLinksHostileDepth, UnclosedAnchorsAreAllFound) {
+    // Each <a> closes the one before it (adoption agency), so gumbo finds every one: with 1,000 the guard has
+    // nothing to do, and with 100,000 it has nothing to do either (the anchors do not nest).
+    for (const int count : {1'000, 100'000}) {
+        const std::string html = numbered("<a href=/x/", ">", count);
+        EXPECT_FALSE(asiocrawl::detail::guard_markup(html).rewritten.has_value()) << count;
+        const page_links links = extract_links(html);
+        ASSERT_EQ(links.references.size(), static_cast<std::size_t>(count));
+        for (int i = 0; i < count; i += 997)
+            EXPECT_EQ(links.references[static_cast<std::size_t>(i)], "/x/" + std::to_string(i));
+    }
+}
+
+TEST(ExtractLinksGumboAssertions, CdataAtAnIntegrationPointInATableDoesNotAbort) {
+    // Each of these, parsed as it is, fails an assertion in gumbo 0.10.1 as Debian builds it and aborts the
+    // process; the markup guard blanks the CDATA section (found by fuzz_links).
+    for (const char* html :
+         {"<table><math><mi><![CDATA[<]]>/", "<table><math><mo><![CDATA[ ]]>y",
+          "<table><tr><math><mi><![CDATA[x]]>y", "<table><colgroup><math><mi><![CDATA[x]]>y",
+          "<table><svg><desc><![CDATA[x]]>y", "<table><svg><foreignObject><![CDATA[x]]>y",
+          "<table><math><annotation-xml encoding=text/html><![CDATA[x]]>y",
+          "<table><math><mi><s=></g><![CDATA[<]]>>"}) {
+        EXPECT_THAT(extract_links(std::string(html) + "<a href=/after>a</a>").references,
+                    ElementsAre("/after"))
+            << html;
+    }
+}
+
+TEST(ExtractLinksHostileDepth, HrefOfATagWithManyAttributesIsKept) {
+    const std::string html = "<a" + numbered(" a", "=x", 100'000) + " href=/far>x</a>" + "<base" +
+                             numbered(" b", "", 1'000) + " href=/base/>";
+    const page_links links = extract_links(html);
+    EXPECT_THAT(links.references, ElementsAre("/far"));
+    EXPECT_EQ(links.base_href, "/base/");
 }
 
 // ---------------------------------------------------------------------------------------------------------------
