@@ -5,7 +5,10 @@
 
 #include <gumbo.h>
 
-#include <memory>
+#include <algorithm>
+#include <cstddef>
+#include <cstdlib>
+#include <vector>
 
 namespace asiocrawl {
 
@@ -26,9 +29,100 @@ bool is_blank(std::string_view text) noexcept {
     return trim_ascii_whitespace(text).empty();
 }
 
-struct gumbo_output_deleter {
-    const GumboOptions* options;
-    void operator()(GumboOutput* output) const noexcept { gumbo_destroy_output(options, output); }
+// gumbo's memory for one parse, from a bump allocator over a list of chunks: allocating is a pointer bump,
+// freeing is nothing, and the whole tree goes at once when the parse is done (no gumbo_destroy_output, which
+// walks the tree to free each node). gumbo grows its buffers by allocating, copying and freeing the old
+// block, so the old blocks stay until the end of the parse: less than the final size of each buffer in all.
+// One per parse thread (extract_links runs on a pool of them); between parses it keeps at most
+// `retained_bytes` of chunks, so that one huge page does not hold its memory for good.
+class parse_arena {
+public:
+    parse_arena() = default;
+    parse_arena(const parse_arena&) = delete;
+    parse_arena& operator=(const parse_arena&) = delete;
+    ~parse_arena() {
+        for (const chunk& c : chunks_)
+            std::free(c.data);
+    }
+
+    static void* allocate(void* userdata, std::size_t size) noexcept {
+        return static_cast<parse_arena*>(userdata)->take(size);
+    }
+    static void deallocate(void* /*userdata*/, void* /*block*/) noexcept {}
+
+    /// After a parse: all is free again, and the chunks beyond `retained_bytes` go back to the system.
+    void reset() noexcept {
+        std::size_t kept = 0;
+        std::size_t count = 0;
+        while (count < chunks_.size() && kept + chunks_[count].size <= retained_bytes)
+            kept += chunks_[count++].size;
+        for (std::size_t i = count; i < chunks_.size(); ++i)
+            std::free(chunks_[i].data);
+        chunks_.resize(count);
+        current_ = 0;
+        next_ = end_ = nullptr;
+        if (!chunks_.empty()) {
+            next_ = chunks_.front().data;
+            end_ = next_ + chunks_.front().size;
+        }
+    }
+
+private:
+    static constexpr std::size_t alignment = alignof(std::max_align_t);
+    static constexpr std::size_t first_chunk = 64 * 1024;
+    static constexpr std::size_t largest_chunk = 4 * 1024 * 1024;
+    static constexpr std::size_t retained_bytes = 4 * 1024 * 1024;
+    static constexpr std::size_t largest_request = std::size_t{1} << 40;
+
+    struct chunk {
+        std::byte* data;
+        std::size_t size;
+    };
+
+    void* take(std::size_t size) noexcept {
+        if (size > largest_request)
+            return nullptr;
+        size = size == 0 ? alignment : (size + alignment - 1) & ~(alignment - 1);
+        if (size > static_cast<std::size_t>(end_ - next_))
+            return take_slow(size);
+        void* block = next_;
+        next_ += size;
+        return block;
+    }
+
+    void* take_slow(std::size_t size) noexcept {
+        // The next retained chunk if it is big enough, else a new one twice the last (up to 4 MiB), or the
+        // size.
+        while (current_ + 1 < chunks_.size()) {
+            ++current_;
+            if (chunks_[current_].size >= size) {
+                next_ = chunks_[current_].data + size;
+                end_ = chunks_[current_].data + chunks_[current_].size;
+                return chunks_[current_].data;
+            }
+        }
+        std::size_t chunk_size =
+            chunks_.empty() ? first_chunk : std::min(chunks_.back().size * 2, largest_chunk);
+        chunk_size = std::max(chunk_size, size);
+        auto* data = static_cast<std::byte*>(std::malloc(chunk_size));
+        if (data == nullptr)
+            return nullptr; // as gumbo's default allocator, malloc, would
+        try {
+            chunks_.push_back({data, chunk_size});
+        } catch (...) {
+            std::free(data);
+            return nullptr;
+        }
+        current_ = chunks_.size() - 1;
+        next_ = data + size;
+        end_ = data + chunk_size;
+        return data;
+    }
+
+    std::vector<chunk> chunks_;
+    std::size_t current_ = 0; // the chunk next_ points into
+    std::byte* next_ = nullptr;
+    std::byte* end_ = nullptr;
 };
 
 const char* attribute_value(const GumboElement& element, const char* name) noexcept {
@@ -143,10 +237,18 @@ page_links extract_links(std::string_view html) {
     // guard blanks what exceeds its limits, and leaves ordinary pages untouched (no copy).
     const detail::markup_guard_result guarded = detail::guard_markup(html);
     const std::string_view parsed = guarded.rewritten ? std::string_view{*guarded.rewritten} : html;
+    thread_local parse_arena arena;
+    struct arena_reset {
+        parse_arena& arena;
+        ~arena_reset() { arena.reset(); }
+    } const reset{arena};
+    options.allocator = &parse_arena::allocate;
+    options.deallocator = &parse_arena::deallocate;
+    options.userdata = &arena;
     // gumbo keeps pointers into the buffer but never writes to it; an empty view may have a null data().
     const char* buffer = parsed.empty() ? "" : parsed.data();
-    const std::unique_ptr<GumboOutput, gumbo_output_deleter> output{
-        gumbo_parse_with_options(&options, buffer, parsed.size()), gumbo_output_deleter{&options}};
+    // Never gumbo_destroy_output: the arena frees the whole tree when this function returns.
+    GumboOutput* const output = gumbo_parse_with_options(&options, buffer, parsed.size());
     if (!output || output->document == nullptr) {
         return links;
     }

@@ -5,9 +5,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <optional>
 #include <ostream>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -325,6 +327,41 @@ TEST(ExtractLinksHostileDepth, HrefOfATagWithManyAttributesIsKept) {
     const page_links links = extract_links(html);
     EXPECT_THAT(links.references, ElementsAre("/far"));
     EXPECT_EQ(links.base_href, "/base/");
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// gumbo's memory comes from a per-thread arena, reset after each parse and trimmed after a big one.
+
+TEST(ExtractLinksArena, SmallPagesAfterABigOneAreParsedAlike) {
+    const std::string small = R"(<p><a href="/one">1</a><b><a href=/two>2</a></b>)";
+    const auto before = extract_links(small).references;
+    EXPECT_THAT(before, ElementsAre("/one", "/two"));
+    // Far more than the arena keeps between parses.
+    const std::string big = numbered("<div><a href=/big/", ">x</a></div>", 300'000);
+    EXPECT_EQ(extract_links(big).references.size(), 300'000u);
+    for (int i = 0; i < 3; ++i)
+        EXPECT_EQ(extract_links(small).references, before);
+    EXPECT_TRUE(extract_links("").references.empty());
+    EXPECT_EQ(extract_links(small).references, before);
+}
+
+TEST(ExtractLinksArena, ThreadsParseAtTheSameTime) {
+    std::vector<std::thread> threads;
+    std::atomic<int> wrong{0};
+    for (int t = 0; t < 4; ++t)
+        threads.emplace_back([t, &wrong] {
+            for (int i = 0; i < 50; ++i) {
+                const std::string prefix = "/t" + std::to_string(t) + "/p" + std::to_string(i) + "/";
+                const std::string html = numbered("<li><a href=" + prefix, ">x</a>", 200 * (i % 5 + 1));
+                const auto references = extract_links(html).references;
+                if (references.size() != static_cast<std::size_t>(200 * (i % 5 + 1)) ||
+                    references.back() != prefix + std::to_string(references.size() - 1))
+                    ++wrong;
+            }
+        });
+    for (auto& thread : threads)
+        thread.join();
+    EXPECT_EQ(wrong.load(), 0);
 }
 
 // ---------------------------------------------------------------------------------------------------------------
