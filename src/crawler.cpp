@@ -113,6 +113,7 @@ struct resolved_links {
     std::size_t invalid = 0;
     std::size_t not_http = 0;
     std::size_t over_page_cap = 0; // links past trap_config::max_links_per_page, never resolved
+    bool parser_gave_up = false;   // page_links::parser_gave_up
     std::string body;              // handed back: the caller still owns the page
 };
 
@@ -120,6 +121,7 @@ resolved_links resolve_links(const std::string& page_url, std::string body, std:
     resolved_links out;
     const boost::urls::url_view page = boost::urls::parse_uri(page_url).value();
     page_links links = extract_links(body);
+    out.parser_gave_up = links.parser_gave_up;
     if (max_links != 0 && links.references.size() > max_links) {
         out.over_page_cap = links.references.size() - max_links;
         links.references.resize(max_links);
@@ -538,6 +540,11 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
             skip("not_http");
         for (std::size_t i = 0; i < links.invalid; ++i)
             skip("invalid_url");
+        if (links.parser_gave_up) {
+            ++result.stats["html_parser_gave_up"];
+            say(log_level::warning, page_url.buffer(),
+                ": the HTML parser gave up on this page (no links taken)");
+        }
         if (links.over_page_cap > 0) {
             result.stats["skipped_links_over_page_cap"] += links.over_page_cap;
             say(log_level::info, page_url.buffer(), ": ", links.over_page_cap, " links past the first ",
