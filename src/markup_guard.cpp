@@ -460,8 +460,15 @@ public:
         }
         if (cut_ != npos) {
             result_.cut = cut_;
-            result_.rewritten = copied_ ? out_.substr(0, cut_) : std::string(in_.substr(0, cut_));
-        } else if (copied_) {
+            if (!copied_) {
+                result_.rewritten = std::string(in_.substr(0, cut_));
+                return std::move(result_);
+            }
+            out_.resize(cut_);
+        }
+        if (copied_) {
+            if (!removed_.empty())
+                compact();
             result_.rewritten = std::move(out_);
         }
         return std::move(result_);
@@ -848,10 +855,35 @@ private:
 
     bool over_element_budget() const noexcept { return result_.start_tags > limits_.max_elements; }
 
+    // The tags blanked past the element budget are then removed from the copy, each run of them left as one
+    // space (never nothing: "<" + "<b>" + "div>" must not become a tag), so that the text node they merge
+    // into is no bigger than the page's text: gumbo grows it by doubling, and the arena keeps every copy.
     void blank_over_budget(const tag_token& t) {
         blank(t.begin, t.end);
+        if (removed_.empty())
+            removed_.resize(in_.size() / 64 + 1);
+        for (std::size_t i = t.begin; i < t.end; ++i)
+            removed_[i / 64] |= std::uint64_t{1} << (i % 64);
         ++result_.over_budget_tags;
         text_ = true;
+    }
+
+    void compact() {
+        std::size_t kept = 0;
+        bool in_run = false;
+        for (std::size_t i = 0; i < out_.size(); ++i) {
+            if ((removed_[i / 64] >> (i % 64) & 1) != 0) {
+                if (!in_run)
+                    out_[kept++] = ' ';
+                in_run = true;
+                continue;
+            }
+            in_run = false;
+            out_[kept++] = out_[i];
+        }
+        out_.resize(kept);
+        out_.shrink_to_fit();
+        std::vector<std::uint64_t>{}.swap(removed_);
     }
 
     bool link_tag(const tag_token& t) const {
@@ -1729,6 +1761,7 @@ private:
     std::uint32_t serial_ = 0;
     std::size_t integration_points_ = 0; // open SVG and MathML integration points
     std::size_t cut_ = npos;             // past max_links: where the document ends
+    std::vector<std::uint64_t> removed_; // a bit a byte: tags blanked past the element budget
 };
 
 } // namespace

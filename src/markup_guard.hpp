@@ -25,9 +25,10 @@
 // When more than max_depth / 8 elements are open, an end tag that the parser would ignore (after walking the
 // stack for it) becomes a bogus comment of the same length: "</x>" becomes "<! >".
 // Two budgets bound the size of gumbo's tree (about 450 bytes an element): past max_elements start tags, the
-// others that may be blanked are, with the end tags that would then close nothing or create an element; past
-// max_links link-bearing tags, the document is cut (the crawler keeps that many links of a page anyway) and
-// the guard only counts the link-bearing tags of the rest.
+// others that may be blanked are, with the end tags that would then close nothing or create an element, and
+// these are then removed from the copy (a run of them becomes one space), so that the text they merge into
+// stays small; past max_links link-bearing tags, the document is cut (the crawler keeps that many links of a
+// page anyway) and the guard only counts the link-bearing tags of the rest. Either makes the copy shorter.
 // Whatever the limits, a CDATA section at an SVG or MathML integration point is blanked too: gumbo 0.10.1 as
 // Debian builds it (with assertions) aborts the process on one in a table, and its content is only text.
 //
@@ -58,7 +59,9 @@ struct markup_guard_limits {
 };
 
 struct markup_guard_result {
-    /// The rewritten document, the same length as the input; nullopt when the input is within the limits.
+    /// The rewritten document; nullopt when the input is within the limits. It has the input's length, except
+    /// past a budget: the tags blanked past max_elements are removed (each run of them left as one space),
+    /// and the document is cut short at max_links.
     std::optional<std::string> rewritten;
     std::size_t start_tags = 0;           ///< complete start tags seen (outside comments and raw text)
     std::size_t end_tags = 0;             ///< complete end tags seen
@@ -80,8 +83,7 @@ struct markup_guard_result {
     std::size_t cut = 0;
 };
 
-/// Scans `html` once (time linear in its size) and rewrites it only when it exceeds a limit. The copy has the
-/// input's length, except when max_links cut it short.
+/// Scans `html` once (time linear in its size) and rewrites it only when it exceeds a limit.
 markup_guard_result guard_markup(std::string_view html, const markup_guard_limits& limits = {});
 
 } // namespace asiocrawl::detail
