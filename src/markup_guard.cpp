@@ -920,8 +920,11 @@ private:
                                                     : content::rawtext);
             return true;
         }
-        if (over_element_budget() && (flags & (f_never_blank | f_raw)) == 0 && t.id != tag::svg &&
-            t.id != tag::math) {
+        // <frameset> holds the frames (and, past "after frameset", the parser ignores start tags: only
+        // nesting, which the depth limit bounds, makes more of them); <svg> and <math> change what their
+        // content is.
+        if (over_element_budget() && (flags & (f_never_blank | f_raw)) == 0 && t.id != tag::frameset &&
+            t.id != tag::svg && t.id != tag::math) {
             blank_over_budget(t);
             return true;
         }

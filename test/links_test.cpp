@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <fstream>
@@ -168,6 +169,23 @@ TEST_P(ExtractLinks, ALinkCapAboveTheirCountChangesNothing) {
         EXPECT_EQ(links.base_href, c.base_href) << cap;
         EXPECT_EQ(links.dropped_references, 0u) << cap;
     }
+}
+
+TEST_P(ExtractLinks, AnElementBudgetOfZeroKeepsTheLinkTags) {
+    // Every start tag that may be blanked is: the link-bearing ones all remain, and so do the links.
+    const extraction_case& c = GetParam();
+    asiocrawl::detail::markup_guard_limits limits;
+    limits.max_elements = 0;
+    const auto guarded = asiocrawl::detail::guard_markup(c.html, limits);
+    const std::string& out = guarded.rewritten ? *guarded.rewritten : c.html;
+    EXPECT_EQ(asiocrawl::detail::guard_markup(out).link_tags,
+              asiocrawl::detail::guard_markup(c.html).link_tags)
+        << out;
+    std::vector<std::string> found = extract_links(out).references;
+    std::vector<std::string> expected = c.references;
+    std::sort(found.begin(), found.end());
+    std::sort(expected.begin(), expected.end());
+    EXPECT_EQ(found, expected) << out;
 }
 
 INSTANTIATE_TEST_SUITE_P(Documents, ExtractLinks, testing::ValuesIn(extraction_cases),

@@ -389,6 +389,7 @@ const element_budget_case element_budget_cases[] = {
      "<div><script><a href=/x></script><style>p{}</style><textarea><p></textarea>", 0},
     {"template_and_svg_stay", 1, "<div><template><svg><g></g></svg></template>",
      "<div><template><svg> </svg></template>", 2},
+    {"frameset_stays", 0, "<frameset><frame src=/a></frameset>", "<frameset><frame src=/a></frameset>", 0},
     {"void_elements_go", 1, "<div><img src=x><br><input>", "<div> ", 3},
 };
 
