@@ -262,7 +262,7 @@ const GumboVector* children_of(const GumboNode& node) noexcept {
 
 } // namespace
 
-page_links extract_links(std::string_view html) {
+page_links extract_links(std::string_view html, std::size_t max_links) {
     page_links links;
 
     GumboOptions options = kGumboDefaultOptions;
@@ -271,7 +271,12 @@ page_links extract_links(std::string_view html) {
     options.max_errors = 0;
     // gumbo 0.10.1 is quadratic (and worse) in nesting depth, formatting elements and attributes per tag: the
     // guard blanks what exceeds its limits, and leaves ordinary pages untouched (no copy).
-    const detail::markup_guard_result guarded = detail::guard_markup(html);
+    // It also bounds the size of the tree (elements, and links past max_links: the rest of the document is
+    // cut and its link-bearing tags only counted).
+    detail::markup_guard_limits limits;
+    limits.max_links = max_links;
+    const detail::markup_guard_result guarded = detail::guard_markup(html, limits);
+    links.dropped_references = guarded.dropped_links;
     const std::string_view parsed = guarded.rewritten ? std::string_view{*guarded.rewritten} : html;
     thread_local parse_arena arena;
     struct arena_reset {
