@@ -115,9 +115,8 @@ struct resolved_links {
     std::string body; // handed back: the caller still owns the page
 };
 
-resolved_links resolve_links(const std::string& page_url, std::string body) {
+resolved_links resolve_links(boost::urls::url_view page, std::string body) {
     resolved_links out;
-    const boost::urls::url_view page = boost::urls::parse_uri(page_url).value();
     const page_links links = extract_links(body);
     boost::urls::url base{page};
     if (links.base_href) {
@@ -139,7 +138,7 @@ resolved_links resolve_links(const std::string& page_url, std::string body) {
 }
 
 asio::awaitable<resolved_links> resolve_links_task(std::string page_url, std::string body) {
-    co_return resolve_links(page_url, std::move(body));
+    co_return resolve_links(boost::urls::parse_uri(page_url).value(), std::move(body));
 }
 
 } // namespace
@@ -522,7 +521,7 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
                 parse_pool->get_executor(),
                 resolve_links_task(std::string(page_url.buffer()), std::move(body)), asio::use_awaitable);
         } else {
-            links = resolve_links(std::string(page_url.buffer()), std::move(body));
+            links = resolve_links(page_url, std::move(body));
         }
         body = std::move(links.body);
         for (std::size_t i = 0; i < links.not_http; ++i)
