@@ -91,10 +91,10 @@ struct connection {
     std::string remote_ip;
     /// When the request in progress was sent (wall clock, for archive records).
     std::chrono::system_clock::time_point request_started{};
-    /// When the request in progress times out (request_timeout after it was sent).
+    /// When the connect or request in progress times out.
     clock_type::time_point deadline{};
-    /// Links the connection into the fetcher's deadline set while it waits for the first byte of an answer
-    /// (unlinks itself when destroyed).
+    /// Links the connection into the fetcher's deadline set while it connects or waits for the first byte of
+    /// an answer (unlinks itself when destroyed).
     bi::set_member_hook<bi::link_mode<bi::auto_unlink>> waiting_link;
     /// Set when the deadline passed during that wait (the socket is then closed).
     bool timed_out = false;
@@ -135,7 +135,7 @@ struct earlier_deadline {
         return a.deadline < b.deadline;
     }
 };
-/// Plain connections waiting for the first byte of an answer, soonest deadline first.
+/// Plain connections connecting or waiting for the first byte of an answer, soonest deadline first.
 using deadline_set =
     bi::multiset<connection,
                  bi::member_hook<connection, decltype(connection::waiting_link), &connection::waiting_link>,
@@ -390,9 +390,10 @@ struct fetcher::impl {
     std::unordered_map<std::string, std::vector<tcp::endpoint>> resolved;
     fetcher_stats stats;
 
-    // A plain connection waits for the first byte of each answer on the socket itself (async_wait), not
-    // through Beast's stream: no read operation holding a buffer, no timer operation of its own. The request
-    // deadlines of those waits are kept here, soonest first (O(log n) to add or remove), under one timer.
+    // A plain connection connects, and waits for the first byte of each answer, on the socket itself
+    // (async_connect, async_wait), not through Beast's stream: no Beast operation, no timer operation of its
+    // own. The deadlines of those waits (connect_timeout, request_timeout) are kept here, soonest first
+    // (O(log n) to add or remove), under one timer.
     deadline_set waiting;
     asio::steady_timer deadline_timer;
     clock_type::time_point deadline_timer_at = clock_type::time_point::max();
@@ -424,7 +425,7 @@ struct fetcher::impl {
     }
 
     /// Ends the waits whose deadline has passed, as Beast's stream does: the socket is closed, and the wait
-    /// completes with timed_out set.
+    /// (or connect) completes with timed_out set.
     void expire_waits() {
         deadline_timer_at = clock_type::time_point::max();
         const auto now = clock_type::now();
@@ -596,8 +597,19 @@ struct fetcher::impl {
                      ? std::make_unique<connection>(executor, trusted_roots())
                      : std::make_unique<connection>(executor);
         for (const auto& endpoint : endpoints) {
-            c->tcp().expires_at(deadline);
-            std::tie(ec) = co_await c->tcp().async_connect(endpoint, tuple_deferred);
+            if (c->tls()) {
+                c->tcp().expires_at(deadline);
+                std::tie(ec) = co_await c->tcp().async_connect(endpoint, tuple_deferred);
+            } else {
+                // Like the first-byte wait: on the socket itself, under the fetcher's deadline timer, so that
+                // a burst of connects holds no Beast operation and timer wait each.
+                c->deadline = deadline;
+                watch(*c);
+                std::tie(ec) = co_await c->tcp().socket().async_connect(endpoint, tuple_deferred);
+                unwatch(*c);
+                if (c->timed_out)
+                    ec = beast::error::timeout;
+            }
             if (!ec) {
                 c->remote_ip = endpoint.address().to_string();
                 break;
