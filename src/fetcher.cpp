@@ -16,6 +16,7 @@
 #include <asiocrawl/version.hpp>
 
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/bind_allocator.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/deferred.hpp>
 #include <boost/asio/detached.hpp>
@@ -68,6 +69,19 @@ constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 /// For plain TCP operations awaited directly: unlike use_awaitable, no coroutine frame of its own per
 /// operation (Beast's ssl_stream does not accept it in 1.81).
 constexpr auto tuple_deferred = asio::as_tuple(asio::deferred);
+
+/// An operation awaited like `op(tuple_deferred)`, whose state is allocated at its exact size rather than
+/// from Asio's per-thread cache of recycled blocks: a recycled block is whatever an earlier operation needed
+/// (a Beast write takes 413 B), and the operations that every fetch of a burst holds at once (a connect, the
+/// wait for an answer) would then keep that much each. `start(handler)` starts the operation.
+template <class Signature, class Start>
+auto exactly_allocated(Start start) {
+    return asio::async_initiate<const decltype(tuple_deferred)&, Signature>(
+        [start](auto handler) mutable {
+            start(asio::bind_allocator(std::allocator<void>(), std::move(handler)));
+        },
+        tuple_deferred);
+}
 
 /// More interim (1xx) responses than this before the final one is a broken or hostile server.
 constexpr int max_interim_responses = 8;
@@ -597,19 +611,15 @@ struct fetcher::impl {
                      ? std::make_unique<connection>(executor, trusted_roots())
                      : std::make_unique<connection>(executor);
         for (const auto& endpoint : endpoints) {
-            if (c->tls()) {
-                c->tcp().expires_at(deadline);
-                std::tie(ec) = co_await c->tcp().async_connect(endpoint, tuple_deferred);
-            } else {
-                // Like the first-byte wait: on the socket itself, under the fetcher's deadline timer, so that
-                // a burst of connects holds no Beast operation and timer wait each.
-                c->deadline = deadline;
-                watch(*c);
-                std::tie(ec) = co_await c->tcp().socket().async_connect(endpoint, tuple_deferred);
-                unwatch(*c);
-                if (c->timed_out)
-                    ec = beast::error::timeout;
-            }
+            // On the socket itself, under the fetcher's deadline timer (as the first-byte wait), so that a
+            // burst of connects holds no Beast operation and timer wait each.
+            c->deadline = deadline;
+            watch(*c);
+            std::tie(ec) = co_await exactly_allocated<void(error_code)>(
+                [&](auto handler) { c->tcp().socket().async_connect(endpoint, std::move(handler)); });
+            unwatch(*c);
+            if (c->timed_out)
+                ec = beast::error::timeout;
             if (!ec) {
                 c->remote_ip = endpoint.address().to_string();
                 break;
@@ -897,8 +907,9 @@ struct fetcher::impl {
                 bool stop = false;
                 if (c.reads_without_waiting && c.buffer.size() == 0) {
                     watch(c);
-                    std::tie(ec) =
-                        co_await c.tcp().socket().async_wait(tcp::socket::wait_read, tuple_deferred);
+                    std::tie(ec) = co_await exactly_allocated<void(error_code)>([&c](auto handler) {
+                        c.tcp().socket().async_wait(tcp::socket::wait_read, std::move(handler));
+                    });
                     unwatch(c);
                     stop = arrived(c, r, ec);
                 }
