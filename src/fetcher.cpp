@@ -70,6 +70,18 @@ constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 /// operation (Beast's ssl_stream does not accept it in 1.81).
 constexpr auto tuple_deferred = asio::as_tuple(asio::deferred);
 
+/// Plain operator new: Asio treats std::allocator as "use my per-thread cache of recycled blocks".
+template <class T>
+struct exact_allocator {
+    using value_type = T;
+    exact_allocator() noexcept = default;
+    template <class U>
+    exact_allocator(const exact_allocator<U>&) noexcept {}
+    T* allocate(std::size_t n) { return static_cast<T*>(::operator new(n * sizeof(T))); }
+    void deallocate(T* p, std::size_t) noexcept { ::operator delete(p); }
+    friend bool operator==(const exact_allocator&, const exact_allocator&) noexcept { return true; }
+};
+
 /// An operation awaited like `op(tuple_deferred)`, whose state is allocated at its exact size rather than
 /// from Asio's per-thread cache of recycled blocks: a recycled block is whatever an earlier operation needed
 /// (a Beast write takes 413 B), and the operations that every fetch of a burst holds at once (a connect, the
@@ -78,7 +90,7 @@ template <class Signature, class Start>
 auto exactly_allocated(Start start) {
     return asio::async_initiate<const decltype(tuple_deferred)&, Signature>(
         [start](auto handler) mutable {
-            start(asio::bind_allocator(std::allocator<void>(), std::move(handler)));
+            start(asio::bind_allocator(exact_allocator<void>(), std::move(handler)));
         },
         tuple_deferred);
 }
