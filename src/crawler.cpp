@@ -117,9 +117,8 @@ struct resolved_links {
     std::string body;              // handed back: the caller still owns the page
 };
 
-resolved_links resolve_links(const std::string& page_url, std::string body, std::size_t max_links) {
+resolved_links resolve_links(boost::urls::url_view page, std::string body, std::size_t max_links) {
     resolved_links out;
-    const boost::urls::url_view page = boost::urls::parse_uri(page_url).value();
     // With the cap, the parse stops at the first max_links link-bearing tags and counts the others.
     page_links links = extract_links(body, max_links);
     out.parser_gave_up = links.parser_gave_up;
@@ -149,7 +148,7 @@ resolved_links resolve_links(const std::string& page_url, std::string body, std:
 
 asio::awaitable<resolved_links> resolve_links_task(std::string page_url, std::string body,
                                                    std::size_t max_links) {
-    co_return resolve_links(page_url, std::move(body), max_links);
+    co_return resolve_links(boost::urls::parse_uri(page_url).value(), std::move(body), max_links);
 }
 
 } // namespace
@@ -534,8 +533,7 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
                                                            config.traps.max_links_per_page),
                                         asio::use_awaitable);
         } else {
-            links = resolve_links(std::string(page_url.buffer()), std::move(body),
-                                  config.traps.max_links_per_page);
+            links = resolve_links(page_url, std::move(body), config.traps.max_links_per_page);
         }
         body = std::move(links.body);
         for (std::size_t i = 0; i < links.not_http; ++i)

@@ -16,6 +16,7 @@
 #include <asiocrawl/version.hpp>
 
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/bind_allocator.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/deferred.hpp>
 #include <boost/asio/detached.hpp>
@@ -37,12 +38,14 @@
 #include <boost/beast/http/field.hpp>
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
+#include <boost/intrusive/set.hpp>
 #include <boost/url/parse.hpp>
 
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 
+#include <algorithm>
 #include <chrono>
 #include <unordered_map>
 #include <variant>
@@ -58,6 +61,7 @@ using boost::system::error_code;
 using tcp = asio::ip::tcp;
 using clock_type = std::chrono::steady_clock;
 using tls_stream = beast::ssl_stream<beast::tcp_stream>;
+namespace bi = boost::intrusive;
 
 namespace {
 
@@ -65,6 +69,31 @@ constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 /// For plain TCP operations awaited directly: unlike use_awaitable, no coroutine frame of its own per
 /// operation (Beast's ssl_stream does not accept it in 1.81).
 constexpr auto tuple_deferred = asio::as_tuple(asio::deferred);
+
+/// Plain operator new: Asio treats std::allocator as "use my per-thread cache of recycled blocks".
+template <class T>
+struct exact_allocator {
+    using value_type = T;
+    exact_allocator() noexcept = default;
+    template <class U>
+    exact_allocator(const exact_allocator<U>&) noexcept {}
+    T* allocate(std::size_t n) { return static_cast<T*>(::operator new(n * sizeof(T))); }
+    void deallocate(T* p, std::size_t) noexcept { ::operator delete(p); }
+    friend bool operator==(const exact_allocator&, const exact_allocator&) noexcept { return true; }
+};
+
+/// An operation awaited like `op(tuple_deferred)`, whose state is allocated at its exact size rather than
+/// from Asio's per-thread cache of recycled blocks: a recycled block is whatever an earlier operation needed
+/// (a Beast write takes 413 B), and the operations that every fetch of a burst holds at once (a connect, the
+/// wait for an answer) would then keep that much each. `start(handler)` starts the operation.
+template <class Signature, class Start>
+auto exactly_allocated(Start start) {
+    return asio::async_initiate<const decltype(tuple_deferred)&, Signature>(
+        [start](auto handler) mutable {
+            start(asio::bind_allocator(exact_allocator<void>(), std::move(handler)));
+        },
+        tuple_deferred);
+}
 
 /// More interim (1xx) responses than this before the final one is a broken or hostile server.
 constexpr int max_interim_responses = 8;
@@ -88,6 +117,13 @@ struct connection {
     std::string remote_ip;
     /// When the request in progress was sent (wall clock, for archive records).
     std::chrono::system_clock::time_point request_started{};
+    /// When the connect or request in progress times out.
+    clock_type::time_point deadline{};
+    /// Links the connection into the fetcher's deadline set while it connects or waits for the first byte of
+    /// an answer (unlinks itself when destroyed).
+    bi::set_member_hook<bi::link_mode<bi::auto_unlink>> waiting_link;
+    /// Set when the deadline passed during that wait (the socket is then closed).
+    bool timed_out = false;
     /// A plain connection whose socket is in non-blocking mode: read_ready() may read from it directly.
     bool reads_without_waiting = false;
 
@@ -120,6 +156,17 @@ struct connection {
     }
 };
 
+struct earlier_deadline {
+    bool operator()(const connection& a, const connection& b) const noexcept {
+        return a.deadline < b.deadline;
+    }
+};
+/// Plain connections connecting or waiting for the first byte of an answer, soonest deadline first.
+using deadline_set =
+    bi::multiset<connection,
+                 bi::member_hook<connection, decltype(connection::waiting_link), &connection::waiting_link>,
+                 bi::compare<earlier_deadline>, bi::constant_time_size<false>>;
+
 /// Ends a connection that is in a clean state. TLS peers get a close_notify (RFC 8446 6.1) from a detached
 /// coroutine that owns the connection, so the caller never waits for a slow or silent peer.
 void retire(std::unique_ptr<connection> c) {
@@ -138,14 +185,12 @@ void retire(std::unique_ptr<connection> c) {
         asio::detached);
 }
 
-/// Where a request goes and what it says: derived once per fetch from the normalized URL.
+/// Where a connection goes: derived from the URL when connecting (pool_key() and request_bytes() take what
+/// they need from the URL themselves).
 struct request_target {
     bool https = false;
     std::string host; // as in the URL, brackets stripped for IPv6
     std::string port;
-    std::string host_header;
-    std::string target;
-    std::string origin_key;
 };
 
 request_target make_target(boost::urls::url_view url) {
@@ -153,32 +198,35 @@ request_target make_target(boost::urls::url_view url) {
     t.host = url.encoded_host_address(); // IPv6 without brackets, for the resolver
     t.https = url.scheme_id() == boost::urls::scheme::https;
     t.port = url.has_port() && !url.port().empty() ? std::string(url.port()) : (t.https ? "443" : "80");
-    t.host_header = url.encoded_host_and_port();
-    t.target = url.encoded_path().empty() ? "/" : std::string(url.encoded_path());
-    if (url.has_query()) {
-        t.target += '?';
-        t.target += url.encoded_query();
-    }
-    t.origin_key = std::string(url.scheme()) + "://" + t.host + ":" + t.port;
     return t;
 }
 
-/// The target of a URL string already checked by pool_key().
-request_target target_of(std::string_view url) {
-    return make_target(boost::urls::parse_uri(url).value());
+/// The connection target of a URL string, when it parses.
+std::optional<request_target> target_of(std::string_view url) {
+    const auto parsed = boost::urls::parse_uri(url);
+    if (!parsed)
+        return std::nullopt;
+    return make_target(*parsed);
 }
 
-bool is_https(std::string_view url) {
-    return boost::urls::parse_uri(url).value().scheme_id() == boost::urls::scheme::https;
+bool iequals(std::string_view a, std::string_view b) noexcept {
+    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+               return (x | 0x20) == (y | 0x20); // letters only: both sides are ASCII schemes
+           });
 }
 
 /// The pool key (scheme://host:port) of an http or https URL; empty for anything else.
 std::string pool_key(std::string_view url) {
-    const auto parsed = boost::urls::parse_uri(url);
-    if (!parsed || (parsed->scheme_id() != boost::urls::scheme::http &&
-                    parsed->scheme_id() != boost::urls::scheme::https))
+    const auto parts = slice_url(url);
+    if (!parts || !(iequals(parts->scheme, "http") || iequals(parts->scheme, "https")))
         return {};
-    return make_target(*parsed).origin_key;
+    const std::string_view port = parts->port && !parts->port->empty()
+                                      ? *parts->port
+                                      : (iequals(parts->scheme, "https") ? "443" : "80");
+    std::string key;
+    key.reserve(parts->scheme.size() + 4 + parts->host.size() + port.size());
+    key.append(parts->scheme).append("://").append(parts->host).append(":").append(port);
+    return key;
 }
 
 bool is_ip_literal(const std::string& host) {
@@ -280,6 +328,41 @@ using response_parser = http::response_parser<decoding_body>;
 
 } // namespace
 
+std::optional<url_slices> slice_url(std::string_view url) noexcept {
+    const auto colon = url.find(':');
+    if (colon == std::string_view::npos || url.substr(colon + 1, 2) != "//")
+        return std::nullopt;
+    url_slices parts;
+    parts.scheme = url.substr(0, colon);
+    auto rest = url.substr(colon + 3);
+    const auto authority_end = rest.find_first_of("/?#");
+    auto authority = rest.substr(0, authority_end);
+    rest = authority_end == std::string_view::npos ? std::string_view{} : rest.substr(authority_end);
+    if (const auto at = authority.rfind('@'); at != std::string_view::npos)
+        authority.remove_prefix(at + 1);
+    parts.host_and_port = authority;
+    std::size_t port_colon = std::string_view::npos;
+    if (!authority.empty() && authority.front() == '[') {
+        const auto close = authority.find(']');
+        if (close == std::string_view::npos)
+            return std::nullopt;
+        parts.host = authority.substr(1, close - 1);
+        if (close + 1 < authority.size() && authority[close + 1] == ':')
+            port_colon = close + 1;
+    } else {
+        port_colon = authority.find(':');
+        parts.host = authority.substr(0, port_colon);
+    }
+    if (port_colon != std::string_view::npos)
+        parts.port = authority.substr(port_colon + 1);
+    rest = rest.substr(0, rest.find('#'));
+    const auto question = rest.find('?');
+    parts.path = rest.substr(0, question);
+    if (question != std::string_view::npos)
+        parts.query = rest.substr(question + 1);
+    return parts;
+}
+
 bool is_retryable(const error_code& ec) noexcept {
     return ec == error::connect_timeout || ec == error::request_timeout ||
            ec == asio::error::connection_refused || ec == asio::error::connection_reset ||
@@ -301,7 +384,8 @@ ssl::context make_tls_context(const tls_config& config) {
         context.set_verify_mode(ssl::verify_none);
         return context;
     }
-    context.set_default_verify_paths();
+    // The system's trust store is loaded with the first https connection (trusted_roots()): parsing the
+    // bundle costs tens of milliseconds, wasted on a crawl that never meets TLS.
     if (!config.ca_file.empty())
         context.load_verify_file(config.ca_file); // throws: a CA file that cannot be read is a config error
     context.set_verify_mode(ssl::verify_peer);
@@ -315,7 +399,8 @@ struct fetcher::impl {
         : executor(std::move(ex))
         , config(std::move(cfg))
         , max_idle_per_origin(max_idle)
-        , tls_context(make_tls_context(config.tls)) {
+        , tls_context(make_tls_context(config.tls))
+        , deadline_timer(executor) {
         if (config.user_agent.empty())
             config.user_agent = default_user_agent(config.contact_url);
         config.user_agent = without_controls(std::move(config.user_agent));
@@ -325,10 +410,60 @@ struct fetcher::impl {
     fetch_config config;
     std::size_t max_idle_per_origin;
     ssl::context tls_context;
+    bool system_roots_loaded = false;
     std::unordered_map<std::string, std::vector<std::unique_ptr<connection>>> idle;
     /// Resolved endpoints by "host:port", already filtered by the address policy.
     std::unordered_map<std::string, std::vector<tcp::endpoint>> resolved;
     fetcher_stats stats;
+
+    // A plain connection connects, and waits for the first byte of each answer, on the socket itself
+    // (async_connect, async_wait), not through Beast's stream: no Beast operation, no timer operation of its
+    // own. The deadlines of those waits (connect_timeout, request_timeout) are kept here, soonest first
+    // (O(log n) to add or remove), under one timer.
+    deadline_set waiting;
+    asio::steady_timer deadline_timer;
+    clock_type::time_point deadline_timer_at = clock_type::time_point::max();
+    std::shared_ptr<char> alive = std::make_shared<char>(); // the timer's handler may outlive us
+
+    void watch(connection& c) {
+        c.timed_out = false;
+        waiting.insert(c);
+        if (c.deadline < deadline_timer_at)
+            arm_deadline_timer(c.deadline);
+    }
+
+    /// The wait is over. With none left the timer stops, so that an idle fetcher keeps no work pending.
+    void unwatch(connection& c) {
+        c.waiting_link.unlink();
+        if (waiting.empty() && deadline_timer_at != clock_type::time_point::max()) {
+            deadline_timer_at = clock_type::time_point::max();
+            deadline_timer.cancel();
+        }
+    }
+
+    void arm_deadline_timer(clock_type::time_point at) {
+        deadline_timer_at = at;
+        deadline_timer.expires_at(at); // a wait armed for a later time completes with operation_aborted
+        deadline_timer.async_wait([this, alive = std::weak_ptr<char>(alive)](error_code ec) {
+            if (!ec && !alive.expired())
+                expire_waits();
+        });
+    }
+
+    /// Ends the waits whose deadline has passed, as Beast's stream does: the socket is closed, and the wait
+    /// (or connect) completes with timed_out set.
+    void expire_waits() {
+        deadline_timer_at = clock_type::time_point::max();
+        const auto now = clock_type::now();
+        while (!waiting.empty() && waiting.begin()->deadline <= now) {
+            auto& c = *waiting.begin();
+            waiting.erase(waiting.begin());
+            c.timed_out = true;
+            c.tcp().close();
+        }
+        if (!waiting.empty())
+            arm_deadline_timer(waiting.begin()->deadline);
+    }
 
     /// A pooled connection that is still fresh enough to try, or nullptr.
     std::unique_ptr<connection> take_idle(const std::string& origin_key) {
@@ -368,7 +503,10 @@ struct fetcher::impl {
     /// policy is forbidden_address.
     asio::awaitable<error_code> endpoints_for(std::string_view url, clock_type::time_point deadline,
                                               std::vector<tcp::endpoint>& endpoints) {
-        const request_target t = target_of(url);
+        const auto target = target_of(url);
+        if (!target)
+            co_return error::invalid_url;
+        const request_target& t = *target;
         if (auto forced = config.host_overrides.find(t.host); forced != config.host_overrides.end()) {
             error_code ec;
             const auto address = asio::ip::make_address(forced->second, ec);
@@ -404,6 +542,17 @@ struct fetcher::impl {
         endpoints = allowed(std::move(endpoints));
         resolved.emplace(cache_key, endpoints);
         co_return endpoints.empty() ? error_code(error::forbidden_address) : error_code{};
+    }
+
+    /// The TLS context, with the system's trust store loaded once it is needed. A store that cannot be read
+    /// leaves only tls.ca_file to trust: certificates then fail verification, as they should.
+    ssl::context& trusted_roots() {
+        if (!system_roots_loaded && !config.tls.insecure) {
+            error_code ignored;
+            tls_context.set_default_verify_paths(ignored);
+            system_roots_loaded = true;
+        }
+        return tls_context;
     }
 
     /// The TLS stream checks what the URL names, whatever address it connected to (host_overrides).
@@ -447,7 +596,7 @@ struct fetcher::impl {
     /// The TLS handshake of a connected stream, within `deadline`. On failure, false and `out` says why.
     asio::awaitable<bool> handshake(tls_stream& tls, std::string_view url, clock_type::time_point deadline,
                                     std::unique_ptr<fetch_result>& out) {
-        prepare_tls(tls, target_of(url));
+        prepare_tls(tls, target_of(url).value()); // parsed before by endpoints_for()
         tls.next_layer().expires_at(deadline);
         auto [ec] = co_await tls.async_handshake(ssl::stream_base::client, use_tuple);
         if (!ec)
@@ -470,11 +619,19 @@ struct fetcher::impl {
             out = failure(ec);
             co_return nullptr;
         }
-        auto c = is_https(url) ? std::make_unique<connection>(executor, tls_context)
-                               : std::make_unique<connection>(executor);
+        auto c = iequals(slice_url(url)->scheme, "https")
+                     ? std::make_unique<connection>(executor, trusted_roots())
+                     : std::make_unique<connection>(executor);
         for (const auto& endpoint : endpoints) {
-            c->tcp().expires_at(deadline);
-            std::tie(ec) = co_await c->tcp().async_connect(endpoint, tuple_deferred);
+            // On the socket itself, under the fetcher's deadline timer (as the first-byte wait), so that a
+            // burst of connects holds no Beast operation and timer wait each.
+            c->deadline = deadline;
+            watch(*c);
+            std::tie(ec) = co_await exactly_allocated<void(error_code)>(
+                [&](auto handler) { c->tcp().socket().async_connect(endpoint, std::move(handler)); });
+            unwatch(*c);
+            if (c->timed_out)
+                ec = beast::error::timeout;
             if (!ec) {
                 c->remote_ip = endpoint.address().to_string();
                 break;
@@ -501,10 +658,15 @@ struct fetcher::impl {
         co_return c;
     }
 
-    std::string request_bytes(const request_target& t) const {
+    /// The request for a URL already checked by pool_key().
+    std::string request_bytes(std::string_view url) const {
+        const auto parts = slice_url(url).value();
         std::string r;
-        r.reserve(256 + t.target.size() + config.user_agent.size());
-        r.append("GET ").append(t.target).append(" HTTP/1.1\r\nHost: ").append(t.host_header);
+        r.reserve(256 + url.size() + config.user_agent.size());
+        r.append("GET ").append(parts.path.empty() ? "/" : parts.path);
+        if (parts.query)
+            r.append("?").append(*parts.query);
+        r.append(" HTTP/1.1\r\nHost: ").append(parts.host_and_port);
         r.append("\r\nUser-Agent: ").append(config.user_agent);
         r.append("\r\nAccept: text/html,application/xhtml+xml,*/*;q=0.8\r\nAccept-Encoding: ");
         r.append(config.compression ? "gzip, deflate" : "identity");
@@ -545,8 +707,9 @@ struct fetcher::impl {
     /// bytes go once written, unless captured in `out`.
     asio::awaitable<error_code> send(connection& c, std::string_view url, bool capture,
                                      std::unique_ptr<fetch_result>& out) {
-        std::string request = request_bytes(target_of(url));
+        std::string request = request_bytes(url);
         c.tcp().expires_after(config.request_timeout);
+        c.deadline = clock_type::now() + config.request_timeout;
         c.request_started = std::chrono::system_clock::now();
         const error_code ec = co_await c.write_all(asio::buffer(request));
         if (capture)
@@ -694,6 +857,27 @@ struct fetcher::impl {
         return static_cast<bool>(ec);
     }
 
+    /// Takes in what a first-byte wait on the socket brought: the bytes that have arrived, read at once. True
+    /// when reading must stop (the error is in r.ec).
+    static bool arrived(connection& c, reading& r, error_code ec) {
+        if (c.timed_out)
+            ec = beast::error::timeout;
+        if (ec) {
+            r.ec = ec;
+            return true;
+        }
+        auto& buffer = c.buffer;
+        error_code ready_ec;
+        buffer.commit(c.read_ready(buffer.prepare(read_chunk), ready_ec));
+        if (ready_ec == asio::error::eof) {
+            r.at_eof = true;
+        } else if (ready_ec) {
+            r.ec = ready_ec;
+            return true;
+        }
+        return false; // with nothing read (a spurious wake-up), the next wait goes through the stream
+    }
+
     /// One attempt (fetcher::fetch_into): a connection from the pool or a new one, the request, the answer.
     ///
     /// Thousands of these wait at once, so this frame is what a fetch costs while it waits, and it is kept
@@ -732,7 +916,16 @@ struct fetcher::impl {
                 result_of(out, c).error = classify_read_error(ec);
             } else {
                 reading r;
-                while (!parse(c, r, options, out)) {
+                bool stop = false;
+                if (c.reads_without_waiting && c.buffer.size() == 0) {
+                    watch(c);
+                    std::tie(ec) = co_await exactly_allocated<void(error_code)>([&c](auto handler) {
+                        c.tcp().socket().async_wait(tcp::socket::wait_read, std::move(handler));
+                    });
+                    unwatch(c);
+                    stop = arrived(c, r, ec);
+                }
+                while (!stop && !parse(c, r, options, out)) {
                     const auto into = next_read(c, r);
                     std::size_t n = 0;
                     if (auto* tls = c.tls())

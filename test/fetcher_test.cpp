@@ -546,6 +546,36 @@ TEST_F(fetcher_fixture, capture_of_a_close_delimited_body_ends_at_the_close) {
     EXPECT_EQ(results[0].body, "<p>until close</p>");
 }
 
+// --- URL slicing ------------------------------------------------------------------------------------------
+
+TEST(slice_url, agrees_with_boost_url_on_what_a_request_needs) {
+    for (const std::string url :
+         {"http://example.com", "http://example.com/", "https://Example.COM:8443/a/b?x=1&y=%2F#frag",
+          "http://user:pw@host:81/p", "http://host:/p", "http://host/p?", "http://host?q", "http://host#f",
+          "http://[::1]/x", "http://[2001:db8::7]:8080/?", "https://[v7.abc]:1/", "HTTP://h/%7e/..;x?a=b?c",
+          "http://127.0.0.1:40297/n/1234"}) {
+        SCOPED_TRACE(url);
+        const auto parsed = boost::urls::parse_uri(url);
+        ASSERT_TRUE(parsed);
+        const auto parts = detail::slice_url(url);
+        ASSERT_TRUE(parts);
+        EXPECT_EQ(parts->scheme, parsed->scheme());
+        EXPECT_EQ(parts->host_and_port, parsed->encoded_host_and_port());
+        EXPECT_EQ(parts->host, parsed->encoded_host_address());
+        EXPECT_EQ(parts->port.has_value(), parsed->has_port());
+        if (parts->port && parsed->has_port()) {
+            EXPECT_EQ(*parts->port, parsed->port());
+        }
+        EXPECT_EQ(parts->path, parsed->encoded_path());
+        EXPECT_EQ(parts->query.has_value(), parsed->has_query());
+        if (parts->query && parsed->has_query()) {
+            EXPECT_EQ(*parts->query, parsed->encoded_query());
+        }
+    }
+    EXPECT_FALSE(detail::slice_url("mailto:a@b"));
+    EXPECT_FALSE(detail::slice_url("http://[::1/x"));
+}
+
 // --- answers in pieces (the wait for an answer holds no buffer; a partial message keeps its bytes)
 // ----------
 
