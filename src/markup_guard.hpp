@@ -24,8 +24,9 @@
 // and any start tag past the depth limit is blanked.
 // When more than max_depth / 8 elements are open, an end tag that the parser would ignore (after walking the
 // stack for it) becomes a bogus comment of the same length: "</x>" becomes "<! >".
-// Whatever the limits, a CDATA section at an SVG or MathML integration point is blanked too: gumbo 0.10.1 as
-// Debian builds it (with assertions) aborts the process on one in a table, and its content is only text.
+// Whatever the limits, a CDATA section at an SVG or MathML integration point, or anywhere once SVG or MathML
+// was opened directly in a table, is blanked too: gumbo 0.10.1 as Debian builds it (with assertions) aborts
+// the process on one at an integration point in a table, and its content is only text.
 //
 // Internal to asiocrawl (links.cpp); sans-io, no allocation beyond the copy and the model's two small stacks.
 #pragma once

@@ -314,7 +314,8 @@ TEST(ExtractLinksGumboAssertions, CdataAtAnIntegrationPointInATableDoesNotAbort)
           "<table><tr><math><mi><![CDATA[x]]>y", "<table><colgroup><math><mi><![CDATA[x]]>y",
           "<table><svg><desc><![CDATA[x]]>y", "<table><svg><foreignObject><![CDATA[x]]>y",
           "<table><math><annotation-xml encoding=text/html><![CDATA[x]]>y",
-          "<table><math><mi><s=></g><![CDATA[<]]>>"}) {
+          "<table><math><mi><s=></g><![CDATA[<]]>>", "<table><math><g><mi></g/><![CDATA[b]]>t",
+          "<table><math><mi><mi></mi><![CDATA[b]]>t"}) {
         EXPECT_THAT(extract_links(std::string(html) + "<a href=/after>a</a>").references,
                     ElementsAre("/after"))
             << html;
