@@ -76,7 +76,7 @@ log "building Release tools in $BUILD"
 cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DASIOCRAWL_BUILD_BENCH=ON \
     -DASIOCRAWL_BUILD_TESTS=OFF -DASIOCRAWL_BUILD_DEMO=OFF "${launcher[@]}" >/dev/null
 cmake --build "$BUILD" -j"$JOBS" --target asiocrawl_cli asiocrawl-bench-site asiocrawl-bench-score \
-    asiocrawl-bench-latency-server asiocrawl-bench-seen-set >/dev/null
+    asiocrawl-bench-latency-server asiocrawl-bench-seen-set asiocrawl-bench-parse-rate >/dev/null
 CRAWLER=$BUILD/asiocrawl
 TOOLS=$BUILD/bench
 
@@ -144,12 +144,27 @@ throughput() {
     wait_for_http "$url"
     find "$site/root" -type f -exec cat {} + >/dev/null # page cache warm for the first crawler too
 
-    local -a crawlers=(asiocrawl wget)
+    # asiocrawl as configured by default (parsing on the crawl thread), and with a parse thread per core.
+    local -a crawlers=(asiocrawl)
+    local parse_threads
+    parse_threads=$(nproc)
+    grep -q -- '--parse-threads' <<<"$crawler_help" && crawlers+=("asiocrawl-p$parse_threads")
+    crawlers+=(wget)
     command -v wget2 >/dev/null && crawlers+=(wget2)
+    local parse_rate html_rate html_pages ceiling
+    parse_rate=$("$TOOLS/asiocrawl-bench-parse-rate" "$site/root" 2)
+    html_rate=$(grep -o '[0-9]* pages/s' <<<"$parse_rate" | cut -d' ' -f1)
+    html_pages=$(grep -o '^pages [0-9]*' <<<"$parse_rate" | cut -d' ' -f2)
+    # In the table's unit (ground-truth URLs per second): only the HTML pages among them cost a parse.
+    ceiling=$(awk -v r="$html_rate" -v c="$(nproc)" -v e="$expected" -v h="$html_pages" 'BEGIN {printf "%.0f", r * c * e / h}')
     say ""
     say "## Throughput: $PAGES pages ($files files, $((bytes / 1048576)) MiB, 10-60 KB pages), nginx on loopback"
     say ""
     say "Ground truth: $expected requests. Link mix: $MIX."
+    say ""
+    say "Link extraction alone (asiocrawl's extract_links: gumbo, no network) over the site's HTML files: $parse_rate."
+    say "Gumbo-bound ceiling: $(nproc) cores x $html_rate HTML pages/s = **$ceiling pages/s** in this table's unit (ground-truth"
+    say "URLs, of which $html_pages of $expected are HTML pages to parse), if nothing but parsing used the cores."
     say ""
     say "| round | crawler | wall s | pages/s | CPU s | peak RSS MiB | requests | missed | wrong | duplicates |"
     say "|---|---|---|---|---|---|---|---|---|---|"
@@ -164,6 +179,10 @@ throughput() {
             asiocrawl)
                 # shellcheck disable=SC2046
                 timed "$out" "$CRAWLER" "${COMMON_FLAGS[@]}" --max-tasks "$TASKS" $(per_host_flags "$TASKS") "$url" ;;
+            asiocrawl-p*)
+                # shellcheck disable=SC2046
+                timed "$out" "$CRAWLER" "${COMMON_FLAGS[@]}" --max-tasks "$TASKS" $(per_host_flags "$TASKS") \
+                    --parse-threads "$parse_threads" "$url" ;;
             wget)
                 timed "$out" wget -r -l inf -nd --delete-after -q -e robots=off --max-redirect=10 \
                     -P "$WORK/download" "$url" ;;

@@ -5,8 +5,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 generator=()
 if command -v ninja >/dev/null 2>&1; then generator=(-G Ninja); fi
+launcher=()
+if command -v ccache >/dev/null 2>&1; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
 if [ ! -f build/CMakeCache.txt ]; then
-  cmake -S . -B build "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
+  cmake -S . -B build "${generator[@]}" "${launcher[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
 elif [ $# -gt 0 ]; then
   cmake -S . -B build "$@" >/dev/null
 fi

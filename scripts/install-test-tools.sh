@@ -1,12 +1,23 @@
 #!/usr/bin/env bash
 # Installs the test-only tools that do not come from Debian packages: warcio.js (test/warc, pinned by its
 # package-lock.json), the independent WARC reader warc_test checks archives with.
-# Idempotent: does nothing when the locked packages are already installed. Without Node.js/npm it says so and
-# exits 0: the tests that need them skip with a message.
+# Idempotent: does nothing when the locked packages are already installed. Node.js and npm come from Debian when
+# the machine has none; if that fails too it says so and exits 0: the tests that need them skip with a message.
 set -euo pipefail
 cd "$(dirname "$0")/../test/warc"
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
-  echo "install-test-tools: node/npm not found; the warcio.js WARC check will be skipped" >&2
+  echo "install-test-tools: installing nodejs and npm (Debian) for the warcio.js WARC check" >&2
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+  export DEBIAN_FRONTEND=noninteractive
+  missing=()
+  command -v node >/dev/null 2>&1 || missing+=(nodejs)
+  command -v npm >/dev/null 2>&1 || missing+=(npm)
+  { $sudo apt-get update -qq && $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null; } ||
+    true
+fi
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  echo "install-test-tools: node/npm not available; the warcio.js WARC check will be skipped" >&2
   exit 0
 fi
 # npm ci writes node_modules/.package-lock.json; newer than the lock file means the install is current.

@@ -1,18 +1,17 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds, and runs the test suite (two tests at a time).
-# Usage: scripts/test.sh [STAGE...]   stages, in this order when several are given:
-#   normal  RelWithDebInfo build in build/, every test (the default)
+# Installs what is missing, builds, and runs the test suite (two tests at a time). This is the CI command.
+# Usage: scripts/test.sh [STAGE...]   stages, in this order when several are given (default: all of them):
+#   normal  RelWithDebInfo build in build/, every test
 #   asan    AddressSanitizer + UndefinedBehaviorSanitizer, -O1, build-asan/, every test
 #   tsan    ThreadSanitizer, -O1, build-tsan/, the tests that run threads or the io loop hard
-#           (work queue, fetcher, crawler incl. the parse pool, CLI)
+#           (work queue, fetcher, crawler incl. the parse pool, output writer threads, CLI)
 #   fuzz    each libFuzzer target for FUZZ_SECONDS (default 10) from its seed corpus (scripts/fuzz.sh)
-#   all     every stage above (what CI runs)
+#   all     every stage above (what CI runs; the same as no argument)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 stages=("$@")
-if [ ${#stages[@]} -eq 0 ]; then stages=(normal); fi
-if [ "${stages[*]}" = "all" ]; then stages=(normal asan tsan fuzz); fi
+if [ ${#stages[@]} -eq 0 ] || [ "${stages[*]}" = "all" ]; then stages=(normal asan tsan fuzz); fi
 
 jobs="${ASIOCRAWL_JOBS:-2}"
 generator=()
@@ -27,11 +26,14 @@ end() { echo "== test.sh: stage $1 took $((SECONDS - stage_started)) s" >&2; }
 
 # Sanitized builds: -O1 keeps them fast enough while stacks stay readable. No CLI-only options differ, so
 # one configure per directory is enough and later runs are incremental.
+launcher=()
+if command -v ccache >/dev/null 2>&1; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
 configure() {
   local dir="$1"
   shift
   if [ ! -f "$dir/CMakeCache.txt" ]; then
-    cmake -S . -B "$dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS=-O1 "$@" >/dev/null
+    cmake -S . -B "$dir" "${generator[@]}" "${launcher[@]}" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS=-O1 "$@" \
+      >/dev/null
   fi
 }
 
@@ -52,7 +54,8 @@ for stage in "${stages[@]}"; do
       ;;
     tsan)
       configure build-tsan -DASIOCRAWL_SANITIZE=thread
-      tsan_tests=(work_queue_test fetcher_test crawler_test polite_crawl_test cli_test)
+      tsan_tests=(work_queue_test fetcher_test crawler_test polite_crawl_test embed_test warc_test save_dir_test
+                  metrics_test cli_test)
       cmake --build build-tsan -j "$jobs" --target "${tsan_tests[@]}"
       label="^($(IFS='|'; echo "${tsan_tests[*]}"))\$"
       TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
@@ -68,3 +71,4 @@ for stage in "${stages[@]}"; do
   esac
   end "$stage"
 done
+echo "== test.sh: ${stages[*]} took $SECONDS s in all" >&2

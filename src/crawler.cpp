@@ -112,13 +112,20 @@ struct resolved_links {
     std::vector<boost::urls::url> urls; // in document order, duplicates kept
     std::size_t invalid = 0;
     std::size_t not_http = 0;
-    std::string body; // handed back: the caller still owns the page
+    std::size_t over_page_cap = 0; // links past trap_config::max_links_per_page, never resolved
+    bool parser_gave_up = false;   // page_links::parser_gave_up
+    std::string body;              // handed back: the caller still owns the page
 };
 
-resolved_links resolve_links(const std::string& page_url, std::string body) {
+resolved_links resolve_links(const std::string& page_url, std::string body, std::size_t max_links) {
     resolved_links out;
     const boost::urls::url_view page = boost::urls::parse_uri(page_url).value();
-    const page_links links = extract_links(body);
+    page_links links = extract_links(body);
+    out.parser_gave_up = links.parser_gave_up;
+    if (max_links != 0 && links.references.size() > max_links) {
+        out.over_page_cap = links.references.size() - max_links;
+        links.references.resize(max_links);
+    }
     boost::urls::url base{page};
     if (links.base_href) {
         if (auto resolved = normalize_reference(page, *links.base_href))
@@ -138,8 +145,9 @@ resolved_links resolve_links(const std::string& page_url, std::string body) {
     return out;
 }
 
-asio::awaitable<resolved_links> resolve_links_task(std::string page_url, std::string body) {
-    co_return resolve_links(page_url, std::move(body));
+asio::awaitable<resolved_links> resolve_links_task(std::string page_url, std::string body,
+                                                   std::size_t max_links) {
+    co_return resolve_links(page_url, std::move(body), max_links);
 }
 
 } // namespace
@@ -368,33 +376,28 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
 
     // ---- one attempt of one item ----
 
-    /// Fetches with the host slot held; the slot is given back however the fetch ends.
-    asio::awaitable<detail::fetch_result> fetch_politely(const std::string& host, boost::urls::url_view url,
-                                                         detail::fetch_options options) {
-        struct slot_guard {
-            impl& self;
-            const std::string& host;
-            ~slot_guard() {
-                --self.in_flight;
-                self.frontier.finished(host, clock_type::now());
-                self.pump();
-            }
-        };
-        // An output that fell behind holds new fetches back; the slot stays reserved meanwhile.
+    /// A host slot held by one fetch, given back however the fetch ends.
+    struct slot_guard {
+        impl& self;
+        const work_item& item;
+        ~slot_guard() {
+            --self.in_flight;
+            self.frontier.finished(std::string(host_of(item.url)), clock_type::now());
+            self.pump();
+        }
+    };
+
+    /// An output that fell behind holds new fetches back; the slot stays reserved meanwhile.
+    asio::awaitable<void> wait_for_outputs() {
         while (busy && busy() && !aborting) {
             asio::steady_timer pause{executor, std::chrono::milliseconds(5)};
             co_await pause.async_wait(asio::as_tuple(asio::use_awaitable));
         }
-        ++in_flight;
-        slot_guard guard{*this, host};
-        frontier.started(host, clock_type::now());
-        pump();
-        co_return co_await fetch.fetch(url, options);
     }
 
     /// True when the attempt should be repeated later; the item then went back to the frontier with a
     /// backoff.
-    bool retry_later(work_item& item, const std::string& host, const detail::fetch_result& response) {
+    bool retry_later(work_item& item, const detail::fetch_result& response) {
         const bool retryable =
             response.error ? detail::is_retryable(response.error) : is_retryable_status(response.status);
         if (!retryable || item.tries >= config.max_tries || stopping)
@@ -412,41 +415,46 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
         say(log_level::info, item.url, ": attempt ", item.tries, " ",
             response.error ? std::string(error_kind(response.error)) : std::to_string(response.status),
             ", retrying in ", wait.count(), " ms");
-        frontier.push_later(host, std::move(item), clock_type::now() + wait);
+        // A copy: the worker still names the item until it is done with it.
+        frontier.push_later(std::string(host_of(item.url)), work_item(item), clock_type::now() + wait);
         pump();
         return true;
     }
 
-    asio::awaitable<void> process(work_item item) {
-        auto parsed = boost::urls::parse_uri(item.url);
-        if (!parsed) {
+    /// Starts an attempt of `item`: false (and a record) when its URL does not even parse.
+    bool begin_attempt(work_item& item) {
+        if (!boost::urls::parse_uri(item.url)) {
             record r;
             r.url = item.url;
             r.depth = item.depth;
             r.error = error::invalid_url;
             emit(std::move(r));
-            co_return;
+            return false;
         }
-        const boost::urls::url_view url = *parsed;
-        const std::string host(host_of(item.url));
-
-        const auto start = clock_type::now();
         if (item.first_started.count() < 0)
-            item.first_started = micros(start - started);
+            item.first_started = micros(clock_type::now() - started);
         ++item.tries;
+        return true;
+    }
+
+    detail::fetch_options options_for(const work_item& item) const {
         detail::fetch_options options;
         options.capture = static_cast<bool>(exchanges);
         if (item.kind == item_kind::robots)
             options.truncate_body_at = config.robots.max_bytes;
-        auto response = co_await fetch_politely(host, url, options);
-        if (aborting)
-            co_return; // the URL stays unfinished: part of the todo
+        return options;
+    }
+
+    /// What comes of one attempt's answer (or failure).
+    asio::awaitable<void> handle(work_item& item, detail::fetch_result& response) {
         report_exchange(item, response, item.url);
         bytes += response.body_bytes;
 
-        if (retry_later(item, host, response))
+        if (retry_later(item, response))
             co_return;
 
+        const boost::urls::url_view url =
+            boost::urls::parse_uri(item.url).value(); // checked by begin_attempt
         if (item.kind == item_kind::robots) {
             co_await robots_fetched(url, std::move(response), item);
             co_return;
@@ -518,17 +526,30 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
         resolved_links links;
         if (parse_pool) {
             // The body travels to the pool and back by move: no copy, and no crawl state leaves this thread.
-            links = co_await asio::co_spawn(
-                parse_pool->get_executor(),
-                resolve_links_task(std::string(page_url.buffer()), std::move(body)), asio::use_awaitable);
+            links =
+                co_await asio::co_spawn(parse_pool->get_executor(),
+                                        resolve_links_task(std::string(page_url.buffer()), std::move(body),
+                                                           config.traps.max_links_per_page),
+                                        asio::use_awaitable);
         } else {
-            links = resolve_links(std::string(page_url.buffer()), std::move(body));
+            links = resolve_links(std::string(page_url.buffer()), std::move(body),
+                                  config.traps.max_links_per_page);
         }
         body = std::move(links.body);
         for (std::size_t i = 0; i < links.not_http; ++i)
             skip("not_http");
         for (std::size_t i = 0; i < links.invalid; ++i)
             skip("invalid_url");
+        if (links.parser_gave_up) {
+            ++result.stats["html_parser_gave_up"];
+            say(log_level::warning, page_url.buffer(),
+                ": the HTML parser gave up on this page (no links taken)");
+        }
+        if (links.over_page_cap > 0) {
+            result.stats["skipped_links_over_page_cap"] += links.over_page_cap;
+            say(log_level::info, page_url.buffer(), ": ", links.over_page_cap, " links past the first ",
+                config.traps.max_links_per_page, " ignored (traps.max_links_per_page)");
+        }
         admit_links(links.urls, item.depth + 1, false, r);
     }
 
@@ -699,30 +720,49 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
 
     // ---- workers and stopping ----
 
+    /// A worker: one item at a time, each to exactly one task_done. This frame is what waits for the server,
+    /// thousands at once, so it holds the item and a pointer to the result and nothing sized by the response
+    /// (see fetcher::fetch_into); the work on the answer happens in handle(), whose frame exists only then.
     asio::awaitable<void> work() {
-        while (auto item = co_await queue.get()) {
-            const std::string url = item->url;
-            std::string failure;
+        std::optional<work_item> item;
+        while (co_await queue.get(item)) {
             try {
-                co_await process(std::move(*item));
-            } catch (const std::exception& e) {
-                failure = e.what();
-            } catch (...) {
-                failure = "unknown exception";
-            }
-            if (!failure.empty() && !aborting) {
-                // A bug, not the URL's fault: it gets a record and the crawl goes on.
-                try {
-                    say(log_level::error, url, ": internal error: ", failure);
-                    record r;
-                    r.url = url;
-                    r.error = error::internal_error;
-                    emit(std::move(r));
-                } catch (...) {
+                if (begin_attempt(*item)) {
+                    std::unique_ptr<detail::fetch_result> response;
+                    if (busy && busy() && !aborting)
+                        co_await wait_for_outputs();
+                    {
+                        ++in_flight;
+                        slot_guard guard{*this, *item};
+                        frontier.started(std::string(host_of(item->url)), clock_type::now());
+                        pump();
+                        co_await fetch.fetch_into(item->url, options_for(*item), response);
+                    }
+                    // After an abort the URL stays unfinished: part of the todo.
+                    if (!aborting)
+                        co_await handle(*item, *response);
                 }
+            } catch (const std::exception& e) {
+                internal_error(*item, e.what());
+            } catch (...) {
+                internal_error(*item, "unknown exception");
             }
             if (!aborting)
                 queue.task_done();
+        }
+    }
+
+    /// A bug, not the URL's fault: it gets a record and the crawl goes on.
+    void internal_error(const work_item& item, std::string_view failure) noexcept {
+        if (failure.empty() || aborting)
+            return;
+        try {
+            say(log_level::error, item.url, ": internal error: ", failure);
+            record r;
+            r.url = item.url;
+            r.error = error::internal_error;
+            emit(std::move(r));
+        } catch (...) {
         }
     }
 

@@ -1,10 +1,11 @@
 // The HTTP/1.1 client. A connection is a plain tcp_stream or an ssl_stream over one; everything above the
-// byte level (request bytes, the read loop feeding Beast's parser, pooling) is written once against two
-// small functions, read_some and write_all, so Beast's HTTP templates are instantiated for neither stream.
-// Reading drives the parser by hand from the connection's buffer: that is what lets us copy the response
-// bytes exactly (capture), count them, stop after a cut (truncate_body_at), and leave the bytes of a next
-// pipelined response in the buffer. The body goes through a decoding Body type straight into the
-// content_decoder, so a compressed body is inflated as it arrives and never beyond the limit.
+// byte level (request bytes, the read loop feeding Beast's parser, pooling) is written once against stream
+// reads and writes, so Beast's HTTP templates are instantiated for neither stream. Reading drives the parser
+// by hand from the connection's buffer: that is what lets us copy the response bytes exactly (capture), count
+// them, stop after a cut (truncate_body_at), and leave the bytes of a next pipelined response in the buffer.
+// The body goes through a decoding Body type straight into the content_decoder, so a compressed body is
+// inflated as it arrives and never beyond the limit. A fetch waiting for its answer holds no buffer, parser
+// or result (see impl::run): what thousands of waiting fetches cost is their sockets and small frames.
 
 #include "fetcher.hpp"
 
@@ -16,6 +17,7 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/deferred.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/context.hpp>
@@ -35,6 +37,7 @@
 #include <boost/beast/http/field.hpp>
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
+#include <boost/url/parse.hpp>
 
 #include <openssl/err.h>
 #include <openssl/ssl.h>
@@ -59,6 +62,9 @@ using tls_stream = beast::ssl_stream<beast::tcp_stream>;
 namespace {
 
 constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
+/// For plain TCP operations awaited directly: unlike use_awaitable, no coroutine frame of its own per
+/// operation (Beast's ssl_stream does not accept it in 1.81).
+constexpr auto tuple_deferred = asio::as_tuple(asio::deferred);
 
 /// More interim (1xx) responses than this before the final one is a broken or hostile server.
 constexpr int max_interim_responses = 8;
@@ -67,7 +73,9 @@ constexpr std::size_t read_chunk = 16 * 1024;
 /// How long a closing TLS connection may take to exchange close_notify before it is simply closed.
 constexpr auto tls_shutdown_timeout = std::chrono::seconds(2);
 
-/// A keep-alive connection and the read buffer that belongs to it (bytes past one response stay with it).
+/// A keep-alive connection and the read buffer that belongs to it (bytes past one response stay with it). The
+/// buffer holds storage only while bytes are being parsed: a connection waiting for an answer, or idle in the
+/// pool, has none.
 struct connection {
     explicit connection(const asio::any_io_executor& executor)
         : stream(std::in_place_type<beast::tcp_stream>, executor) {}
@@ -78,6 +86,10 @@ struct connection {
     beast::flat_buffer buffer;
     clock_type::time_point idle_since{};
     std::string remote_ip;
+    /// When the request in progress was sent (wall clock, for archive records).
+    std::chrono::system_clock::time_point request_started{};
+    /// A plain connection whose socket is in non-blocking mode: read_ready() may read from it directly.
+    bool reads_without_waiting = false;
 
     tls_stream* tls() noexcept { return std::get_if<tls_stream>(&stream); }
     beast::tcp_stream& tcp() noexcept {
@@ -86,19 +98,25 @@ struct connection {
         return std::get<beast::tcp_stream>(stream);
     }
 
-    asio::awaitable<std::tuple<error_code, std::size_t>> read_some(asio::mutable_buffer into) {
-        if (auto* t = tls())
-            co_return co_await t->async_read_some(into, use_tuple);
-        co_return co_await tcp().async_read_some(into, use_tuple);
-    }
-
     asio::awaitable<error_code> write_all(asio::const_buffer bytes) {
         if (auto* t = tls()) {
             auto [ec, n] = co_await asio::async_write(*t, bytes, use_tuple);
             co_return ec;
         }
-        auto [ec, n] = co_await asio::async_write(tcp(), bytes, use_tuple);
+        auto [ec, n] = co_await asio::async_write(tcp(), bytes, tuple_deferred);
         co_return ec;
+    }
+
+    /// Bytes that have already arrived on a plain connection, read without waiting; 0 when there are none
+    /// yet, and always 0 for TLS (its reads go through the stream). `ec` is eof when the peer has closed.
+    std::size_t read_ready(asio::mutable_buffer into, error_code& ec) {
+        ec = {};
+        if (!reads_without_waiting)
+            return 0;
+        const std::size_t n = tcp().socket().read_some(into, ec);
+        if (ec == asio::error::would_block || ec == asio::error::try_again)
+            ec = {};
+        return n;
     }
 };
 
@@ -143,6 +161,24 @@ request_target make_target(boost::urls::url_view url) {
     }
     t.origin_key = std::string(url.scheme()) + "://" + t.host + ":" + t.port;
     return t;
+}
+
+/// The target of a URL string already checked by pool_key().
+request_target target_of(std::string_view url) {
+    return make_target(boost::urls::parse_uri(url).value());
+}
+
+bool is_https(std::string_view url) {
+    return boost::urls::parse_uri(url).value().scheme_id() == boost::urls::scheme::https;
+}
+
+/// The pool key (scheme://host:port) of an http or https URL; empty for anything else.
+std::string pool_key(std::string_view url) {
+    const auto parsed = boost::urls::parse_uri(url);
+    if (!parsed || (parsed->scheme_id() != boost::urls::scheme::http &&
+                    parsed->scheme_id() != boost::urls::scheme::https))
+        return {};
+    return make_target(*parsed).origin_key;
 }
 
 bool is_ip_literal(const std::string& host) {
@@ -317,6 +353,7 @@ struct fetcher::impl {
             return;
         }
         c->idle_since = clock_type::now();
+        c->buffer.shrink_to_fit(); // empty (nothing unasked-for is pooled): the storage goes
         stack.push_back(std::move(c));
     }
 
@@ -326,22 +363,26 @@ struct fetcher::impl {
         return endpoints;
     }
 
-    /// The endpoints to try for `t`, after the address policy: from host_overrides, the cache, or DNS
-    /// (cached for the crawl: every connection to one host needs the same answer).
-    asio::awaitable<std::pair<error_code, std::vector<tcp::endpoint>>>
-    endpoints_for(const request_target& t, clock_type::time_point deadline) {
-        using answer = std::pair<error_code, std::vector<tcp::endpoint>>;
+    /// The endpoints to try for `url`, after the address policy: from host_overrides, the cache, or DNS
+    /// (cached for the crawl: every connection to one host needs the same answer). None left after the
+    /// policy is forbidden_address.
+    asio::awaitable<error_code> endpoints_for(std::string_view url, clock_type::time_point deadline,
+                                              std::vector<tcp::endpoint>& endpoints) {
+        const request_target t = target_of(url);
         if (auto forced = config.host_overrides.find(t.host); forced != config.host_overrides.end()) {
             error_code ec;
             const auto address = asio::ip::make_address(forced->second, ec);
             if (ec)
-                co_return answer{ec, {}};
+                co_return ec;
             const auto port = static_cast<unsigned short>(std::stoul(t.port));
-            co_return answer{{}, allowed({tcp::endpoint{address, port}})};
+            endpoints = allowed({tcp::endpoint{address, port}});
+            co_return endpoints.empty() ? error_code(error::forbidden_address) : error_code{};
         }
         const std::string cache_key = t.host + ":" + t.port;
-        if (auto cached = resolved.find(cache_key); cached != resolved.end())
-            co_return answer{{}, cached->second};
+        if (auto cached = resolved.find(cache_key); cached != resolved.end()) {
+            endpoints = cached->second;
+            co_return endpoints.empty() ? error_code(error::forbidden_address) : error_code{};
+        }
         tcp::resolver resolver{executor};
         asio::steady_timer watchdog{executor, deadline};
         bool timed_out = false;
@@ -355,15 +396,14 @@ struct fetcher::impl {
         auto [ec, results] = co_await resolver.async_resolve(t.host, t.port, use_tuple);
         watchdog.cancel();
         if (timed_out)
-            co_return answer{error::connect_timeout, {}};
+            co_return error::connect_timeout;
         if (ec)
-            co_return answer{ec, {}};
-        std::vector<tcp::endpoint> endpoints;
+            co_return ec;
         for (const auto& entry : results)
             endpoints.push_back(entry.endpoint());
         endpoints = allowed(std::move(endpoints));
         resolved.emplace(cache_key, endpoints);
-        co_return answer{{}, std::move(endpoints)};
+        co_return endpoints.empty() ? error_code(error::forbidden_address) : error_code{};
     }
 
     /// The TLS stream checks what the URL names, whatever address it connected to (host_overrides).
@@ -396,26 +436,45 @@ struct fetcher::impl {
         return {error::tls_handshake_failed, ec.message()};
     }
 
-    struct connect_outcome {
-        error_code error;
-        std::string detail;
-        std::unique_ptr<connection> conn;
-    };
+    /// A result for an attempt that ends before any response.
+    static std::unique_ptr<fetch_result> failure(error_code ec, std::string detail = {}) {
+        auto r = std::make_unique<fetch_result>();
+        r->error = ec;
+        r->error_detail = std::move(detail);
+        return r;
+    }
 
-    /// Resolves, connects and (for https) shakes hands, all within connect_timeout.
-    asio::awaitable<connect_outcome> connect(const request_target& t) {
+    /// The TLS handshake of a connected stream, within `deadline`. On failure, false and `out` says why.
+    asio::awaitable<bool> handshake(tls_stream& tls, std::string_view url, clock_type::time_point deadline,
+                                    std::unique_ptr<fetch_result>& out) {
+        prepare_tls(tls, target_of(url));
+        tls.next_layer().expires_at(deadline);
+        auto [ec] = co_await tls.async_handshake(ssl::stream_base::client, use_tuple);
+        if (!ec)
+            co_return true;
+        auto [mapped, detail] = classify_handshake_error(tls, ec);
+        tls.next_layer().close();
+        out = failure(mapped, std::move(detail));
+        co_return false;
+    }
+
+    /// Resolves, connects and (for https) shakes hands, all within connect_timeout. On failure, nullptr and
+    /// `out` says why. Every fetch of a burst is here at once: DNS and the handshake have coroutines of their
+    /// own, so that this frame stays small.
+    asio::awaitable<std::unique_ptr<connection>> connect(std::string_view url,
+                                                         std::unique_ptr<fetch_result>& out) {
         const auto deadline = clock_type::now() + config.connect_timeout;
-        auto [resolve_ec, endpoints] = co_await endpoints_for(t, deadline);
-        if (resolve_ec)
-            co_return connect_outcome{resolve_ec, {}, nullptr};
-        if (endpoints.empty())
-            co_return connect_outcome{error::forbidden_address, {}, nullptr}; // all refused, nothing tried
-        auto c = t.https ? std::make_unique<connection>(executor, tls_context)
-                         : std::make_unique<connection>(executor);
-        error_code ec;
+        std::vector<tcp::endpoint> endpoints;
+        error_code ec = co_await endpoints_for(url, deadline, endpoints);
+        if (ec) {
+            out = failure(ec);
+            co_return nullptr;
+        }
+        auto c = is_https(url) ? std::make_unique<connection>(executor, tls_context)
+                               : std::make_unique<connection>(executor);
         for (const auto& endpoint : endpoints) {
             c->tcp().expires_at(deadline);
-            std::tie(ec) = co_await c->tcp().async_connect(endpoint, use_tuple);
+            std::tie(ec) = co_await c->tcp().async_connect(endpoint, tuple_deferred);
             if (!ec) {
                 c->remote_ip = endpoint.address().to_string();
                 break;
@@ -424,23 +483,22 @@ struct fetcher::impl {
             if (ec == beast::error::timeout)
                 break;
         }
-        if (ec == beast::error::timeout)
-            co_return connect_outcome{error::connect_timeout, {}, nullptr};
-        if (ec)
-            co_return connect_outcome{ec, {}, nullptr};
+        if (ec) {
+            out = failure(ec == beast::error::timeout ? error_code(error::connect_timeout) : ec);
+            co_return nullptr;
+        }
         ++stats.connections_opened;
         c->tcp().socket().set_option(tcp::no_delay{true});
         if (auto* tls = c->tls()) {
-            prepare_tls(*tls, t);
-            c->tcp().expires_at(deadline);
-            auto [handshake_ec] = co_await tls->async_handshake(ssl::stream_base::client, use_tuple);
-            if (handshake_ec) {
-                auto [mapped, detail] = classify_handshake_error(*tls, handshake_ec);
-                c->tcp().close();
-                co_return connect_outcome{mapped, std::move(detail), nullptr};
-            }
+            if (!co_await handshake(*tls, url, deadline, out))
+                co_return nullptr;
+        } else {
+            // Bytes that have already arrived are then read at once, without another wait (read_ready).
+            error_code mode_ec;
+            c->tcp().socket().non_blocking(true, mode_ec);
+            c->reads_without_waiting = !mode_ec;
         }
-        co_return connect_outcome{{}, {}, std::move(c)};
+        co_return c;
     }
 
     std::string request_bytes(const request_target& t) const {
@@ -454,53 +512,71 @@ struct fetcher::impl {
         return r;
     }
 
-    /// One request on one connection. Sets `retry_fresh` when the failure may be a closed pooled connection,
-    /// and `reusable` when the connection can serve another request.
-    asio::awaitable<fetch_result> exchange(connection& c, const request_target& t,
-                                           const fetch_options& options, bool& retry_fresh, bool& reusable) {
-        fetch_result result;
-        result.remote_ip = c.remote_ip;
-        std::string request = request_bytes(t);
-        c.tcp().expires_after(config.request_timeout);
-        result.started = std::chrono::system_clock::now();
-        const error_code write_ec = co_await c.write_all(asio::buffer(request));
-        if (options.capture)
-            result.raw_request = std::move(request);
-        if (write_ec) {
-            retry_fresh = is_stale_connection_failure(write_ec);
-            result.error = classify_read_error(write_ec);
-            co_return result;
+    /// A parser for one response (interim ones included), with the limits of this request.
+    std::unique_ptr<response_parser> new_parser(const fetch_options& options) const {
+        auto parser = std::make_unique<response_parser>();
+        parser->header_limit(config.max_header_bytes);
+        auto& sink = parser->get().body();
+        if (options.truncate_body_at) {
+            // The cut counts decoded bytes; the wire is not limited, or a Content-Length over the cut would
+            // fail before the first byte.
+            parser->body_limit(boost::none);
+            sink.limit = *options.truncate_body_at;
+            sink.cut_at_limit = true;
+        } else {
+            parser->body_limit(config.max_body_bytes); // as received; the decoder limits the decoded size
+            sink.limit = config.max_body_bytes;
         }
+        return parser;
+    }
 
-        // Interim answers (100 Continue, 103 Early Hints) precede the real one on the same connection: skip
-        // them, or the real response would stay in the buffer and be taken for the next URL's.
-        std::optional<response_parser> reading;
-        error_code read_ec;
-        bool at_eof = false;
-        for (int interim = 0;; ++interim) {
-            reading.emplace();
-            auto& parser = *reading;
-            parser.header_limit(config.max_header_bytes);
-            auto& sink = parser.get().body();
-            if (options.truncate_body_at) {
-                // The cut counts decoded bytes; the wire is not limited, or a Content-Length over the cut
-                // would fail before the first byte.
-                parser.body_limit(boost::none);
-                sink.limit = *options.truncate_body_at;
-                sink.cut_at_limit = true;
-            } else {
-                parser.body_limit(config.max_body_bytes); // as received; the decoder limits the decoded size
-                sink.limit = config.max_body_bytes;
-            }
-            result.raw_response.clear();
-            result.wire_bytes = 0;
-            result.raw_head_bytes = 0;
-            read_ec = co_await read_message(c, parser, options.capture, result, at_eof);
-            const auto status = parser.get().result_int();
-            if (read_ec || status < 100 || status >= 200 || status == 101 || interim == max_interim_responses)
-                break;
+    /// The result of an attempt, created when there is something to say (the first byte of the answer, a
+    /// failure, or the request bytes to capture), not while waiting.
+    static fetch_result& result_of(std::unique_ptr<fetch_result>& out, const connection& c) {
+        if (!out) {
+            out = std::make_unique<fetch_result>();
+            out->remote_ip = c.remote_ip;
+            out->started = c.request_started;
         }
-        auto& parser = *reading;
+        return *out;
+    }
+
+    /// Writes the request of `url` within the request deadline (which also covers reading the answer). The
+    /// bytes go once written, unless captured in `out`.
+    asio::awaitable<error_code> send(connection& c, std::string_view url, bool capture,
+                                     std::unique_ptr<fetch_result>& out) {
+        std::string request = request_bytes(target_of(url));
+        c.tcp().expires_after(config.request_timeout);
+        c.request_started = std::chrono::system_clock::now();
+        const error_code ec = co_await c.write_all(asio::buffer(request));
+        if (capture)
+            result_of(out, c).raw_request = std::move(request);
+        co_return ec;
+    }
+
+    static asio::awaitable<std::tuple<error_code, std::size_t>> read_some(tls_stream& stream,
+                                                                          asio::mutable_buffer into) {
+        co_return co_await stream.async_read_some(into, use_tuple);
+    }
+
+    /// Feeds the parser what the buffer holds. Consumed bytes are counted (and copied when capturing);
+    /// unconsumed ones stay in the buffer. Returns the bytes consumed.
+    static std::size_t feed(response_parser& parser, beast::flat_buffer& buffer, bool capture,
+                            fetch_result& result, error_code& ec) {
+        const bool head_was_done = parser.is_header_done();
+        const std::size_t used = parser.put(buffer.data(), ec);
+        if (capture)
+            result.raw_response.append(static_cast<const char*>(buffer.data().data()), used);
+        result.wire_bytes += used;
+        buffer.consume(used);
+        if (!head_was_done && parser.is_header_done())
+            result.raw_head_bytes = result.wire_bytes; // put() stops right after the head
+        return used;
+    }
+
+    /// Fills the result from the final response (or from how reading it failed).
+    static void conclude(response_parser& parser, error_code read_ec, bool at_eof, fetch_result& result,
+                         bool& retry_fresh, bool& reusable) {
         auto& sink = parser.get().body();
         if (!read_ec && parser.get().result_int() / 100 == 1)
             read_ec = error::bad_response; // still interim after max_interim_responses
@@ -522,53 +598,175 @@ struct fetcher::impl {
         if (read_ec) {
             retry_fresh = !parser.got_some() && is_stale_connection_failure(read_ec);
             result.error = classify_read_error(read_ec);
-            co_return result;
+            return;
         }
         result.body = std::move(sink.decoded);
         reusable = !result.truncated && !at_eof && parser.keep_alive();
-        co_return result;
     }
 
-    /// Feeds the parser from the connection's buffer, reading more when it runs dry, until one message is
-    /// complete. Consumed bytes are counted (and copied when capturing); unconsumed ones stay in the buffer.
-    static asio::awaitable<error_code> read_message(connection& c, response_parser& parser, bool capture,
-                                                    fetch_result& result, bool& at_eof) {
+    /// The reading of one answer: what lives across the waits for bytes. The parsing between the waits is
+    /// done by parse() and received(), outside the coroutine, so that their locals are not in its frame.
+    struct reading {
+        std::unique_ptr<response_parser> parser; // one per response, interim ones included
+        error_code ec;
+        int interim = 0;
+        bool at_eof = false;
+        char first = 0; // where a waiting fetch reads its next byte: it holds no buffer
+    };
+
+    /// Parses what the buffer holds (or the end of the stream). True when the answer is complete or reading
+    /// it failed (r.ec); false when more bytes are needed.
+    bool parse(connection& c, reading& r, const fetch_options& options,
+               std::unique_ptr<fetch_result>& out) const {
         auto& buffer = c.buffer;
-        for (;;) {
+        while (buffer.size() > 0 || r.at_eof) {
+            if (!r.parser) {
+                r.parser = new_parser(options);
+                auto& result = result_of(out, c);
+                result.raw_response.clear();
+                result.wire_bytes = 0;
+                result.raw_head_bytes = 0;
+            }
+            auto& parser = *r.parser;
             if (buffer.size() > 0) {
                 error_code ec;
-                const bool head_was_done = parser.is_header_done();
-                const std::size_t used = parser.put(buffer.data(), ec);
-                if (capture)
-                    result.raw_response.append(static_cast<const char*>(buffer.data().data()), used);
-                result.wire_bytes += used;
-                buffer.consume(used);
-                if (!head_was_done && parser.is_header_done())
-                    result.raw_head_bytes = result.wire_bytes; // put() stops right after the head
-                if (ec && ec != http::error::need_more)
-                    co_return ec;
-                if (parser.is_done())
-                    co_return error_code{};
+                const std::size_t used = feed(parser, buffer, options.capture, *out, ec);
+                if (ec && ec != http::error::need_more) {
+                    r.ec = ec;
+                    return true;
+                }
+                if (parser.is_done()) {
+                    const auto status = parser.get().result_int();
+                    if (status < 100 || status >= 200 || status == 101 || r.interim == max_interim_responses)
+                        return true;
+                    ++r.interim;
+                    r.parser.reset(); // an interim answer: the real one follows
+                    continue;
+                }
                 if (!ec && used > 0 && buffer.size() > 0)
                     continue;
             }
-            if (at_eof) {
+            if (r.at_eof) {
                 // Close-delimited bodies end here; anything else is cut short (partial_message). A TLS peer
-                // that closes without close_notify is treated like a plain close: HTTP framing, not TLS,
-                // says whether the message is whole (a close-delimited body is accepted as browsers do).
+                // that closes without close_notify is treated like a plain close: HTTP framing, not TLS, says
+                // whether the message is whole (a close-delimited body is accepted as browsers do).
                 if (!parser.got_some())
-                    co_return http::error::end_of_stream;
-                error_code ec;
-                parser.put_eof(ec);
-                co_return ec;
+                    r.ec = http::error::end_of_stream;
+                else
+                    parser.put_eof(r.ec);
+                return true;
             }
-            auto [ec, n] = co_await c.read_some(buffer.prepare(read_chunk));
-            buffer.commit(n);
-            if (ec == asio::error::eof || ec == ssl::error::stream_truncated)
-                at_eof = true;
-            else if (ec)
-                co_return ec;
+            return false; // part of a head or of a chunk header is buffered
         }
+        return false;
+    }
+
+    /// Where the next read goes: with nothing buffered, one byte into `r` (the wait holds no buffer); with
+    /// part of a message buffered, more room after it.
+    static asio::mutable_buffer next_read(connection& c, reading& r) {
+        if (c.buffer.size() == 0) {
+            c.buffer.shrink_to_fit();
+            return asio::buffer(&r.first, 1);
+        }
+        return c.buffer.prepare(read_chunk);
+    }
+
+    /// Takes in what a read into `into` brought. True when reading must stop (the error is in r.ec).
+    static bool received(connection& c, reading& r, asio::mutable_buffer into, std::size_t n, error_code ec) {
+        auto& buffer = c.buffer;
+        if (into.data() != &r.first) {
+            buffer.commit(n);
+        } else if (n > 0) {
+            *static_cast<char*>(buffer.prepare(read_chunk).data()) = r.first;
+            buffer.commit(1);
+            // What else has arrived comes along without another wait. An error other than eof shows again
+            // on the next read.
+            error_code ready_ec;
+            buffer.commit(c.read_ready(buffer.prepare(read_chunk - 1), ready_ec));
+            if (ready_ec == asio::error::eof)
+                r.at_eof = true;
+        }
+        if (ec == asio::error::eof || ec == ssl::error::stream_truncated) {
+            r.at_eof = true;
+            return false;
+        }
+        r.ec = ec;
+        return static_cast<bool>(ec);
+    }
+
+    /// One attempt (fetcher::fetch_into): a connection from the pool or a new one, the request, the answer.
+    ///
+    /// Thousands of these wait at once, so this frame is what a fetch costs while it waits, and it is kept
+    /// small: one coroutine for the whole exchange, no fetch_result, parser or read buffer while waiting (the
+    /// wait for the answer reads one byte into the frame; those exist only while bytes are being parsed), no
+    /// request bytes once sent. Interim answers (100 Continue, 103 Early Hints) precede the real one on the
+    /// same connection: they are skipped, or the real response would stay in the buffer and be taken for the
+    /// next URL's. The parser is driven by hand from the connection's buffer: that is what lets us copy the
+    /// response bytes exactly (capture), count them, stop after a cut (truncate_body_at), and leave the bytes
+    /// of a next pipelined response in the buffer.
+    asio::awaitable<void> run(std::string_view url, fetch_options options,
+                              std::unique_ptr<fetch_result>& out) {
+        out.reset();
+        const std::string origin_key = pool_key(url);
+        if (origin_key.empty()) {
+            out = failure(error::unsupported_scheme);
+            co_return;
+        }
+        for (;;) {
+            auto conn = take_idle(origin_key);
+            const bool reused = conn != nullptr;
+            if (reused) {
+                ++stats.connections_reused;
+            } else {
+                conn = co_await connect(url, out);
+                if (!conn)
+                    co_return;
+            }
+            out.reset();
+            auto& c = *conn;
+            bool retry_fresh = false;
+            bool reusable = false;
+            error_code ec = co_await send(c, url, options.capture, out);
+            if (ec) {
+                retry_fresh = is_stale_connection_failure(ec);
+                result_of(out, c).error = classify_read_error(ec);
+            } else {
+                reading r;
+                while (!parse(c, r, options, out)) {
+                    const auto into = next_read(c, r);
+                    std::size_t n = 0;
+                    if (auto* tls = c.tls())
+                        std::tie(ec, n) = co_await read_some(*tls, into);
+                    else
+                        std::tie(ec, n) = co_await c.tcp().async_read_some(into, tuple_deferred);
+                    if (received(c, r, into, n, ec))
+                        break;
+                }
+                if (!r.parser)
+                    r.parser = new_parser(options); // failed before the first byte
+                conclude(*r.parser, r.ec, r.at_eof, result_of(out, c), retry_fresh, reusable);
+            }
+            if (!out->error) {
+                // We never pipeline: bytes already waiting after a complete response are not an answer to
+                // anything we asked (a body longer than its Content-Length), and would be read as the next
+                // URL's response.
+                if (reusable && c.buffer.size() == 0)
+                    give_back(origin_key, std::move(conn));
+                else
+                    retire(std::move(conn));
+                co_return;
+            }
+            if (!(reused && retry_fresh))
+                co_return;
+            // The URL did nothing wrong: a pooled connection had gone stale. Send again on a fresh one.
+            ++stats.stale_retries;
+        }
+    }
+
+    asio::awaitable<fetch_result> fetch_whole(std::string url, fetch_options options) {
+        std::unique_ptr<fetch_result> out;
+        co_await run(url, options, out);
+        co_return std::move(*out);
     }
 };
 
@@ -589,45 +787,12 @@ void fetcher::close_idle() {
 }
 
 asio::awaitable<fetch_result> fetcher::fetch(boost::urls::url_view url, fetch_options options) {
-    fetch_result result;
-    if (url.scheme_id() != boost::urls::scheme::http && url.scheme_id() != boost::urls::scheme::https) {
-        result.error = error::unsupported_scheme;
-        co_return result;
-    }
-    const request_target target = make_target(url);
-    for (;;) {
-        auto conn = impl_->take_idle(target.origin_key);
-        const bool reused = conn != nullptr;
-        if (reused) {
-            ++impl_->stats.connections_reused;
-        } else {
-            auto outcome = co_await impl_->connect(target);
-            if (outcome.error) {
-                result = fetch_result{};
-                result.error = outcome.error;
-                result.error_detail = std::move(outcome.detail);
-                co_return result;
-            }
-            conn = std::move(outcome.conn);
-        }
-        bool retry_fresh = false;
-        bool reusable = false;
-        result = co_await impl_->exchange(*conn, target, options, retry_fresh, reusable);
-        if (!result.error) {
-            // We never pipeline: bytes already waiting after a complete response are not an answer to
-            // anything we asked (a body longer than its Content-Length), and would be read as the next URL's
-            // response.
-            if (reusable && conn->buffer.size() == 0)
-                impl_->give_back(target.origin_key, std::move(conn));
-            else
-                retire(std::move(conn));
-            co_return result;
-        }
-        if (!(reused && retry_fresh))
-            co_return result;
-        // The URL did nothing wrong: a pooled connection had gone stale. Send again on a fresh one.
-        ++impl_->stats.stale_retries;
-    }
+    return impl_->fetch_whole(std::string(url.buffer()), options); // owns its URL: `url` may be a temporary
+}
+
+asio::awaitable<void> fetcher::fetch_into(std::string_view url, fetch_options options,
+                                          std::unique_ptr<fetch_result>& out) {
+    return impl_->run(url, options, out);
 }
 
 } // namespace asiocrawl::detail

@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace asiocrawl::detail {
 
@@ -91,6 +92,13 @@ public:
     /// the server while idle (that costs the URL nothing). Never throws for network or protocol failures:
     /// they come back in fetch_result::error.
     boost::asio::awaitable<fetch_result> fetch(boost::urls::url_view url, fetch_options options = {});
+
+    /// The same attempt, for a caller that keeps thousands of fetches waiting at once (the crawler): while
+    /// it waits for the server, a fetch holds no fetch_result, parser or read buffer, and `out` is allocated
+    /// only when the response starts arriving or the attempt fails. `url` is an http or https URL in
+    /// normalized form and must stay valid until the operation completes.
+    boost::asio::awaitable<void> fetch_into(std::string_view url, fetch_options options,
+                                            std::unique_ptr<fetch_result>& out);
 
     /// Closes every idle pooled connection (at the end of a crawl); TLS ones get a close_notify first, in the
     /// background and bounded by a short deadline. Fetches in flight are not affected.

@@ -1,18 +1,55 @@
 #include <asiocrawl/links.hpp>
 
 #include "ascii.hpp"
+#include "links_unguarded.hpp"
 #include "markup_guard.hpp"
 
 #include <gumbo.h>
 
 #include <algorithm>
+#include <csetjmp>
 #include <cstddef>
+#include <cstdio>
 #include <cstdlib>
 #include <vector>
+
+namespace {
+
+// The parse in progress on this thread, where a failed gumbo assertion returns to.
+thread_local std::jmp_buf* gumbo_recovery_point = nullptr;
+
+} // namespace
+
+// gumbo 0.10.1 asserts on some malformed markup, and Debian builds it with assertions on: the abort would end
+// the whole crawl for one page. cmake/gumbo.cmake links gumbo's objects with __assert_fail renamed to this,
+// so that a failed assertion abandons that one parse instead. Jumping out of gumbo's C frames is safe:
+// everything it allocated is in the parse arena, and it keeps no other state.
+extern "C" [[noreturn]] void asiocrawl_gumbo_assert_fail(const char* assertion, const char* file,
+                                                         unsigned int line, const char* function) {
+    if (gumbo_recovery_point != nullptr)
+        std::longjmp(*gumbo_recovery_point, 1);
+    // Not inside extract_links (nothing else calls gumbo): what glibc's assert does.
+    std::fprintf(stderr, "%s:%u: %s: Assertion `%s' failed.\n", file, line, function, assertion);
+    std::abort();
+}
 
 namespace asiocrawl {
 
 namespace {
+
+/// gumbo_parse_with_options, or nullptr when gumbo failed one of its assertions on this input.
+GumboOutput* parse_or_give_up(const GumboOptions& options, const char* buffer, std::size_t size) {
+    std::jmp_buf recovery;
+    // Nothing with a destructor lives between here and gumbo's frames: longjmp skips only C code.
+    if (setjmp(recovery) != 0) {
+        gumbo_recovery_point = nullptr;
+        return nullptr;
+    }
+    gumbo_recovery_point = &recovery;
+    GumboOutput* const output = gumbo_parse_with_options(&options, buffer, size);
+    gumbo_recovery_point = nullptr;
+    return output;
+}
 
 // HTML's "ASCII whitespace": what the spec skips in attribute micro-syntaxes (no vertical tab).
 constexpr std::string_view ascii_whitespace = " \t\n\f\r";
@@ -226,17 +263,15 @@ const GumboVector* children_of(const GumboNode& node) noexcept {
 
 } // namespace
 
-page_links extract_links(std::string_view html) {
+namespace detail {
+
+page_links extract_links_unguarded(std::string_view parsed) {
     page_links links;
 
     GumboOptions options = kGumboDefaultOptions;
     // Parse errors are of no use here, and recording them costs time on exactly the sloppy pages that make
     // many.
     options.max_errors = 0;
-    // gumbo 0.10.1 is quadratic (and worse) in nesting depth, formatting elements and attributes per tag: the
-    // guard blanks what exceeds its limits, and leaves ordinary pages untouched (no copy).
-    const detail::markup_guard_result guarded = detail::guard_markup(html);
-    const std::string_view parsed = guarded.rewritten ? std::string_view{*guarded.rewritten} : html;
     thread_local parse_arena arena;
     struct arena_reset {
         parse_arena& arena;
@@ -248,8 +283,12 @@ page_links extract_links(std::string_view html) {
     // gumbo keeps pointers into the buffer but never writes to it; an empty view may have a null data().
     const char* buffer = parsed.empty() ? "" : parsed.data();
     // Never gumbo_destroy_output: the arena frees the whole tree when this function returns.
-    GumboOutput* const output = gumbo_parse_with_options(&options, buffer, parsed.size());
-    if (!output || output->document == nullptr) {
+    GumboOutput* const output = parse_or_give_up(options, buffer, parsed.size());
+    if (output == nullptr) {
+        links.parser_gave_up = true;
+        return links;
+    }
+    if (output->document == nullptr) {
         return links;
     }
 
@@ -270,6 +309,16 @@ page_links extract_links(std::string_view html) {
         }
     }
     return links;
+}
+
+} // namespace detail
+
+page_links extract_links(std::string_view html) {
+    // gumbo 0.10.1 is quadratic (and worse) in nesting depth, formatting elements and attributes per tag, and
+    // fails assertions on some CDATA: the guard blanks what exceeds its limits and those CDATA sections, and
+    // leaves ordinary pages untouched (no copy).
+    const detail::markup_guard_result guarded = detail::guard_markup(html);
+    return detail::extract_links_unguarded(guarded.rewritten ? std::string_view{*guarded.rewritten} : html);
 }
 
 std::optional<std::string> parse_meta_refresh(std::string_view content) {

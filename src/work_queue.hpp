@@ -63,17 +63,28 @@ public:
     /// Takes the oldest item, waiting for one if the queue is empty. nullopt once the queue is closed: that
     /// is how idle workers learn to exit.
     boost::asio::awaitable<std::optional<T>> get() {
+        std::optional<T> item;
+        co_await get(item);
+        co_return item;
+    }
+
+    /// The same into `item` (reset to nullopt once the queue is closed): a worker keeps one item slot in its
+    /// own frame instead of receiving a new optional each time. True when an item came.
+    boost::asio::awaitable<bool> get(std::optional<T>& item) {
+        item.reset();
         if (closed_)
-            co_return std::nullopt;
+            co_return false;
         if (!backlog_.empty()) {
-            T item = std::move(backlog_.front());
+            item.emplace(std::move(backlog_.front()));
             backlog_.pop_front();
-            co_return item;
+            co_return true;
         }
-        auto [ec, item] = co_await handoff_.async_receive(boost::asio::as_tuple(boost::asio::use_awaitable));
+        auto [ec, received] =
+            co_await handoff_.async_receive(boost::asio::as_tuple(boost::asio::use_awaitable));
         if (ec)
-            co_return std::nullopt;
-        co_return std::move(item);
+            co_return false;
+        item.emplace(std::move(received));
+        co_return true;
     }
 
     /// Marks one item taken by get() as finished. Every get() that returned an item must be matched by

@@ -135,6 +135,21 @@ TEST_F(crawler_fixture, link_followed) {
     EXPECT_EQ(streamed.size(), 2u) << "the sink sees every record";
 }
 
+TEST_F(crawler_fixture, links_past_max_links_per_page_are_counted_not_followed) {
+    config.traps.max_links_per_page = 3;
+    // Five links, the first repeated: the cap counts links as written, before deduplication.
+    std::string html = "<a href=/l0>x</a><a href=/l0>x</a>";
+    for (int i = 1; i < 5; ++i)
+        html += "<a href=/l" + std::to_string(i) + ">x</a>";
+    add("/", make_response(200, html));
+    for (int i = 0; i < 5; ++i)
+        add_page("/l" + std::to_string(i), {});
+    auto r = crawl();
+    EXPECT_THAT(requested(), UnorderedElementsAre("/", "/l0", "/l1"));
+    EXPECT_EQ(r.stats["skipped_links_over_page_cap"], 3u);
+    EXPECT_EQ(find(r, url("/"))->num_urls, 2u);
+}
+
 TEST_F(crawler_fixture, link_cycle_terminates) {
     add_page("/", {"/a", "/"});
     add_page("/a", {"/", "/a", "/b"});

@@ -6,12 +6,20 @@
 
 #include <asiocrawl/error.hpp>
 
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/read_until.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/streambuf.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/beast/http/field.hpp>
 #include <boost/url/parse.hpp>
 
 #include <cstdio>
+#include <memory>
 #include <optional>
+#include <vector>
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -536,6 +544,97 @@ TEST_F(fetcher_fixture, capture_of_a_close_delimited_body_ends_at_the_close) {
     EXPECT_FALSE(results.at(0).error) << results[0].error.message();
     EXPECT_EQ(results[0].raw_response, reply);
     EXPECT_EQ(results[0].body, "<p>until close</p>");
+}
+
+// --- answers in pieces (the wait for an answer holds no buffer; a partial message keeps its bytes)
+// ----------
+
+namespace {
+
+/// Answers every request on a connection, keep-alive, with `pieces` written one at a time, a short pause
+/// between them, so that the client sees the message arrive in parts.
+asio::awaitable<void> serve_in_pieces(asio::ip::tcp::acceptor& acceptor, std::vector<std::string> pieces,
+                                      std::size_t& requests) {
+    constexpr auto tuple = asio::as_tuple(asio::use_awaitable);
+    auto [accept_ec, socket] = co_await acceptor.async_accept(tuple);
+    if (accept_ec)
+        co_return;
+    asio::steady_timer pause{socket.get_executor()};
+    for (;;) {
+        asio::streambuf head;
+        auto [read_ec, n] = co_await asio::async_read_until(socket, head, "\r\n\r\n", tuple);
+        if (read_ec)
+            co_return;
+        ++requests;
+        for (const auto& piece : pieces) {
+            pause.expires_after(std::chrono::milliseconds(2));
+            co_await pause.async_wait(tuple);
+            co_await asio::async_write(socket, asio::buffer(piece), tuple);
+        }
+    }
+}
+
+} // namespace
+
+TEST_F(fetcher_fixture, an_answer_arriving_in_pieces_is_read_whole_and_the_connection_kept) {
+    const std::string chunked =
+        "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nTransfer-Encoding: chunked\r\n\r\n"
+        "5\r\n<p>he\r\n7\r\nllo</p>\r\n0\r\n\r\n";
+    // One byte first, a head cut mid-line and mid-CRLF, a chunk size line cut, a body in several parts.
+    const std::vector<std::string> pieces{
+        chunked.substr(0, 1),  chunked.substr(1, 20), chunked.substr(21, 39), chunked.substr(60, 20),
+        chunked.substr(80, 1), chunked.substr(81, 4), chunked.substr(85)};
+    asio::ip::tcp::acceptor acceptor{ctx, {asio::ip::make_address("127.0.0.1"), 0}};
+    std::size_t requests = 0;
+    asio::co_spawn(ctx, serve_in_pieces(acceptor, pieces, requests), asio::detached);
+    const std::string url = "http://127.0.0.1:" + std::to_string(acceptor.local_endpoint().port()) + "/";
+
+    fetcher f{ctx.get_executor(), config, 8};
+    detail::fetch_options options;
+    options.capture = true;
+    std::vector<fetch_result> results;
+    asio::co_spawn(
+        ctx,
+        [&]() -> asio::awaitable<void> {
+            for (int i = 0; i < 2; ++i) {
+                std::unique_ptr<fetch_result> out;
+                co_await f.fetch_into(url, options, out);
+                results.push_back(std::move(*out));
+            }
+        },
+        [&](std::exception_ptr e) {
+            acceptor.close();
+            f.close_idle();
+            if (e)
+                std::rethrow_exception(e);
+        });
+    run_bounded(ctx);
+    ASSERT_EQ(results.size(), 2u);
+    for (const auto& r : results) {
+        EXPECT_FALSE(r.error) << r.error.message();
+        EXPECT_EQ(r.status, 200);
+        EXPECT_EQ(r.body, "<p>hello</p>");
+        EXPECT_EQ(r.raw_response, chunked);
+        EXPECT_EQ(r.wire_bytes, chunked.size());
+        EXPECT_EQ(r.raw_head_bytes, chunked.find("\r\n\r\n") + 4);
+    }
+    EXPECT_EQ(requests, 2u);
+    EXPECT_EQ(f.stats().connections_opened, 1u) << "the connection went back to the pool after each answer";
+    EXPECT_EQ(f.stats().connections_reused, 1u);
+}
+
+TEST_F(fetcher_fixture, fetch_into_refuses_what_is_not_http) {
+    fetcher f{ctx.get_executor(), config, 8};
+    std::unique_ptr<fetch_result> out;
+    asio::co_spawn(
+        ctx, [&]() -> asio::awaitable<void> { co_await f.fetch_into("ftp://example.com/", {}, out); },
+        [](std::exception_ptr e) {
+            if (e)
+                std::rethrow_exception(e);
+        });
+    run_bounded(ctx);
+    ASSERT_TRUE(out);
+    EXPECT_EQ(out->error, error::unsupported_scheme);
 }
 
 // --- address guard -----------------------------------------------------------------------------------------

@@ -15,6 +15,9 @@ struct page_links {
     /// In document order: <a href>, <area href>, <frame src>, <iframe src>, and the URL of
     /// <meta http-equiv="refresh" content="N; url=...">. Duplicates are kept; empty values are dropped.
     std::vector<std::string> references;
+    /// True when the HTML parser failed one of its internal assertions on this page and gave up: no links
+    /// were found, and the crawl goes on (gumbo 0.10.1 has such assertions; see docs/HOSTILE.md).
+    bool parser_gave_up = false;
 };
 
 /// Parses `html` (any bytes; never throws on malformed markup) and collects its links.

@@ -342,6 +342,7 @@ const std::vector<config_key>& config_keys() {
         {"traps.max_path_segments",            none,                       scope,    whole(FIELD(crawl.traps.max_path_segments)),       "most path segments; 0: no limit"},
         {"traps.max_segment_repetitions",      none,                       scope,    whole(FIELD(crawl.traps.max_segment_repetitions)), "most repeats of one path segment; 0: no limit"},
         {"traps.max_query_params",             none,                       scope,    whole(FIELD(crawl.traps.max_query_params)),        "most query parameters; 0: no limit"},
+        {"traps.max_links_per_page",           none,                       scope,    whole(FIELD(crawl.traps.max_links_per_page)),      "most links taken from one page; 0: no limit"},
         {"output.records",                     "output,o",                 output,   text(FIELD(output.records)),                       "write every record to this file as JSON Lines (-: stdout)"},
         {"output.report_json",                 "report-json",              output,   text(FIELD(output.report_json)),                   "write the summary to this file as JSON (-: stdout)"},
         {"output.report",                      none,                       output,   boolean(FIELD(output.report)),                     "print the text report on stdout at the end"},

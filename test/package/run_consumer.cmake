@@ -1,7 +1,7 @@
 # The package_consumer test: install asiocrawl from its build tree into a fresh prefix, configure and build the
 # consumer project against that prefix only, run it. Usage (see test/CMakeLists.txt):
 #   cmake -DASIOCRAWL_BUILD_DIR=.. -DCONSUMER_SOURCE_DIR=.. -DWORK_DIR=.. -DGENERATOR=.. -DCXX_COMPILER=..
-#         [-DCXX_LAUNCHER=ccache] [-DBUILD_TYPE=..] -P run_consumer.cmake
+#         [-DCXX_LAUNCHER=ccache] [-DBUILD_TYPE=..] [-DSANITIZE_FLAGS=-fsanitize=..] -P run_consumer.cmake
 function(run)
   execute_process(COMMAND ${ARGV} RESULT_VARIABLE rc)
   if(NOT rc EQUAL 0)
@@ -17,6 +17,9 @@ run(${CMAKE_COMMAND} --install ${ASIOCRAWL_BUILD_DIR} --prefix ${prefix})
 set(options -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_CXX_COMPILER=${CXX_COMPILER})
 if(BUILD_TYPE)
   list(APPEND options -DCMAKE_BUILD_TYPE=${BUILD_TYPE})
+endif()
+if(SANITIZE_FLAGS)
+  list(APPEND options -DCMAKE_CXX_FLAGS=${SANITIZE_FLAGS} -DCMAKE_EXE_LINKER_FLAGS=${SANITIZE_FLAGS})
 endif()
 if(CXX_LAUNCHER)
   list(APPEND options -DCMAKE_CXX_COMPILER_LAUNCHER=${CXX_LAUNCHER})

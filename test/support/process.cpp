@@ -1,5 +1,6 @@
 #include "support/process.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
@@ -34,6 +35,18 @@ std::string slurp(const std::string& path) {
     std::ostringstream s;
     s << in.rdbuf();
     return s.str();
+}
+
+/// VmHWM of a running process, in bytes (0 once it has exited). Not wait4's ru_maxrss: Linux carries the
+/// high-water mark of the address space a process had before exec into it, and a child spawned with
+/// posix_spawn (vfork) had its parent's.
+std::uint64_t resident_high_water_mark(pid_t pid) {
+    std::ifstream status{"/proc/" + std::to_string(pid) + "/status"};
+    std::string line;
+    while (std::getline(status, line))
+        if (line.starts_with("VmHWM:"))
+            return std::strtoull(line.c_str() + 6, nullptr, 10) * 1024; // "VmHWM:   1234 kB"
+    return 0;
 }
 
 } // namespace
@@ -97,6 +110,7 @@ process_result child_process::wait(std::chrono::seconds limit) {
     const auto deadline = std::chrono::steady_clock::now() + limit;
     int status = 0;
     for (;;) {
+        result.peak_rss_bytes = std::max(result.peak_rss_bytes, resident_high_water_mark(pid_));
         const pid_t done = ::waitpid(pid_, &status, WNOHANG);
         if (done == pid_)
             break;

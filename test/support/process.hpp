@@ -2,6 +2,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,7 @@ struct process_result {
     std::string out;
     std::string err;
     bool timed_out = false;
+    std::uint64_t peak_rss_bytes = 0; ///< the child's peak resident set size, sampled while it ran
 };
 
 /// A running child with stdout and stderr captured to temporary files.
