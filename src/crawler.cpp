@@ -120,10 +120,12 @@ struct resolved_links {
 resolved_links resolve_links(const std::string& page_url, std::string body, std::size_t max_links) {
     resolved_links out;
     const boost::urls::url_view page = boost::urls::parse_uri(page_url).value();
-    page_links links = extract_links(body);
+    // With the cap, the parse stops at the first max_links link-bearing tags and counts the others.
+    page_links links = extract_links(body, max_links);
     out.parser_gave_up = links.parser_gave_up;
+    out.over_page_cap = links.dropped_references;
     if (max_links != 0 && links.references.size() > max_links) {
-        out.over_page_cap = links.references.size() - max_links;
+        out.over_page_cap += links.references.size() - max_links;
         links.references.resize(max_links);
     }
     boost::urls::url base{page};

@@ -313,12 +313,18 @@ page_links extract_links_unguarded(std::string_view parsed) {
 
 } // namespace detail
 
-page_links extract_links(std::string_view html) {
+page_links extract_links(std::string_view html, std::size_t max_links) {
     // gumbo 0.10.1 is quadratic (and worse) in nesting depth, formatting elements and attributes per tag, and
     // fails assertions on some CDATA: the guard blanks what exceeds its limits and those CDATA sections, and
-    // leaves ordinary pages untouched (no copy).
-    const detail::markup_guard_result guarded = detail::guard_markup(html);
-    return detail::extract_links_unguarded(guarded.rewritten ? std::string_view{*guarded.rewritten} : html);
+    // leaves ordinary pages untouched (no copy). It also bounds the size of the tree (elements, and links
+    // past max_links: the rest of the document is cut and its link-bearing tags only counted).
+    detail::markup_guard_limits limits;
+    limits.max_links = max_links;
+    const detail::markup_guard_result guarded = detail::guard_markup(html, limits);
+    page_links links =
+        detail::extract_links_unguarded(guarded.rewritten ? std::string_view{*guarded.rewritten} : html);
+    links.dropped_references = guarded.dropped_links;
+    return links;
 }
 
 std::optional<std::string> parse_meta_refresh(std::string_view content) {

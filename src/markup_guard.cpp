@@ -458,8 +458,19 @@ public:
                 text_ = true;
             pos = markup(lt);
         }
-        if (copied_)
+        if (cut_ != npos) {
+            result_.cut = cut_;
+            if (!copied_) {
+                result_.rewritten = std::string(in_.substr(0, cut_));
+                return std::move(result_);
+            }
+            out_.resize(cut_);
+        }
+        if (copied_) {
+            if (!removed_.empty())
+                compact();
             result_.rewritten = std::move(out_);
+        }
         return std::move(result_);
     }
 
@@ -807,15 +818,26 @@ private:
         }
         if (t.end_tag) {
             ++result_.end_tags;
+            if (cut_ != npos)
+                return;
             ignored_ = false;
+            // Past the element budget, "</p>" with no <p> in scope and "</br>" would create elements.
+            const bool creates = over_element_budget() &&
+                                 (t.id == tag::br || (t.id == tag::p && in_button_scope(tag::p) == npos));
             if (!stack_.empty() && stack_.back().ns != space::html)
                 foreign_end(t);
             else
                 html_end(t);
+            if (over_element_budget() && (ignored_ || creates) && (tags.flags(t.id) & f_raw) == 0) {
+                blank_over_budget(t);
+                return;
+            }
             neutralize_if_ignored(t);
             return;
         }
         ++result_.start_tags;
+        if (budget_start(t))
+            return;
         if (!html_rules_for(t.id)) {
             const bool breakout = (tags.flags(t.id) & f_breakout) != 0 ||
                                   (t.id == tag::font && (has_attribute("color") || has_attribute("face") ||
@@ -829,6 +851,86 @@ private:
                 pop();
         }
         html_start(t);
+    }
+
+    // ---- Budgets ----
+
+    bool over_element_budget() const noexcept { return result_.start_tags > limits_.max_elements; }
+
+    // The tags blanked past the element budget are then removed from the copy, each run of them left as one
+    // space (never nothing: "<" + "<b>" + "div>" must not become a tag), so that the text node they merge
+    // into is no bigger than the page's text: gumbo grows it by doubling, and the arena keeps every copy.
+    void blank_over_budget(const tag_token& t) {
+        blank(t.begin, t.end);
+        if (removed_.empty())
+            removed_.resize(in_.size() / 64 + 1);
+        for (std::size_t i = t.begin; i < t.end; ++i)
+            removed_[i / 64] |= std::uint64_t{1} << (i % 64);
+        ++result_.over_budget_tags;
+        text_ = true;
+    }
+
+    void compact() {
+        std::size_t kept = 0;
+        bool in_run = false;
+        for (std::size_t i = 0; i < out_.size(); ++i) {
+            if ((removed_[i / 64] >> (i % 64) & 1) != 0) {
+                if (!in_run)
+                    out_[kept++] = ' ';
+                in_run = true;
+                continue;
+            }
+            in_run = false;
+            out_[kept++] = out_[i];
+        }
+        out_.resize(kept);
+        out_.shrink_to_fit();
+        std::vector<std::uint64_t>{}.swap(removed_);
+    }
+
+    bool link_tag(const tag_token& t) const {
+        switch (t.id) {
+        case tag::a:
+        case tag::area:
+            return has_attribute("href") || has_attribute("xlink:href");
+        case tag::frame:
+        case tag::iframe:
+            return has_attribute("src");
+        case tag::meta:
+            return has_attribute_value("http-equiv", {"refresh"});
+        default:
+            return false;
+        }
+    }
+
+    // The link and element budgets for a start tag; true when the tag needs nothing more.
+    bool budget_start(const tag_token& t) {
+        const std::uint32_t flags = tags.flags(t.id);
+        if (cut_ == npos && link_tag(t)) {
+            if (limits_.max_links != 0 && result_.link_tags >= limits_.max_links)
+                cut_ = t.begin;
+            else
+                ++result_.link_tags;
+        }
+        if (cut_ != npos) {
+            // Past the cut only the tokenizer matters, to count the link-bearing tags outside raw text.
+            if (link_tag(t))
+                ++result_.dropped_links;
+            if ((flags & f_raw) != 0 && html_rules_for(t.id))
+                raw(t, (flags & f_script) != 0      ? content::script
+                       : (flags & f_plaintext) != 0 ? content::plaintext
+                                                    : content::rawtext);
+            return true;
+        }
+        // <frameset> holds the frames (and, past "after frameset", the parser ignores start tags: only
+        // nesting, which the depth limit bounds, makes more of them); <svg> and <math> change what their
+        // content is.
+        if (over_element_budget() && (flags & (f_never_blank | f_raw)) == 0 && t.id != tag::frameset &&
+            t.id != tag::svg && t.id != tag::math) {
+            blank_over_budget(t);
+            return true;
+        }
+        return false;
     }
 
     bool has_attribute(std::string_view name) const {
@@ -1666,6 +1768,8 @@ private:
     std::uint32_t serial_ = 0;
     std::size_t integration_points_ = 0; // open SVG and MathML integration points
     bool fostered_foreign_ = false;      // SVG or MathML was opened in a table (not in a cell)
+    std::size_t cut_ = npos;             // past max_links: where the document ends
+    std::vector<std::uint64_t> removed_; // a bit a byte: tags blanked past the element budget
 };
 
 } // namespace

@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <fstream>
@@ -159,6 +160,33 @@ const extraction_case extraction_cases[] = {
 TEST_P(ExtractLinks, OrdinaryDocumentsReachGumboUntouched) {
     // The markup guard rewrites only documents beyond its limits: these are parsed from their own bytes.
     EXPECT_FALSE(asiocrawl::detail::guard_markup(GetParam().html).rewritten.has_value());
+}
+
+TEST_P(ExtractLinks, ALinkCapAboveTheirCountChangesNothing) {
+    const extraction_case& c = GetParam();
+    for (const std::size_t cap : {std::size_t{10'000}, c.references.size() + 8}) {
+        const page_links links = extract_links(c.html, cap);
+        EXPECT_EQ(links.references, c.references) << cap;
+        EXPECT_EQ(links.base_href, c.base_href) << cap;
+        EXPECT_EQ(links.dropped_references, 0u) << cap;
+    }
+}
+
+TEST_P(ExtractLinks, AnElementBudgetOfZeroKeepsTheLinkTags) {
+    // Every start tag that may be blanked is: the link-bearing ones all remain, and so do the links.
+    const extraction_case& c = GetParam();
+    asiocrawl::detail::markup_guard_limits limits;
+    limits.max_elements = 0;
+    const auto guarded = asiocrawl::detail::guard_markup(c.html, limits);
+    const std::string& out = guarded.rewritten ? *guarded.rewritten : c.html;
+    EXPECT_EQ(asiocrawl::detail::guard_markup(out).link_tags,
+              asiocrawl::detail::guard_markup(c.html).link_tags)
+        << out;
+    std::vector<std::string> found = extract_links(out).references;
+    std::vector<std::string> expected = c.references;
+    std::sort(found.begin(), found.end());
+    std::sort(expected.begin(), expected.end());
+    EXPECT_EQ(found, expected) << out;
 }
 
 INSTANTIATE_TEST_SUITE_P(Documents, ExtractLinks, testing::ValuesIn(extraction_cases),
@@ -506,6 +534,72 @@ TEST(ExtractLinksGumboAssertions, AFailedAssertionGivesUpOnThatPageAlone) {
                         .parser_gave_up);
     });
     other.join();
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// extract_links with a cap: the first max_links link-bearing tags are parsed, the others only counted.
+
+struct capped_case {
+    const char* name;
+    std::size_t max_links;
+    std::string html;
+    std::vector<std::string> references;
+    std::size_t dropped;
+    std::optional<std::string> base_href = std::nullopt;
+};
+
+std::ostream& operator<<(std::ostream& out, const capped_case& c) {
+    return out << c.name;
+}
+
+class ExtractLinksCapped : public testing::TestWithParam<capped_case> {};
+
+TEST_P(ExtractLinksCapped, KeepsTheFirstAndCountsTheRest) {
+    const capped_case& c = GetParam();
+    const page_links links = extract_links(c.html, c.max_links);
+    EXPECT_EQ(links.references, c.references);
+    EXPECT_EQ(links.dropped_references, c.dropped);
+    EXPECT_EQ(links.base_href, c.base_href);
+}
+
+const capped_case capped_cases[] = {
+    {"no_cap", 0, "<a href=1>x</a><a href=2>y</a><a href=3>", {"1", "2", "3"}, 0},
+    {"cap_reached_exactly", 3, "<a href=1>x</a><a href=2>y</a><a href=3>", {"1", "2", "3"}, 0},
+    {"cap_below", 2, "<a href=1>x</a><a href=2>y</a><a href=3><iframe src=4></iframe>", {"1", "2"}, 2},
+    {"all_kinds",
+     2,
+     "<a href=1><area href=2><frame src=3><meta http-equiv=refresh content='0;url=4'>",
+     {"1", "2"},
+     2},
+    {"base_before_the_cut", 1, "<base href=/b/><a href=1><a href=2>", {"1"}, 1, "/b/"},
+    {"base_after_the_cut_is_lost", 1, "<a href=1><a href=2><base href=/b/>", {"1"}, 1},
+    {"empty_href_counts_as_a_link_tag", 1, "<a href=''>x</a><a href=2>", {}, 1},
+    {"raw_text_after_the_cut", 1, "<a href=1><a href=2><script>'<a href=3>'</script><a href=4>", {"1"}, 2},
+};
+
+INSTANTIATE_TEST_SUITE_P(Documents, ExtractLinksCapped, testing::ValuesIn(capped_cases),
+                         [](const testing::TestParamInfo<capped_case>& info) { return info.param.name; });
+
+TEST(ExtractLinksCapped, AMillionLinksAreCutAtTheCap) {
+    std::string html = "<html><body>";
+    for (int i = 0; i < 1'000'000; ++i)
+        html += "<a href=x>y</a>";
+    const page_links links = extract_links(html, 10'000);
+    EXPECT_EQ(links.references.size(), 10'000u);
+    EXPECT_EQ(links.dropped_references, 990'000u);
+}
+
+TEST(ExtractLinksBudget, LinksPastTheElementBudgetAreStillFound) {
+    // Past max_elements, the paragraphs are text; the links among them are parsed as ever.
+    std::string html = "<body>";
+    const std::size_t paragraphs = asiocrawl::detail::markup_guard_limits{}.max_elements + 1000;
+    for (std::size_t i = 0; i < paragraphs; ++i)
+        html += i % 1000 == 0 ? "<p><a href=" + std::to_string(i) + ">x</a></p>" : std::string("<p>x</p>");
+    std::vector<std::string> expected;
+    for (std::size_t i = 0; i < paragraphs; i += 1000)
+        expected.push_back(std::to_string(i));
+    EXPECT_TRUE(asiocrawl::detail::guard_markup(html).rewritten.has_value());
+    EXPECT_EQ(extract_links(html).references, expected);
 }
 
 } // namespace

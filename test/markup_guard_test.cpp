@@ -14,6 +14,13 @@ using asiocrawl::detail::guard_markup;
 using asiocrawl::detail::markup_guard_limits;
 using asiocrawl::detail::markup_guard_result;
 
+// The default limits but the element budget, for the tests of the other limits on big documents.
+markup_guard_limits without_element_budget() {
+    markup_guard_limits limits;
+    limits.max_elements = static_cast<std::size_t>(-1);
+    return limits;
+}
+
 std::string repeat(std::string_view piece, int times) {
     std::string out;
     out.reserve(piece.size() * static_cast<std::size_t>(times));
@@ -281,7 +288,7 @@ INSTANTIATE_TEST_SUITE_P(Limits, MarkupGuardBlank, testing::ValuesIn(blank_cases
 
 TEST(MarkupGuardHostile, DeepNestingStopsAtTheDepthLimit) {
     const std::string html = repeat("<div><b>", 100'000) + "<a href=/deep>d</a>";
-    const markup_guard_result r = guard_markup(html);
+    const markup_guard_result r = guard_markup(html, without_element_budget());
     ASSERT_TRUE(r.rewritten.has_value());
     EXPECT_EQ(r.rewritten->size(), html.size());
     EXPECT_LE(r.max_depth, 513u); // the limit, and the <a> that is never blanked
@@ -331,10 +338,130 @@ TEST(MarkupGuardHostile, ImplicitlyClosedElementsThatNestAreCounted) {
 TEST(MarkupGuardHostile, SiblingsThatTheParserClosesAreNotCounted) {
     for (const char* piece :
          {"<p>x", "<li>x", "<option>x", "<tr><td>x", "<table>", "<a href=/x>x", "<dd>x<dt>y"}) {
-        const markup_guard_result r = guard_markup("<table>" + repeat(piece, 50'000));
+        const markup_guard_result r =
+            guard_markup("<table>" + repeat(piece, 50'000), without_element_budget());
         EXPECT_FALSE(r.rewritten.has_value()) << piece;
         EXPECT_LT(r.max_depth, 8u) << piece;
     }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The element budget: past max_elements start tags, the others are removed except the never-blanked ones, and
+// end tags that would close nothing or create an element go too; each run of them is left as one space.
+
+struct element_budget_case {
+    const char* name;
+    std::size_t max_elements;
+    std::string html;
+    std::string expected; // equal to html when nothing is rewritten
+    std::size_t over_budget_tags;
+};
+
+std::ostream& operator<<(std::ostream& out, const element_budget_case& c) {
+    return out << c.name;
+}
+
+class MarkupGuardElementBudget : public testing::TestWithParam<element_budget_case> {};
+
+TEST_P(MarkupGuardElementBudget, BlanksTheTagsPastTheBudget) {
+    const element_budget_case& c = GetParam();
+    markup_guard_limits limits;
+    limits.max_elements = c.max_elements;
+    const markup_guard_result r = guard_markup(c.html, limits);
+    EXPECT_EQ(r.over_budget_tags, c.over_budget_tags) << c.html;
+    if (c.expected == c.html) {
+        EXPECT_FALSE(r.rewritten.has_value()) << c.html;
+        return;
+    }
+    ASSERT_TRUE(r.rewritten.has_value()) << c.html;
+    EXPECT_EQ(*r.rewritten, c.expected) << c.html;
+}
+
+const element_budget_case element_budget_cases[] = {
+    {"within_the_budget", 3, "<p>x</p><p>y</p><b>z</b>", "<p>x</p><p>y</p><b>z</b>", 0},
+    {"paragraphs_past_it", 2, "<p>x</p><p>y</p><p>z</p>", "<p>x</p><p>y</p> z ", 2},
+    {"divs_close_nothing", 1, "<div><div>x</div></div>", "<div> x</div> ", 2},
+    {"end_tag_of_a_real_ancestor_stays", 1, "<div><span>x</span></div>", "<div> x </div>", 2},
+    {"stray_br_end_tag", 1, "<p><b></br>", "<p> ", 2},
+    {"links_and_link_tags_stay", 1,
+     "<div><a href=/a>x</a><area href=/b><iframe src=/c></iframe><frame src=/d><meta http-equiv=refresh "
+     "content=\"0;url=/e\"><base href=/f>",
+     "<div><a href=/a>x</a><area href=/b><iframe src=/c></iframe><frame src=/d><meta http-equiv=refresh "
+     "content=\"0;url=/e\"><base href=/f>",
+     0},
+    {"raw_text_stays_raw", 1, "<div><script><a href=/x></script><style>p{}</style><textarea><p></textarea>",
+     "<div><script><a href=/x></script><style>p{}</style><textarea><p></textarea>", 0},
+    {"template_and_svg_stay", 1, "<div><template><svg><g></g></svg></template>",
+     "<div><template><svg> </svg></template>", 2},
+    {"frameset_stays", 0, "<frameset><frame src=/a></frameset>", "<frameset><frame src=/a></frameset>", 0},
+    {"void_elements_go", 1, "<div><img src=x><br><input>", "<div> ", 3},
+};
+
+INSTANTIATE_TEST_SUITE_P(Budget, MarkupGuardElementBudget, testing::ValuesIn(element_budget_cases),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+// ---------------------------------------------------------------------------------------------------------------
+// The link budget: the document is cut before the first link-bearing tag past max_links, and those of the
+// rest are counted.
+
+struct link_budget_case {
+    const char* name;
+    std::size_t max_links;
+    std::string html;
+    std::optional<std::string> rewritten;
+    std::size_t link_tags;
+    std::size_t dropped_links;
+};
+
+std::ostream& operator<<(std::ostream& out, const link_budget_case& c) {
+    return out << c.name;
+}
+
+class MarkupGuardLinkBudget : public testing::TestWithParam<link_budget_case> {};
+
+TEST_P(MarkupGuardLinkBudget, CutsAndCounts) {
+    const link_budget_case& c = GetParam();
+    markup_guard_limits limits;
+    limits.max_links = c.max_links;
+    const markup_guard_result r = guard_markup(c.html, limits);
+    EXPECT_EQ(r.rewritten, c.rewritten) << c.html;
+    EXPECT_EQ(r.link_tags, c.link_tags) << c.html;
+    EXPECT_EQ(r.dropped_links, c.dropped_links) << c.html;
+    EXPECT_EQ(r.cut, c.rewritten ? c.rewritten->size() : 0u) << c.html;
+}
+
+const link_budget_case link_budget_cases[] = {
+    {"no_budget", 0, "<a href=1></a><a href=2></a>", std::nullopt, 2, 0},
+    {"within_it", 2, "<a href=1></a><a href=2></a>", std::nullopt, 2, 0},
+    {"cut_before_the_third", 2, "<a href=1></a><a href=2></a><p>x<a href=3></a><a href=4>",
+     "<a href=1></a><a href=2></a><p>x", 2, 2},
+    {"anchors_without_href_do_not_count", 1, "<a name=x></a><a href=1><a>y<a href=2>z",
+     "<a name=x></a><a href=1><a>y", 1, 1},
+    {"every_kind_counts", 4,
+     "<a href=1><area href=2><iframe src=3></iframe><frame src=4><meta http-equiv=Refresh content=0><svg><a "
+     "xlink:href=6>",
+     "<a href=1><area href=2><iframe src=3></iframe><frame src=4>", 4, 2},
+    {"other_meta_and_frames_without_src_do_not", 1,
+     "<meta charset=utf-8><meta http-equiv=content-type><iframe></iframe><a href=1><a href=2>",
+     "<meta charset=utf-8><meta http-equiv=content-type><iframe></iframe><a href=1>", 1, 1},
+    {"raw_text_past_the_cut_is_not_counted", 1,
+     "<a href=1><a href=2><script><a href=3></script><!--<a href=4>--><textarea><a href=5></textarea><a "
+     "href=6>",
+     "<a href=1>", 1, 2},
+    {"blanked_attributes_before_the_cut", 1, "<p " + repeat("x ", 200) + "><a href=1><a href=2>",
+     "<p " + repeat("x ", 128) + std::string(144, ' ') + "><a href=1>", 1, 1},
+};
+
+INSTANTIATE_TEST_SUITE_P(Budget, MarkupGuardLinkBudget, testing::ValuesIn(link_budget_cases),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+TEST(MarkupGuardHostile, AMillionParagraphsBecomeText) {
+    const std::string html = "<body>" + repeat("<p>x</p>", 1'000'000);
+    const markup_guard_result r = guard_markup(html);
+    ASSERT_TRUE(r.rewritten.has_value());
+    EXPECT_LT(r.rewritten->size(), html.size() / 2); // each "<p>x</p>" past the budget is " x"
+    EXPECT_EQ(r.over_budget_tags, 2 * (1'000'001 - markup_guard_limits{}.max_elements));
+    EXPECT_EQ(r.rewritten->find("<p>", 6 + 8 * (markup_guard_limits{}.max_elements - 1)), std::string::npos);
 }
 
 } // namespace
