@@ -1,6 +1,7 @@
 #include <asiocrawl/links.hpp>
 
 #include "ascii.hpp"
+#include "links_unguarded.hpp"
 #include "markup_guard.hpp"
 
 #include <gumbo.h>
@@ -262,22 +263,15 @@ const GumboVector* children_of(const GumboNode& node) noexcept {
 
 } // namespace
 
-page_links extract_links(std::string_view html, std::size_t max_links) {
+namespace detail {
+
+page_links extract_links_unguarded(std::string_view parsed) {
     page_links links;
 
     GumboOptions options = kGumboDefaultOptions;
     // Parse errors are of no use here, and recording them costs time on exactly the sloppy pages that make
     // many.
     options.max_errors = 0;
-    // gumbo 0.10.1 is quadratic (and worse) in nesting depth, formatting elements and attributes per tag: the
-    // guard blanks what exceeds its limits, and leaves ordinary pages untouched (no copy).
-    // It also bounds the size of the tree (elements, and links past max_links: the rest of the document is
-    // cut and its link-bearing tags only counted).
-    detail::markup_guard_limits limits;
-    limits.max_links = max_links;
-    const detail::markup_guard_result guarded = detail::guard_markup(html, limits);
-    links.dropped_references = guarded.dropped_links;
-    const std::string_view parsed = guarded.rewritten ? std::string_view{*guarded.rewritten} : html;
     thread_local parse_arena arena;
     struct arena_reset {
         parse_arena& arena;
@@ -314,6 +308,22 @@ page_links extract_links(std::string_view html, std::size_t max_links) {
             }
         }
     }
+    return links;
+}
+
+} // namespace detail
+
+page_links extract_links(std::string_view html, std::size_t max_links) {
+    // gumbo 0.10.1 is quadratic (and worse) in nesting depth, formatting elements and attributes per tag, and
+    // fails assertions on some CDATA: the guard blanks what exceeds its limits and those CDATA sections, and
+    // leaves ordinary pages untouched (no copy). It also bounds the size of the tree (elements, and links
+    // past max_links: the rest of the document is cut and its link-bearing tags only counted).
+    detail::markup_guard_limits limits;
+    limits.max_links = max_links;
+    const detail::markup_guard_result guarded = detail::guard_markup(html, limits);
+    page_links links =
+        detail::extract_links_unguarded(guarded.rewritten ? std::string_view{*guarded.rewritten} : html);
+    links.dropped_references = guarded.dropped_links;
     return links;
 }
 

@@ -517,11 +517,13 @@ private:
                 const std::size_t close = in_.find("]]>", lt + 9);
                 end = close == std::string_view::npos ? n : close + 3;
             }
-            if (cdata && integration_points_ != 0) {
+            if (cdata && (integration_points_ != 0 || fostered_foreign_)) {
                 // gumbo 0.10.1 fails an assertion, which aborts the process, on a CDATA section at an
                 // integration point in table modes ("<table><math><mi><![CDATA[x]]>y"), and its idea of the
-                // current node can differ from the model's (it lets any unknown end tag close any unknown
-                // element). The section, or bogus comment, is text or nothing: spaces lose nothing.
+                // current node there differs from the model's (it lets any unknown end tag close any unknown
+                // element, and handles end tags at integration points by HTML rules). So once SVG or MathML
+                // has been opened directly in a table, every CDATA opener is blanked. The section, or bogus
+                // comment, is text or nothing: spaces lose nothing.
                 blank(lt, end);
                 ++result_.blanked_cdata;
             }
@@ -1454,6 +1456,8 @@ private:
         case tag::svg:
         case tag::math:
             reconstruct();
+            if (current_table_mode() == table_mode::table)
+                fostered_foreign_ = true;
             if (!t.self_closing)
                 push(t.id, t.key, t.id == tag::svg ? space::svg : space::math);
             return;
@@ -1763,6 +1767,7 @@ private:
     std::array<std::uint32_t, tag_count> open_{};
     std::uint32_t serial_ = 0;
     std::size_t integration_points_ = 0; // open SVG and MathML integration points
+    bool fostered_foreign_ = false;      // SVG or MathML was opened in a table (not in a cell)
     std::size_t cut_ = npos;             // past max_links: where the document ends
     std::vector<std::uint64_t> removed_; // a bit a byte: tags blanked past the element budget
 };

@@ -29,8 +29,9 @@
 // these are then removed from the copy (a run of them becomes one space), so that the text they merge into
 // stays small; past max_links link-bearing tags, the document is cut (the crawler keeps that many links of a
 // page anyway) and the guard only counts the link-bearing tags of the rest. Either makes the copy shorter.
-// Whatever the limits, a CDATA section at an SVG or MathML integration point is blanked too: gumbo 0.10.1 as
-// Debian builds it (with assertions) aborts the process on one in a table, and its content is only text.
+// Whatever the limits, a CDATA section at an SVG or MathML integration point, or anywhere once SVG or MathML
+// was opened directly in a table, is blanked too: gumbo 0.10.1 as Debian builds it (with assertions) fails an
+// assertion on one at an integration point in a table, and its content is only text.
 //
 // Internal to asiocrawl (links.cpp); sans-io, no allocation beyond the copy and the model's two small stacks.
 #pragma once

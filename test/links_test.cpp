@@ -1,5 +1,6 @@
 #include <asiocrawl/links.hpp>
 
+#include "links_unguarded.hpp"
 #include "markup_guard.hpp"
 
 #include <gmock/gmock.h>
@@ -345,7 +346,8 @@ TEST(ExtractLinksGumboAssertions, CdataAtAnIntegrationPointInATableDoesNotAbort)
           "<table><tr><math><mi><![CDATA[x]]>y", "<table><colgroup><math><mi><![CDATA[x]]>y",
           "<table><svg><desc><![CDATA[x]]>y", "<table><svg><foreignObject><![CDATA[x]]>y",
           "<table><math><annotation-xml encoding=text/html><![CDATA[x]]>y",
-          "<table><math><mi><s=></g><![CDATA[<]]>>"}) {
+          "<table><math><mi><s=></g><![CDATA[<]]>>", "<table><math><g><mi></g/><![CDATA[b]]>t",
+          "<table><math><mi><mi></mi><![CDATA[b]]>t"}) {
         EXPECT_THAT(extract_links(std::string(html) + "<a href=/after>a</a>").references,
                     ElementsAre("/after"))
             << html;
@@ -503,8 +505,8 @@ std::string corpus_file(const std::string& name) {
 }
 
 TEST(ExtractLinksGumboAssertions, NoInputOfTheCorpusAbortsTheProcess) {
-    for (const auto* name :
-         {"gumbo_assert_cdata", "gumbo_assert_unknown_end_tag", "gumbo_assert_text_in_table"}) {
+    for (const auto* name : {"gumbo_assert_cdata", "gumbo_assert_unknown_end_tag",
+                             "gumbo_assert_end_tag_at_integration_point", "gumbo_assert_text_in_table"}) {
         const std::string html = corpus_file(name);
         ASSERT_FALSE(html.empty()) << name;
         (void)extract_links(html);
@@ -513,16 +515,24 @@ TEST(ExtractLinksGumboAssertions, NoInputOfTheCorpusAbortsTheProcess) {
 
 TEST(ExtractLinksGumboAssertions, AFailedAssertionGivesUpOnThatPageAlone) {
     // Text in a table after <math><mi>: gumbo asserts that its pending text buffer is empty, and it is not.
-    const page_links failed = extract_links(corpus_file("gumbo_assert_text_in_table"));
+    // The markup guard blanks the CDATA section behind it, so this needs gumbo without the guard: the
+    // recovery is for the assertions that the guard does not know.
+    const page_links failed =
+        asiocrawl::detail::extract_links_unguarded(corpus_file("gumbo_assert_text_in_table"));
     EXPECT_TRUE(failed.parser_gave_up);
     EXPECT_TRUE(failed.references.empty());
+    const page_links guarded = extract_links(corpus_file("gumbo_assert_text_in_table"));
+    EXPECT_FALSE(guarded.parser_gave_up);
+    EXPECT_THAT(guarded.references, testing::Contains("/x"));
     // The same thread parses the next page as usual: nothing was left behind by the abandoned parse.
     const page_links next = extract_links("<a href=/after>x</a>");
     EXPECT_FALSE(next.parser_gave_up);
     EXPECT_THAT(next.references, testing::ElementsAre("/after"));
     // And on another thread too, where the recovery point is that thread's own.
-    std::thread other(
-        [] { EXPECT_TRUE(extract_links(corpus_file("gumbo_assert_text_in_table")).parser_gave_up); });
+    std::thread other([] {
+        EXPECT_TRUE(asiocrawl::detail::extract_links_unguarded(corpus_file("gumbo_assert_text_in_table"))
+                        .parser_gave_up);
+    });
     other.join();
 }
 

@@ -273,6 +273,10 @@ const blank_case blank_cases[] = {
     {"cdata_at_html_integration_point", "<svg><desc><![CDATA[<a>]]>", {}, {"<![CDATA[<a>]]>"}},
     {"unclosed_cdata_at_integration_point", "<svg><foreignObject><![CDATA[x", {}, {"<![CDATA[x"}},
     {"cdata_below_an_integration_point", "<math><mi><x><![CDATA[y>z]]>", {}, {"<![CDATA[y>"}},
+    {"cdata_after_math_in_a_table",
+     "<table><math><g><mi></g/></math><svg><![CDATA[b]]></svg></table><p><![CDATA[c>d]]>",
+     {},
+     {"<![CDATA[b]]>", "<![CDATA[c>"}},
 };
 
 INSTANTIATE_TEST_SUITE_P(Limits, MarkupGuardBlank, testing::ValuesIn(blank_cases),
