@@ -35,5 +35,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                 std::abort();
         (void)asiocrawl::extract_links(out);
     }
+
+    // The element and link budgets, small enough to be crossed: the copy may then be shorter (tags past the
+    // element budget are cut out, the document is cut at the link budget), never longer, and it parses.
+    static const asiocrawl::detail::markup_guard_limits budgets{.max_elements = 16, .max_links = 3};
+    const auto budgeted = asiocrawl::detail::guard_markup(html, budgets);
+    if (budgeted.rewritten) {
+        if (budgeted.rewritten->size() > html.size() || budgeted.cut > html.size())
+            std::abort();
+        (void)asiocrawl::extract_links(*budgeted.rewritten);
+    }
+    (void)asiocrawl::extract_links(html, 3);
     return 0;
 }
