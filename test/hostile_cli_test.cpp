@@ -6,6 +6,7 @@
 #include "support/compress.hpp"
 #include "support/hostile_server.hpp"
 #include "support/process.hpp"
+#include "support/temp_dir.hpp"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
@@ -21,12 +22,12 @@
 #include <thread>
 #include <vector>
 
-#include <unistd.h>
-
 namespace asio = boost::asio;
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
+using asiocrawl::test::head_fields;
 using asiocrawl::test::hostile_server;
+using asiocrawl::test::links_to;
 using exchange = hostile_server::exchange;
 using task = asio::awaitable<void>;
 
@@ -40,17 +41,6 @@ constexpr bool rss_is_meaningful = false;
 #else
 constexpr bool rss_is_meaningful = true;
 #endif
-
-std::string head_fields(const std::string& fields) {
-    return "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n" + fields + "\r\n";
-}
-
-std::string links_to(const std::vector<std::string>& hrefs) {
-    std::string html = "<html><body>";
-    for (const auto& h : hrefs)
-        html += "<a href=\"" + h + "\">x</a>\n";
-    return html + "</body></html>";
-}
 
 /// A hostile_server answering on a thread of its own while the crawler runs as a child process. Routes are
 /// set before start(); what it saw is read after stop().
@@ -69,15 +59,6 @@ struct threaded_hostile_server {
         thread.join();
     }
     ~threaded_hostile_server() { stop(); }
-};
-
-struct temp_dir {
-    fs::path path = fs::temp_directory_path() / ("asiocrawl-hostile-cli-" + std::to_string(::getpid()));
-    temp_dir() { fs::create_directories(path); }
-    ~temp_dir() {
-        std::error_code ignored;
-        fs::remove_all(path, ignored);
-    }
 };
 
 struct record_line {
@@ -107,7 +88,7 @@ std::map<std::string, record_line> read_records(const fs::path& file) {
 
 struct hostile_cli : ::testing::Test {
     threaded_hostile_server site;
-    temp_dir dir;
+    asiocrawl::test::temp_dir dir{"hostile-cli"};
     fs::path records_file = dir.path / "records.jsonl";
     static constexpr std::uint64_t body_limit = 1u << 20;
 

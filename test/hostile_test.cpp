@@ -22,7 +22,9 @@
 namespace asio = boost::asio;
 using namespace asiocrawl;
 using namespace std::chrono_literals;
+using asiocrawl::test::head_fields;
 using asiocrawl::test::hostile_server;
+using asiocrawl::test::links_to;
 using exchange = hostile_server::exchange;
 using task = asio::awaitable<void>;
 
@@ -30,17 +32,6 @@ namespace {
 
 constexpr std::uint64_t body_limit = 64 * 1024;
 constexpr std::uint32_t header_limit = 8 * 1024;
-
-std::string links_to(const std::vector<std::string>& hrefs) {
-    std::string html = "<html><body>";
-    for (const auto& h : hrefs)
-        html += "<a href=\"" + h + "\">x</a>\n";
-    return html + "</body></html>";
-}
-
-std::string head_fields(const std::string& fields) {
-    return "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n" + fields + "\r\n";
-}
 
 struct hostile : ::testing::Test {
     asio::io_context ctx;

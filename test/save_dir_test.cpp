@@ -1,11 +1,12 @@
 #include <asiocrawl/outputs/save_dir.hpp>
 
+#include "support/temp_dir.hpp"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
-#include <random>
 #include <sstream>
 
 namespace {
@@ -109,16 +110,10 @@ TEST(SavePathLimits, CutDoesNotSplitAUtf8Character) {
     EXPECT_NE(static_cast<unsigned char>(name[tilde - 1]), 0xC3);
 }
 
-struct temp_dir {
-    fs::path path;
-    temp_dir() {
-        std::random_device random;
-        path = fs::temp_directory_path() / ("asiocrawl-save-test-" + std::to_string(random()));
-    }
-    ~temp_dir() {
-        std::error_code ignored;
-        fs::remove_all(path, ignored);
-    }
+// The writer creates its directory itself: the tests start without one.
+struct save_test_dir : asiocrawl::test::temp_dir {
+    save_test_dir()
+        : temp_dir("save-test", false) {}
 };
 
 std::string slurp(const fs::path& file) {
@@ -143,7 +138,7 @@ std::size_t regular_files_under(const fs::path& root) {
 }
 
 TEST(SaveDirWriter, WritesTheTreeAndResolvesCollisions) {
-    temp_dir dir;
+    save_test_dir dir;
     {
         save_dir_writer writer{dir.path / "site"};
         writer.write(page("http://example.com/"), "root");
@@ -175,7 +170,7 @@ TEST(SaveDirWriter, WritesTheTreeAndResolvesCollisions) {
 }
 
 TEST(SaveDirWriter, ASymlinkInTheTreeIsNotFollowed) {
-    temp_dir dir;
+    save_test_dir dir;
     fs::create_directories(dir.path / "outside");
     fs::create_directories(dir.path / "site" / "example.com");
     fs::create_directory_symlink(dir.path / "outside", dir.path / "site" / "example.com" / "link");
@@ -188,7 +183,7 @@ TEST(SaveDirWriter, ASymlinkInTheTreeIsNotFollowed) {
 }
 
 TEST(SaveDirWriter, LaterCopyOfAUrlReplacesTheEarlierOne) {
-    temp_dir dir;
+    save_test_dir dir;
     save_dir_writer writer{dir.path};
     writer.write(page("http://example.com/p"), "first");
     writer.write(page("http://example.com/p"), "second");

@@ -6,6 +6,7 @@
 #include "outputs/background_worker.hpp"
 #include "support/loopback.hpp"
 #include "support/raw_server.hpp"
+#include "support/temp_dir.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -23,7 +24,6 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
-#include <random>
 #include <regex>
 #include <sstream>
 
@@ -219,19 +219,6 @@ TEST(BackgroundWorker, AFailingJobIsReportedAndLaterJobsStillRun) {
 
 // ---- the writer, fed with exchanges captured from real loopback servers ----
 
-struct temp_dir {
-    fs::path path;
-    temp_dir() {
-        std::random_device random;
-        path = fs::temp_directory_path() / ("asiocrawl-warc-test-" + std::to_string(random()));
-        fs::create_directories(path);
-    }
-    ~temp_dir() {
-        std::error_code ignored;
-        fs::remove_all(path, ignored);
-    }
-};
-
 struct captured {
     std::string url;
     std::string request;
@@ -368,7 +355,7 @@ node_result run_warcio_check(const fs::path& expectations, const std::vector<std
 class WarcWriterLoopback : public testing::Test {
 protected:
     asio::io_context ctx;
-    temp_dir dir;
+    asiocrawl::test::temp_dir dir{"warc-test"};
     std::vector<std::pair<http_exchange, expectation>> cases;
     std::vector<captured> storage;
 
@@ -568,7 +555,7 @@ TEST_F(WarcWriterLoopback, WarcioCheckCatchesACorruptedPayload) {
 // keep-alive connections, gzip negotiation), archived and read back by warcio.js.
 TEST(WarcFromFetcher, CapturedExchangesReadBackWithWarcio) {
     SKIP_WITHOUT_WARCIO();
-    temp_dir dir;
+    asiocrawl::test::temp_dir dir{"warc-test"};
     asio::io_context ctx;
     const std::string page = "<html><body>captured by the fetcher</body></html>";
     demo::http_server server{

@@ -25,6 +25,19 @@
 
 namespace asiocrawl::test {
 
+/// A page of links, one <a href> per entry.
+inline std::string links_to(const std::vector<std::string>& hrefs) {
+    std::string html = "<html><body>";
+    for (const auto& h : hrefs)
+        html += "<a href=\"" + h + "\">x</a>\n";
+    return html + "</body></html>";
+}
+
+/// The head of a 200 text/html answer with `fields` (each ending in CRLF) added, up to its blank line.
+inline std::string head_fields(const std::string& fields) {
+    return "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n" + fields + "\r\n";
+}
+
 class hostile_server {
 public:
     struct shared;
