@@ -4,6 +4,7 @@
 #include "decoder.hpp"
 #include "fetcher.hpp"
 #include "frontier.hpp"
+#include "page_links.hpp"
 #include "seen_set.hpp"
 #include "work_queue.hpp"
 
@@ -107,48 +108,9 @@ std::chrono::microseconds micros(clock_type::duration d) {
     return std::chrono::duration_cast<std::chrono::microseconds>(d);
 }
 
-/// Links of one page, resolved and normalized: pure work that may run on the parse pool.
-struct resolved_links {
-    std::vector<boost::urls::url> urls; // in document order, duplicates kept
-    std::size_t invalid = 0;
-    std::size_t not_http = 0;
-    std::size_t over_page_cap = 0; // links past trap_config::max_links_per_page, never resolved
-    bool parser_gave_up = false;   // page_links::parser_gave_up
-    std::string body;              // handed back: the caller still owns the page
-};
-
-resolved_links resolve_links(boost::urls::url_view page, std::string body, std::size_t max_links) {
-    resolved_links out;
-    // With the cap, the parse stops at the first max_links link-bearing tags and counts the others.
-    page_links links = extract_links(body, max_links);
-    out.parser_gave_up = links.parser_gave_up;
-    out.over_page_cap = links.dropped_references;
-    if (max_links != 0 && links.references.size() > max_links) {
-        out.over_page_cap += links.references.size() - max_links;
-        links.references.resize(max_links);
-    }
-    boost::urls::url base{page};
-    if (links.base_href) {
-        if (auto resolved = normalize_reference(page, *links.base_href))
-            base = std::move(*resolved);
-    }
-    out.urls.reserve(links.references.size());
-    for (const auto& reference : links.references) {
-        auto link = normalize_reference(base, reference);
-        if (link)
-            out.urls.push_back(std::move(*link));
-        else if (link.error() == error::unsupported_scheme)
-            ++out.not_http;
-        else
-            ++out.invalid;
-    }
-    out.body = std::move(body);
-    return out;
-}
-
-asio::awaitable<resolved_links> resolve_links_task(std::string page_url, std::string body,
-                                                   std::size_t max_links) {
-    co_return resolve_links(boost::urls::parse_uri(page_url).value(), std::move(body), max_links);
+asio::awaitable<detail::resolved_links> resolve_links_task(std::string page_url, std::string body,
+                                                           std::size_t max_links) {
+    co_return detail::resolve_links(boost::urls::parse_uri(page_url).value(), std::move(body), max_links);
 }
 
 } // namespace
@@ -524,7 +486,7 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
 
     asio::awaitable<void> queue_links(boost::urls::url_view page_url, std::string& body,
                                       const work_item& item, record& r) {
-        resolved_links links;
+        detail::resolved_links links;
         if (parse_pool) {
             // The body travels to the pool and back by move: no copy, and no crawl state leaves this thread.
             links =
@@ -533,7 +495,7 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
                                                            config.traps.max_links_per_page),
                                         asio::use_awaitable);
         } else {
-            links = resolve_links(page_url, std::move(body), config.traps.max_links_per_page);
+            links = detail::resolve_links(page_url, std::move(body), config.traps.max_links_per_page);
         }
         body = std::move(links.body);
         for (std::size_t i = 0; i < links.not_http; ++i)
