@@ -1,6 +1,6 @@
 #include <asiocrawl/links.hpp>
 
-#include "links_unguarded.hpp"
+#include "links_gumbo.hpp"
 #include "markup_guard.hpp"
 
 #include <gmock/gmock.h>

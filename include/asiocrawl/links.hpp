@@ -1,7 +1,8 @@
-// Link extraction from HTML with gumbo. Sans-io: bytes in, raw references out.
+// Link extraction from HTML. Sans-io: bytes in, raw references out.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -9,26 +10,70 @@
 
 namespace asiocrawl {
 
+/// Which HTML parser reads pages for links.
+enum class html_parser : std::uint8_t {
+    /// The streaming extractor: one pass through the HTML tokenizer and the part of tree construction that
+    /// decides where links are, no tree built; the same links as `gumbo` (docs/LINKS.md lists the deliberate
+    /// differences). The default.
+    fast,
+    /// gumbo's full tree parse, behind the markup guard that keeps it linear (docs/HOSTILE.md).
+    gumbo,
+};
+
+/// What a page requisite is: a resource the page needs to display, which an archive that replays needs too.
+enum class requisite_kind : std::uint8_t {
+    image,      ///< <img src>, <img srcset>, <video poster>
+    script,     ///< <script src>
+    stylesheet, ///< <link rel=stylesheet href>
+    icon,       ///< <link rel=icon href> (also "shortcut icon", "apple-touch-icon")
+    preload,    ///< <link rel=preload href>, <link rel=modulepreload href>
+    media,      ///< <video src>, <audio src>, <source src>
+    object,     ///< <object data>
+    embed,      ///< <embed src>
+    style,      ///< url() and @import in a <style> element or a style attribute
+};
+
+/// A name for a requisite kind: "image", "script", "stylesheet", ...
+std::string_view requisite_kind_name(requisite_kind kind) noexcept;
+
+struct page_requisite {
+    /// The reference as written (entities decoded, nothing resolved).
+    std::string url;
+    requisite_kind kind;
+};
+
 /// What a page links to, as written in the markup (entities decoded by the HTML parser, nothing resolved).
 struct page_links {
     /// href of the first <base> element that has one, if any. Links resolve against it.
     std::optional<std::string> base_href;
-    /// In document order: <a href>, <area href>, <frame src>, <iframe src>, and the URL of
-    /// <meta http-equiv="refresh" content="N; url=...">. Duplicates are kept; empty values are dropped.
+    /// In document order: <a href>, <area href>, <frame src>, <iframe src>, SVG <a href> (or xlink:href), and the
+    /// URL of <meta http-equiv="refresh" content="N; url=...">. Duplicates are kept; empty values are dropped.
     std::vector<std::string> references;
+    /// Page requisites in document order, only when asked for (extract_options::requisites); empty values are
+    /// dropped. Never in `references`.
+    std::vector<page_requisite> requisites;
     /// True when the HTML parser failed one of its internal assertions on this page and gave up: no links
-    /// were found, and the crawl goes on (gumbo 0.10.1 has such assertions; see docs/HOSTILE.md).
+    /// were found, and the crawl goes on (only gumbo 0.10.1 has such assertions; see docs/HOSTILE.md).
     bool parser_gave_up = false;
-    /// With a max_links cap: the link-bearing tags (<a>/<area> with href, <frame>/<iframe> with src, meta
-    /// refresh) past the first max_links, which were not parsed. Counted on the tokens, so approximate: an
-    /// empty href or a link the parser would drop counts too.
+    /// With a max_links cap: the links past the first max_links. The fast parser counts exactly the links it
+    /// would have returned; gumbo's path counts the link-bearing tags of the part of the document it cut off
+    /// (approximate: an empty href counts too).
     std::size_t dropped_references = 0;
 };
 
-/// Parses `html` (any bytes; never throws on malformed markup) and collects its links. With `max_links` other
-/// than 0, the document is parsed only up to the first max_links link-bearing tags (so `references` has at
-/// most that many), and those past them are counted in `dropped_references`. Whatever the cap, past 100,000
-/// start tags the others are not parsed as elements, except those that carry links (see markup_guard.hpp).
+struct extract_options {
+    html_parser parser = html_parser::fast;
+    /// Keep the first max_links references (and requisites); 0: no cap.
+    std::size_t max_links = 0;
+    /// Also collect page requisites (off by default: a crawl that only follows links needs none).
+    bool requisites = false;
+};
+
+/// Parses `html` (any bytes, read as UTF-8; never throws on malformed markup) and collects its links.
+page_links extract_links(std::string_view html, const extract_options& options);
+
+/// The same with the fast parser: at most max_links references (0: no cap), the others counted in
+/// `dropped_references`.
 page_links extract_links(std::string_view html, std::size_t max_links = 0);
 
 /// The URL part of a meta refresh content attribute ("5; URL='/next'" -> "/next"); nullopt when it has none.
@@ -36,5 +81,17 @@ std::optional<std::string> parse_meta_refresh(std::string_view content);
 
 /// True for the media types whose bodies are parsed for links: text/html and application/xhtml+xml.
 bool is_html_media_type(std::string_view media_type) noexcept;
+
+/// A reference found in CSS: the argument of url() or of @import.
+struct css_reference {
+    std::string url;
+    /// From an @import rule (the stylesheet it names is a stylesheet too), not a url() elsewhere.
+    bool import = false;
+};
+
+/// The url() and @import references of a stylesheet (or of a style attribute's declarations), in order,
+/// following the CSS Syntax tokenizer: comments, strings, escapes and identifiers such as "myurl(" are not
+/// mistaken for references. `css` is UTF-8.
+std::vector<css_reference> extract_css_references(std::string_view css);
 
 } // namespace asiocrawl
