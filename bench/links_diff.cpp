@@ -1,7 +1,7 @@
-// asiocrawl-links-diff: the differential of the two link extractors on real documents. Runs the fast streaming
-// extractor and gumbo (its oracle, behind the markup guard) on every file given or found under the directories
-// given, and reports the pages compared and the pages whose links differ, with the first differences.
-// Usage: asiocrawl-links-diff [--show N] [--ext .html,.htm] PATH...
+// asiocrawl-links-diff: the differential of the two link extractors on real documents. Runs the fast
+// streaming extractor and gumbo (its oracle, behind the markup guard) on every file given or found under the
+// directories given, and reports the pages compared and the pages whose links differ, with the first
+// differences. Usage: asiocrawl-links-diff [--show N] [--ext .html,.htm] PATH...
 //        exit status 1 when a page differs outside the documented deviations (docs/LINKS.md).
 
 #include "links_differential.hpp"
@@ -56,7 +56,8 @@ int main(int argc, char** argv) {
             files.push_back(root);
             continue;
         }
-        for (auto it = fs::recursive_directory_iterator(root, fs::directory_options::skip_permission_denied, ec);
+        for (auto it =
+                 fs::recursive_directory_iterator(root, fs::directory_options::skip_permission_denied, ec);
              it != fs::recursive_directory_iterator(); it.increment(ec))
             if (it->is_regular_file(ec) && wanted(it->path()))
                 files.push_back(it->path());

@@ -4,6 +4,9 @@
 #include "ascii.hpp"
 
 #include <algorithm>
+#include <cerrno>
+#include <iconv.h>
+#include <memory>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -467,6 +470,298 @@ charset_info detect_charset(std::string_view content_type_charset, std::string_v
             return {std::string(name), "meta"};
     }
     return {};
+}
+
+namespace {
+
+// ---- Conversions with glibc's iconv ----------------------------------------------------------------------
+
+// The iconv names of the WHATWG encodings, for decoding and for encoding (they differ where the Encoding
+// Standard's decoder reads a superset: its "gbk" decoder is the gb18030 decoder).
+struct iconv_names {
+    std::string_view whatwg;
+    const char* decoder;
+    const char* encoder;
+};
+
+constexpr iconv_names iconv_table[] = {
+    {"ibm866", "IBM866", "IBM866"},
+    {"iso-8859-2", "ISO-8859-2", "ISO-8859-2"},
+    {"iso-8859-3", "ISO-8859-3", "ISO-8859-3"},
+    {"iso-8859-4", "ISO-8859-4", "ISO-8859-4"},
+    {"iso-8859-5", "ISO-8859-5", "ISO-8859-5"},
+    {"iso-8859-6", "ISO-8859-6", "ISO-8859-6"},
+    {"iso-8859-7", "ISO-8859-7", "ISO-8859-7"},
+    {"iso-8859-8", "ISO-8859-8", "ISO-8859-8"},
+    {"iso-8859-8-i", "ISO-8859-8", "ISO-8859-8"},
+    {"iso-8859-10", "ISO-8859-10", "ISO-8859-10"},
+    {"iso-8859-13", "ISO-8859-13", "ISO-8859-13"},
+    {"iso-8859-14", "ISO-8859-14", "ISO-8859-14"},
+    {"iso-8859-15", "ISO-8859-15", "ISO-8859-15"},
+    {"iso-8859-16", "ISO-8859-16", "ISO-8859-16"},
+    {"koi8-r", "KOI8-R", "KOI8-R"},
+    {"koi8-u", "KOI8-U", "KOI8-U"},
+    {"macintosh", "MACINTOSH", "MACINTOSH"},
+    {"windows-874", "WINDOWS-874", "WINDOWS-874"},
+    {"windows-1250", "CP1250", "CP1250"},
+    {"windows-1251", "CP1251", "CP1251"},
+    {"windows-1252", "CP1252", "CP1252"},
+    {"windows-1253", "CP1253", "CP1253"},
+    {"windows-1254", "CP1254", "CP1254"},
+    {"windows-1255", "CP1255", "CP1255"},
+    {"windows-1256", "CP1256", "CP1256"},
+    {"windows-1257", "CP1257", "CP1257"},
+    {"windows-1258", "CP1258", "CP1258"},
+    {"x-mac-cyrillic", "MAC-CYRILLIC", "MAC-CYRILLIC"},
+    {"gbk", "GB18030", "GBK"},
+    {"gb18030", "GB18030", "GB18030"},
+    {"big5", "BIG5-HKSCS", "BIG5-HKSCS"},
+    {"euc-jp", "EUC-JP", "EUC-JP"},
+    {"iso-2022-jp", "ISO-2022-JP", "ISO-2022-JP"},
+    {"shift_jis", "CP932", "CP932"},
+    {"euc-kr", "CP949", "CP949"},
+    {"utf-16be", "UTF-16BE", nullptr},
+    {"utf-16le", "UTF-16LE", nullptr},
+};
+
+const iconv_names* find_iconv_names(std::string_view encoding) noexcept {
+    for (const auto& names : iconv_table)
+        if (names.whatwg == encoding)
+            return &names;
+    return nullptr;
+}
+
+// Opening a converter loads a gconv module: each thread keeps the ones it opened.
+class converter_cache {
+public:
+    converter_cache() = default;
+    converter_cache(const converter_cache&) = delete;
+    converter_cache& operator=(const converter_cache&) = delete;
+    ~converter_cache() {
+        for (auto& entry : entries_)
+            if (entry.cd != invalid())
+                iconv_close(entry.cd);
+    }
+
+    /// A converter from `from` to `to` in its initial state, or invalid().
+    iconv_t get(const char* from, const char* to) {
+        for (auto& entry : entries_)
+            if (entry.from == from && entry.to == to) {
+                if (entry.cd != invalid())
+                    iconv(entry.cd, nullptr, nullptr, nullptr, nullptr);
+                return entry.cd;
+            }
+        entries_.push_back({from, to, iconv_open(to, from)});
+        return entries_.back().cd;
+    }
+    static iconv_t invalid() noexcept { return reinterpret_cast<iconv_t>(-1); }
+
+private:
+    struct entry {
+        std::string from;
+        std::string to;
+        iconv_t cd;
+    };
+    std::vector<entry> entries_;
+};
+
+converter_cache& converters() {
+    thread_local converter_cache cache;
+    return cache;
+}
+
+constexpr std::string_view replacement_utf8 = "\xEF\xBF\xBD";
+
+void append_utf8(std::string& out, char32_t cp) {
+    if (cp < 0x80) {
+        out.push_back(static_cast<char>(cp));
+    } else if (cp < 0x800) {
+        out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
+        out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+    } else {
+        out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
+        out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+        out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+    }
+}
+
+/// Converts with iconv, calling `on_error(rest, out, cut)` at each input sequence the converter rejects
+/// (`cut`: it is cut short by the end of the input); on_error appends what stands for it and returns the
+/// bytes to skip.
+template <class OnError>
+bool convert(iconv_t cd, std::string_view input, std::string& out, OnError on_error) {
+    char* in = const_cast<char*>(input.data()); // iconv's signature; it does not write to the input
+    std::size_t in_left = input.size();
+    std::size_t used = out.size();
+    out.resize(used + input.size() * 2 + 16);
+    for (bool flushed = false; !flushed;) {
+        char* to = out.data() + used;
+        std::size_t to_left = out.size() - used;
+        std::size_t result;
+        if (in_left > 0) {
+            result = iconv(cd, &in, &in_left, &to, &to_left);
+        } else {
+            result = iconv(cd, nullptr, nullptr, &to, &to_left); // back to the initial shift state
+            flushed = result != static_cast<std::size_t>(-1);
+        }
+        used = out.size() - to_left;
+        if (result != static_cast<std::size_t>(-1))
+            continue;
+        if (errno == E2BIG) {
+            out.resize(out.size() * 2 + 16);
+            continue;
+        }
+        if (errno != EILSEQ && errno != EINVAL) {
+            out.resize(used);
+            return false;
+        }
+        out.resize(used);
+        const std::size_t skip =
+            std::min(on_error(std::string_view(in, in_left), out, errno == EINVAL), in_left);
+        in += skip;
+        in_left -= skip;
+        used = out.size();
+        out.resize(used + in_left * 2 + 16);
+    }
+    out.resize(used);
+    return true;
+}
+
+} // namespace
+
+std::optional<std::string> decode_to_utf8(std::string_view bytes, std::string_view encoding) {
+    if (encoding.empty() || encoding == "utf-8")
+        return std::nullopt;
+    std::string out;
+    if (encoding == "replacement") {
+        // The whole input is one error (the encodings that ISO-2022-KR and others' labels name).
+        if (!bytes.empty())
+            out = replacement_utf8;
+        return out;
+    }
+    if (encoding == "x-user-defined") {
+        // Defined arithmetically: bytes 0x80-0xFF are U+F780-U+F7FF.
+        out.reserve(bytes.size());
+        for (const char c : bytes) {
+            const auto b = static_cast<unsigned char>(c);
+            if (b < 0x80)
+                out.push_back(c);
+            else
+                append_utf8(out, 0xF780 + b - 0x80);
+        }
+        return out;
+    }
+    const iconv_names* names = find_iconv_names(encoding);
+    if (names == nullptr)
+        return std::nullopt;
+    if (encoding == "utf-16le" && bytes.starts_with("\xFF\xFE"))
+        bytes.remove_prefix(2);
+    else if (encoding == "utf-16be" && bytes.starts_with("\xFE\xFF"))
+        bytes.remove_prefix(2);
+    const iconv_t cd = converters().get(names->decoder, "UTF-8");
+    if (cd == converter_cache::invalid())
+        return std::nullopt;
+    const bool windows_1252 = encoding == "windows-1252";
+    const std::size_t unit = encoding.starts_with("utf-16") ? 2 : 1;
+    out.reserve(bytes.size() + bytes.size() / 4);
+    const bool ok =
+        convert(cd, bytes, out, [&](std::string_view rest, std::string& o, bool cut) -> std::size_t {
+            const auto b = static_cast<unsigned char>(rest.front());
+            // The five bytes windows-1252 leaves undefined are C1 controls for the Encoding Standard.
+            if (windows_1252 && (b == 0x81 || b == 0x8D || b == 0x8F || b == 0x90 || b == 0x9D)) {
+                append_utf8(o, b);
+                return 1;
+            }
+            o += replacement_utf8;
+            return cut ? rest.size() : std::min(unit, rest.size());
+        });
+    if (!ok)
+        return std::nullopt;
+    return out;
+}
+
+bool query_uses_document_encoding(std::string_view encoding) noexcept {
+    return !(encoding.empty() || encoding == "utf-8" || encoding == "utf-16be" || encoding == "utf-16le" ||
+             encoding == "replacement");
+}
+
+std::string encode_query(std::string_view utf8_query, std::string_view encoding) {
+    const auto percent = [](std::string& out, unsigned char b) {
+        static constexpr char hex[] = "0123456789ABCDEF";
+        out.push_back('%');
+        out.push_back(hex[b >> 4]);
+        out.push_back(hex[b & 0xF]);
+    };
+    // One character at a time past ASCII: the code point of a character the encoding lacks is what is
+    // written.
+    const auto next_code_point = [](std::string_view s, std::size_t& i) -> char32_t {
+        const auto b0 = static_cast<unsigned char>(s[i]);
+        const std::size_t length = b0 < 0xE0 ? 2 : b0 < 0xF0 ? 3 : 4;
+        if (b0 < 0xC2 || b0 > 0xF4 || i + length > s.size()) {
+            ++i;
+            return 0xFFFD;
+        }
+        char32_t cp = b0 & (0xFF >> (length + 1));
+        for (std::size_t k = 1; k < length; ++k) {
+            const auto b = static_cast<unsigned char>(s[i + k]);
+            if ((b & 0xC0) != 0x80) {
+                ++i;
+                return 0xFFFD;
+            }
+            cp = (cp << 6) | (b & 0x3F);
+        }
+        i += length;
+        return cp;
+    };
+    std::string out;
+    const iconv_names* names = find_iconv_names(encoding);
+    const bool user_defined = encoding == "x-user-defined";
+    for (std::size_t i = 0; i < utf8_query.size();) {
+        const auto b = static_cast<unsigned char>(utf8_query[i]);
+        if (b < 0x80) {
+            out.push_back(utf8_query[i++]);
+            continue;
+        }
+        const std::size_t start = i;
+        const char32_t cp = next_code_point(utf8_query, i);
+        std::string bytes;
+        bool mapped = false;
+        if (user_defined) {
+            if (cp >= 0xF780 && cp <= 0xF7FF) {
+                bytes.push_back(static_cast<char>(cp - 0xF780 + 0x80));
+                mapped = true;
+            }
+        } else if (names != nullptr && names->encoder != nullptr) {
+            const iconv_t cd = converters().get("UTF-8", names->encoder);
+            if (cd != converter_cache::invalid() && cp != 0xFFFD) {
+                bool failed = false;
+                convert(cd, utf8_query.substr(start, i - start), bytes,
+                        [&](std::string_view rest, std::string&, bool) -> std::size_t {
+                            failed = true;
+                            return rest.size();
+                        });
+                mapped = !failed && !bytes.empty();
+            }
+            // windows-1252's C1 controls come back as themselves, as the Encoding Standard's index has them.
+            if (!mapped && encoding == "windows-1252" &&
+                (cp == 0x81 || cp == 0x8D || cp == 0x8F || cp == 0x90 || cp == 0x9D)) {
+                bytes.assign(1, static_cast<char>(cp));
+                mapped = true;
+            }
+        } else {
+            bytes.assign(utf8_query.substr(start, i - start)); // no encoder known: UTF-8
+            mapped = true;
+        }
+        if (mapped) {
+            for (const char c : bytes)
+                percent(out, static_cast<unsigned char>(c));
+        } else {
+            out += "%26%23";
+            out += std::to_string(static_cast<std::uint32_t>(cp));
+            out += "%3B";
+        }
+    }
+    return out;
 }
 
 } // namespace asiocrawl

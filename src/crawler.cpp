@@ -109,8 +109,8 @@ std::chrono::microseconds micros(clock_type::duration d) {
 }
 
 asio::awaitable<detail::resolved_links> resolve_links_task(std::string page_url, std::string body,
-                                                           std::size_t max_links) {
-    co_return detail::resolve_links(boost::urls::parse_uri(page_url).value(), std::move(body), max_links);
+                                                           detail::link_options options) {
+    co_return detail::resolve_links(boost::urls::parse_uri(page_url).value(), std::move(body), options);
 }
 
 } // namespace
@@ -492,10 +492,11 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
             links =
                 co_await asio::co_spawn(parse_pool->get_executor(),
                                         resolve_links_task(std::string(page_url.buffer()), std::move(body),
-                                                           config.traps.max_links_per_page),
+                                                           detail::link_options_for(config, r.charset)),
                                         asio::use_awaitable);
         } else {
-            links = detail::resolve_links(page_url, std::move(body), config.traps.max_links_per_page);
+            links =
+                detail::resolve_links(page_url, std::move(body), detail::link_options_for(config, r.charset));
         }
         body = std::move(links.body);
         for (std::size_t i = 0; i < links.not_http; ++i)
@@ -509,7 +510,8 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
         }
         if (links.over_page_cap > 0) {
             result.stats["skipped_links_over_page_cap"] += links.over_page_cap;
-            say(log_level::info, page_url.buffer(), ": ", links.over_page_cap, " links past the first ",
+            r.links_dropped = links.over_page_cap;
+            say(log_level::warning, page_url.buffer(), ": ", links.over_page_cap, " links past the first ",
                 config.traps.max_links_per_page, " ignored (traps.max_links_per_page)");
         }
         admit_links(links.urls, item.depth + 1, false, r);

@@ -1,6 +1,7 @@
 // url() and @import references in CSS, following the tokenizer of CSS Syntax Module Level 3 (§4) as far as it
 // decides what is a URL: comments, strings (with escapes and line continuations), identifiers and numbers are
-// consumed whole, so that "myurl(", "5url(", "#url(" or "url(" inside a comment or a string are not references.
+// consumed whole, so that "myurl(", "5url(", "#url(" or "url(" inside a comment or a string are not
+// references.
 #include <asiocrawl/links.hpp>
 
 #include <cstdint>
@@ -74,9 +75,7 @@ public:
     }
 
 private:
-    char peek(std::size_t ahead) const noexcept {
-        return i_ + ahead < css_.size() ? css_[i_ + ahead] : '\0';
-    }
+    char peek(std::size_t ahead) const noexcept { return i_ + ahead < css_.size() ? css_[i_ + ahead] : '\0'; }
     static bool is_newline(char c) noexcept { return c == '\n' || c == '\r' || c == '\f'; }
     static bool is_whitespace(char c) noexcept { return c == ' ' || c == '\t' || is_newline(c); }
     static bool is_hex(char c) noexcept {
@@ -84,7 +83,8 @@ private:
     }
     static bool is_digit(char c) noexcept { return c >= '0' && c <= '9'; }
     static bool is_name_start(char c) noexcept {
-        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || static_cast<unsigned char>(c) >= 0x80;
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
+               static_cast<unsigned char>(c) >= 0x80;
     }
     static bool is_name_char(char c) noexcept { return is_name_start(c) || is_digit(c) || c == '-'; }
     static bool equals_lowercase(std::string_view text, std::string_view lowercase) noexcept {
@@ -263,8 +263,8 @@ private:
                 }
                 return bad_url();
             }
-            if (c == '"' || c == '\'' || c == '(' || (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\0') ||
-                c == 0x7F)
+            if (c == '"' || c == '\'' || c == '(' ||
+                (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\0') || c == 0x7F)
                 return bad_url();
             if (c == '\\') {
                 if (!starts_escape(i_))

@@ -1,4 +1,5 @@
-// The public face of link extraction: the fast streaming extractor by default, gumbo behind html.parser: gumbo.
+// The public face of link extraction: the fast streaming extractor by default, gumbo behind html.parser:
+// gumbo.
 #include <asiocrawl/links.hpp>
 
 #include "ascii.hpp"

@@ -41,7 +41,8 @@ differential_result compare_extractors(std::string_view html) {
 std::string differential_result::describe() const {
     std::ostringstream out;
     const auto list = [&](const char* name, const page_links& links) {
-        out << "  " << name << " base=" << (links.base_href ? "[" + *links.base_href + "]" : std::string("none"))
+        out << "  " << name
+            << " base=" << (links.base_href ? "[" + *links.base_href + "]" : std::string("none"))
             << " links=" << links.references.size() << ":";
         for (const auto& r : links.references)
             out << " [" << r << "]";
@@ -70,8 +71,8 @@ void differential_totals::add(const differential_result& r) noexcept {
 std::string differential_totals::summary() const {
     std::ostringstream out;
     out << "pages " << pages << ", identical " << identical << ", undocumented differences " << undocumented
-        << ", gumbo gave up " << gave_up << ", compared on the guard's copy " << guard_rewrote << ", links (gumbo) "
-        << links;
+        << ", gumbo gave up " << gave_up << ", compared on the guard's copy " << guard_rewrote
+        << ", links (gumbo) " << links;
     return out.str();
 }
 

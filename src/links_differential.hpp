@@ -1,5 +1,5 @@
-// The differential of the two link extractors: the fast streaming extractor against gumbo, its oracle. Used by
-// test/links_differential_test.cpp, the fuzz_links_differential target and bench/links_diff.cpp (real
+// The differential of the two link extractors: the fast streaming extractor against gumbo, its oracle. Used
+// by test/links_differential_test.cpp, the fuzz_links_differential target and bench/links_diff.cpp (real
 // documents). A difference is either one of the deliberate deviations of docs/LINKS.md, named, or a bug.
 #pragma once
 
@@ -16,8 +16,8 @@ enum class link_deviation {
     none,
     /// gumbo failed one of its assertions and gave up on the page (no links); the fast extractor has none.
     gumbo_gave_up,
-    /// The markup guard rewrote the page for gumbo (nesting, attributes, formatting elements or CDATA past its
-    /// limits): the extractors were compared on the rewritten copy, which both read.
+    /// The markup guard rewrote the page for gumbo (nesting, attributes, formatting elements or CDATA past
+    /// its limits): the extractors were compared on the rewritten copy, which both read.
     guard_rewrote,
 };
 

@@ -1,4 +1,5 @@
-// gumbo behind the markup guard: the parser of record for `html.parser: gumbo` and the fast extractor's oracle.
+// gumbo behind the markup guard: the parser of record for `html.parser: gumbo` and the fast extractor's
+// oracle.
 #include "links_gumbo.hpp"
 
 #include "ascii.hpp"

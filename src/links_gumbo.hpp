@@ -1,5 +1,6 @@
 // Internal to asiocrawl: link extraction with gumbo, the parser of record behind `html.parser: gumbo` and the
-// oracle of the fast extractor's differential tests (test/links_differential_test.cpp, fuzz_links_differential).
+// oracle of the fast extractor's differential tests (test/links_differential_test.cpp,
+// fuzz_links_differential).
 #pragma once
 
 #include <asiocrawl/links.hpp>

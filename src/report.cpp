@@ -230,6 +230,8 @@ boost::json::object to_json(const record& r) {
     object["charset"] = r.charset;
     object["num_urls"] = static_cast<std::uint64_t>(r.num_urls);
     object["num_new_urls"] = static_cast<std::uint64_t>(r.num_new_urls);
+    if (r.links_dropped != 0)
+        object["links_dropped"] = static_cast<std::uint64_t>(r.links_dropped);
     object["depth"] = r.depth;
     object["tries"] = r.tries;
     object["started_ms"] = to_milliseconds(r.started);

@@ -72,6 +72,7 @@ app_config every_key_changed() {
     c.crawl.traps.max_segment_repetitions = 0;
     c.crawl.traps.max_query_params = 1;
     c.crawl.traps.max_links_per_page = 7;
+    c.crawl.html.parser = html_parser::gumbo;
     c.output.records = "-";
     c.output.report_json = "out/report.json";
     c.output.report = false;

@@ -2,6 +2,7 @@
 // statistics.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -31,5 +32,20 @@ charset_info detect_charset(std::string_view content_type_charset, std::string_v
 
 /// The WHATWG encoding name for a label (trimmed of ASCII whitespace, any case), or "" when it is no label.
 std::string_view charset_for_label(std::string_view label);
+
+/// `bytes` decoded from `encoding` (a WHATWG encoding name, as detect_charset gives it) into UTF-8 with
+/// glibc's iconv, the way the Encoding Standard's decoders read: a byte order mark of that encoding is
+/// dropped, and a byte sequence the encoding does not define becomes U+FFFD. nullopt when the bytes are read
+/// as they are: no encoding declared (""), "utf-8", or a name this function does not know.
+std::optional<std::string> decode_to_utf8(std::string_view bytes, std::string_view encoding);
+
+/// Whether the WHATWG URL parser encodes a document's queries in `encoding` rather than UTF-8: every encoding
+/// but UTF-8, UTF-16 and "replacement" (and "" for an undeclared one, read as UTF-8).
+bool query_uses_document_encoding(std::string_view encoding) noexcept;
+
+/// The URL standard's "percent-encode after encoding" for a query: the non-ASCII characters of `utf8_query`
+/// encoded in `encoding` and their bytes percent-encoded, a character the encoding lacks written as "&#N;"
+/// (percent-encoded: "%26%23N%3B"). ASCII characters are left as they are for the URL parser that follows.
+std::string encode_query(std::string_view utf8_query, std::string_view encoding);
 
 } // namespace asiocrawl

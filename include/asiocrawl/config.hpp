@@ -1,6 +1,7 @@
 // Every option of a crawl, as plain aggregates with documented defaults and units.
 #pragma once
 
+#include <asiocrawl/links.hpp>
 #include <asiocrawl/sink.hpp>
 
 #include <chrono>
@@ -128,6 +129,13 @@ struct trap_config {
     bool skip_query_permutations = true;
 };
 
+/// How pages are read for links.
+struct html_config {
+    /// The parser: fast (the streaming extractor, no tree) or gumbo (a full tree parse behind the markup
+    /// guard). Both find the same links (docs/LINKS.md). Default fast.
+    html_parser parser = html_parser::fast;
+};
+
 /// One crawl: where it starts, how far it goes, how hard it works.
 struct crawler_config {
     /// Start URLs (at least one). A root without a scheme gets "http://". Roots are always fetched: the
@@ -176,6 +184,8 @@ struct crawler_config {
     politeness_config politeness;
     /// Crawler-trap defenses.
     trap_config traps;
+    /// HTML parsing.
+    html_config html;
 };
 
 /// How the CLI shows progress on stderr.

@@ -46,8 +46,9 @@ struct page_requisite {
 struct page_links {
     /// href of the first <base> element that has one, if any. Links resolve against it.
     std::optional<std::string> base_href;
-    /// In document order: <a href>, <area href>, <frame src>, <iframe src>, SVG <a href> (or xlink:href), and the
-    /// URL of <meta http-equiv="refresh" content="N; url=...">. Duplicates are kept; empty values are dropped.
+    /// In document order: <a href>, <area href>, <frame src>, <iframe src>, SVG <a href> (or xlink:href), and
+    /// the URL of <meta http-equiv="refresh" content="N; url=...">. Duplicates are kept; empty values are
+    /// dropped.
     std::vector<std::string> references;
     /// Page requisites in document order, only when asked for (extract_options::requisites); empty values are
     /// dropped. Never in `references`.

@@ -36,6 +36,16 @@ boost::system::result<boost::urls::url> normalize(boost::urls::url_view absolute
 boost::system::result<boost::urls::url> normalize_reference(boost::urls::url_view base,
                                                             std::string_view reference);
 
+/// normalize_reference() for a reference found in a document whose character encoding is `document_encoding`
+/// (a WHATWG encoding name, as detect_charset gives it; the reference itself is UTF-8, the document having
+/// been decoded): as the WHATWG URL parser does with an encoding, the query is percent-encoded in the
+/// document's encoding (a character it lacks as "&#N;"), the path and the rest in UTF-8. So on a windows-1252
+/// page "t\u00E9?q=\u00E9" requests "t%C3%A9?q=%E9". With no encoding, UTF-8 or UTF-16 it is
+/// normalize_reference().
+boost::system::result<boost::urls::url> normalize_reference(boost::urls::url_view base,
+                                                            std::string_view reference,
+                                                            std::string_view document_encoding);
+
 /// Parses a root as typed by a user: "example.com/a" gets "http://", then normalize().
 boost::system::result<boost::urls::url> parse_root(std::string_view root);
 

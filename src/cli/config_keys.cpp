@@ -282,6 +282,7 @@ key_codec pairs(Access access) {
     }
 
 const choice_names<host_scope> scope_names{{"strict", host_scope::strict}, {"lenient", host_scope::lenient}};
+const choice_names<html_parser> html_parser_names{{"fast", html_parser::fast}, {"gumbo", html_parser::gumbo}};
 const choice_names<progress_mode> progress_names{
     {"auto", progress_mode::automatic}, {"always", progress_mode::always}, {"never", progress_mode::never}};
 const choice_names<log_level> log_level_names{{"debug", log_level::debug},
@@ -315,6 +316,7 @@ const std::vector<config_key>& config_keys() {
         {"scope",                              none,                       scope,    choice(FIELD(crawl.scope), scope_names),           "how a link's host is compared with the roots' hosts"},
         {"exclude",                            "exclude",                  scope,    text(FIELD(crawl.exclude)),                        "skip URLs in which this regular expression is found"},
         {"include",                            "include",                  scope,    text(FIELD(crawl.include)),                        "crawl only URLs in which this regular expression is found"},
+        {"html.parser",                        "html-parser",              crawl,    choice(FIELD(crawl.html.parser), html_parser_names), "HTML parser for links: fast (streaming, the default) or gumbo (full tree)"},
         {"fetch.connect_timeout",              "connect-timeout",          fetching, duration(FIELD(crawl.fetch.connect_timeout)),      "DNS, TCP connect and TLS handshake to one endpoint"},
         {"fetch.request_timeout",              "timeout",                  fetching, duration(FIELD(crawl.fetch.request_timeout)),      "one request and its whole response"},
         {"fetch.max_body_bytes",               "max-body-size",            fetching, bytes(FIELD(crawl.fetch.max_body_bytes)),          "largest response body accepted"},

@@ -15,8 +15,8 @@ struct named_reference {
     char32_t second = 0;
 };
 
-/// The longest name of the table that `text` (what follows a '&') starts with, as the tokenizer's "consume the
-/// maximum number of characters possible" asks.
+/// The longest name of the table that `text` (what follows a '&') starts with, as the tokenizer's "consume
+/// the maximum number of characters possible" asks.
 named_reference match_named_reference(std::string_view text) noexcept;
 
 } // namespace asiocrawl::detail::html

@@ -11,7 +11,8 @@ namespace asiocrawl::detail::html {
 
 namespace {
 
-// ---- Vocabulary ----------------------------------------------------------------------------------------------
+// ---- Vocabulary
+// ----------------------------------------------------------------------------------------------
 
 enum class space : std::uint8_t { html, svg, mathml };
 
@@ -48,10 +49,10 @@ enum class lexer_state : std::uint8_t { data, rcdata, rawtext, script, plaintext
 enum class char_class : std::uint8_t { whitespace, other, null, cdata };
 
 struct attribute {
-    std::string_view name;  // lowercased and decoded, as tree construction compares names
+    std::string_view name;     // lowercased and decoded, as tree construction compares names
     std::uint32_t name_offset; // while the tag is read: where the name is in the tokenizer's name buffer
-    std::string_view value; // as written, between the quotes
-    char quote;             // '"', '\'', '>' when unquoted, 0 when there is no value
+    std::string_view value;    // as written, between the quotes
+    char quote;                // '"', '\'', '>' when unquoted, 0 when there is no value
 };
 
 struct token {
@@ -59,7 +60,8 @@ struct token {
     type kind = type::eof;
     tag name = tag::unknown;
     bool self_closing = false;
-    // Start tag: the name as written; end tag: everything between "</" and ">". Foreign content compares these.
+    // Start tag: the name as written; end tag: everything between "</" and ">". Foreign content compares
+    // these.
     std::string_view raw_name;
     const attribute* attributes = nullptr;
     std::size_t attribute_count = 0;
@@ -87,27 +89,27 @@ using enum tag;
 // The tag sets of the tree construction rules, as gumbo 0.10.1 has them.
 constexpr tag_set headings{h1, h2, h3, h4, h5, h6};
 constexpr tag_set implied_end{dd, dt, li, option, optgroup, p, rp, rb, rt, rtc};
-constexpr tag_set implied_end_thoroughly{caption, colgroup, dd,    dt,  li, option, optgroup, p, rp,
-                                         rt,      rtc,      tbody, td,  tfoot, th,  head,   tr};
+constexpr tag_set implied_end_thoroughly{caption, colgroup, dd,    dt, li,    option, optgroup, p, rp,
+                                         rt,      rtc,      tbody, td, tfoot, th,     head,     tr};
 constexpr tag_set formatting{a, b, big, code, em, font, i, nobr, s, small, strike, strong, tt, u};
 constexpr tag_set special_html{
-    address, applet,   area,     article, aside,    base,      basefont, bgsound,  blockquote, body,    br,
-    button,  caption,  center,   col,     colgroup, menuitem,  dd,       details,  dir,        div,     dl,
-    dt,      embed,    fieldset, figcaption, figure, footer,   form,     frame,    frameset,   h1,      h2,
-    h3,      h4,       h5,       h6,      head,     header,    hgroup,   hr,       html,       iframe,  img,
-    input,   isindex,  li,       link,    listing,  marquee,   menu,     meta,     nav,        noembed, noframes,
-    noscript, object,  ol,       p,       param,    plaintext, pre,      script,   section,    select,  style,
-    summary, table,    tbody,    td,      template_, textarea, tfoot,    th,       thead,      title,   tr,
-    ul,      wbr,      xmp};
+    address,   applet,   area,    article, aside,    base,       basefont, bgsound, blockquote, body,
+    br,        button,   caption, center,  col,      colgroup,   menuitem, dd,      details,    dir,
+    div,       dl,       dt,      embed,   fieldset, figcaption, figure,   footer,  form,       frame,
+    frameset,  h1,       h2,      h3,      h4,       h5,         h6,       head,    header,     hgroup,
+    hr,        html,     iframe,  img,     input,    isindex,    li,       link,    listing,    marquee,
+    menu,      meta,     nav,     noembed, noframes, noscript,   object,   ol,      p,          param,
+    plaintext, pre,      script,  section, select,   style,      summary,  table,   tbody,      td,
+    template_, textarea, tfoot,   th,      thead,    title,      tr,       ul,      wbr,        xmp};
 constexpr tag_set special_mathml{mi, mo, mn, ms, mtext, annotation_xml};
 constexpr tag_set special_svg{foreignobject, desc};
 constexpr tag_set scope_html{applet, caption, html, table, td, th, marquee, object, template_};
 constexpr tag_set scope_mathml{mi, mo, mn, ms, mtext, annotation_xml};
 constexpr tag_set scope_svg{foreignobject, desc, title};
-constexpr tag_set breakout{b,  big, blockquote, body, br, center, code, dd,   div, dl,     dt,     em,     embed,
-                           h1, h2,  h3,         h4,   h5, h6,     head, hr,   i,   img,    li,     listing, menu,
-                           meta, nobr, ol,      p,    pre, ruby,  s,    small, span, strong, strike, sub,  sup,
-                           table, tt, u,        ul,   var};
+constexpr tag_set breakout{b,     big,   blockquote, body,   br,   center, code,  dd, div,  dl,   dt,
+                           em,    embed, h1,         h2,     h3,   h4,     h5,    h6, head, hr,   i,
+                           img,   li,    listing,    menu,   meta, nobr,   ol,    p,  pre,  ruby, s,
+                           small, span,  strong,     strike, sub,  sup,    table, tt, u,    ul,   var};
 constexpr tag_set table_section{tbody, tfoot, thead};
 constexpr tag_set foster_targets{table, tbody, tfoot, thead, tr};
 
@@ -115,10 +117,11 @@ enum class scope_kind : std::uint8_t { normal, list_item, button, table, select 
 
 // ---- The document-order list ------------------------------------------------------------------------------
 //
-// The references go into a doubly linked list whose order is the document order of the tree a full parser would
-// build. Each open element has two markers in it, around its content; inserting into an element links before
-// its end marker, foster parenting links before the table's start marker, and the adoption agency moves the
-// range between an element's markers. Closed elements lose their markers: their content never moves alone.
+// The references go into a doubly linked list whose order is the document order of the tree a full parser
+// would build. Each open element has two markers in it, around its content; inserting into an element links
+// before its end marker, foster parenting links before the table's start marker, and the adoption agency
+// moves the range between an element's markers. Closed elements lose their markers: their content never moves
+// alone.
 
 constexpr std::uint32_t no_item = 0; // item 0 is the list's sentinel
 constexpr std::uint32_t marker = UINT32_MAX;
@@ -287,7 +290,9 @@ private:
     }
 
     std::uint32_t current() const noexcept { return stack_.back(); }
-    bool is_html(std::uint32_t id, tag t) const noexcept { return el(id).ns == space::html && el(id).name == t; }
+    bool is_html(std::uint32_t id, tag t) const noexcept {
+        return el(id).ns == space::html && el(id).name == t;
+    }
     bool is_html_in(std::uint32_t id, const tag_set& s) const noexcept {
         return el(id).ns == space::html && s.contains(el(id).name);
     }
@@ -410,8 +415,8 @@ private:
     }
     void pop_until_html(tag t) {
         if (!has_open_anywhere(t)) {
-            // Only a foreign element of that name put the rules here (gumbo switches modes on names whatever the
-            // namespace); gumbo then pops the whole stack and fails an assertion. Give up as it does.
+            // Only a foreign element of that name put the rules here (gumbo switches modes on names whatever
+            // the namespace); gumbo then pops the whole stack and fails an assertion. Give up as it does.
             stopped_ = true;
             return;
         }
@@ -500,10 +505,11 @@ private:
         ++count;
     }
 
-    /// Between tokens, where every element that may still be cloned is on the stack or in the formatting list.
+    /// Between tokens, where every element that may still be cloned is on the stack or in the formatting
+    /// list.
     void maybe_compact() {
-        if ((options_.max_links != 0 &&
-             (stored_links_ >= 2 * options_.max_links + 16 || stored_requisites_ >= 2 * options_.max_links + 16)) ||
+        if ((options_.max_links != 0 && (stored_links_ >= 2 * options_.max_links + 16 ||
+                                         stored_requisites_ >= 2 * options_.max_links + 16)) ||
             stored_bases_ >= 64)
             compact();
     }
@@ -603,7 +609,8 @@ private:
         }
     }
 
-    void emit_requisite_attribute(const token& t, std::string_view name, requisite_kind kind, std::uint32_t before) {
+    void emit_requisite_attribute(const token& t, std::string_view name, requisite_kind kind,
+                                  std::uint32_t before) {
         if (const attribute* a = t.find(name)) {
             const std::string_view value = decoded(*a);
             if (!is_blank(value))
@@ -614,8 +621,8 @@ private:
     void emit_css(std::string_view css, std::uint32_t before) {
         for (const css_reference& r : extract_css_references(css))
             if (!is_blank(r.url))
-                emit(entry_kind::requisite, r.import ? requisite_kind::stylesheet : requisite_kind::style, r.url,
-                     before);
+                emit(entry_kind::requisite, r.import ? requisite_kind::stylesheet : requisite_kind::style,
+                     r.url, before);
     }
 
     void emit_srcset(std::string_view srcset, std::uint32_t before) {
@@ -638,8 +645,8 @@ private:
                 descriptors = false;
             }
             if (stop > start)
-                emit(entry_kind::requisite, requisite_kind::image, std::string_view(value).substr(start, stop - start),
-                     before);
+                emit(entry_kind::requisite, requisite_kind::image,
+                     std::string_view(value).substr(start, stop - start), before);
             if (descriptors) {
                 bool in_parens = false;
                 while (i < value.size()) {
@@ -682,7 +689,8 @@ private:
                                                         [](char x, char y) { return ascii_lower(x) == y; }))
                         if (const attribute* content = t.find("content")) {
                             const std::string refresh_content(decoded(*content));
-                            if (auto target = parse_meta_refresh(refresh_content); target && !is_blank(*target))
+                            if (auto target = parse_meta_refresh(refresh_content);
+                                target && !is_blank(*target))
                                 emit(entry_kind::link, requisite_kind::image, *target, before);
                         }
                 }
@@ -691,7 +699,8 @@ private:
                 break;
             }
         } else if (e.ns == space::svg && e.name == a) {
-            // xlink:href is renamed href in foreign content: the first of the two in attribute order is the one.
+            // xlink:href is renamed href in foreign content: the first of the two in attribute order is the
+            // one.
             const attribute* href = t.find("href");
             const attribute* xlink = t.find("xlink:href");
             const attribute* link = href == nullptr || (xlink != nullptr && xlink < href) ? xlink : href;
@@ -835,7 +844,9 @@ private:
         push(id);
         return id;
     }
-    std::uint32_t insert_html(const token& t, bool bounded = true) { return insert_element(t, space::html, bounded); }
+    std::uint32_t insert_html(const token& t, bool bounded = true) {
+        return insert_element(t, space::html, bounded);
+    }
     void insert_void(const token& t) {
         const std::uint32_t id = new_element(t.name, space::html);
         emit_references(el(id), t, insertion_point());
@@ -960,7 +971,8 @@ private:
         }
     }
 
-    /// The adoption agency algorithm, as gumbo 0.10.1 runs it (after its step 13.5 a node stays on the stack).
+    /// The adoption agency algorithm, as gumbo 0.10.1 runs it (after its step 13.5 a node stays on the
+    /// stack).
     void adoption_agency(tag subject) {
         const std::uint32_t current_node = current();
         if (is_html(current_node, subject) && formatting_index(current_node) < 0) {
@@ -1083,7 +1095,8 @@ private:
     // -- Helpers of the rules --
 
     void generate_implied_end_tags(tag except = count_) {
-        while (!stack_.empty() && is_html_in(current(), implied_end) && !(except != count_ && current_is(except)))
+        while (!stack_.empty() && is_html_in(current(), implied_end) &&
+               !(except != count_ && current_is(except)))
             pop();
     }
     void generate_implied_end_tags_thoroughly() {
@@ -1229,7 +1242,8 @@ private:
         const bool start = t.kind == token::type::start_tag;
         const bool chars = t.kind == token::type::characters && t.chars != char_class::cdata;
         if (node.ns == space::html ||
-            (is_mathml_text_integration_point(node) && (chars || (start && t.name != mglyph && t.name != malignmark))) ||
+            (is_mathml_text_integration_point(node) &&
+             (chars || (start && t.name != mglyph && t.name != malignmark))) ||
             (node.ns == space::mathml && node.name == annotation_xml && start && t.name == svg) ||
             (node.html_integration_point && (start || chars)) || t.kind == token::type::eof)
             in_mode(t);
@@ -1315,7 +1329,8 @@ private:
             mode_ = mode::before_head;
             return;
         }
-        if (t.kind == token::type::end_tag && !(t.name == head || t.name == body || t.name == html || t.name == br))
+        if (t.kind == token::type::end_tag &&
+            !(t.name == head || t.name == body || t.name == html || t.name == br))
             return;
         insert_implied(html);
         reprocess(mode::before_head);
@@ -1329,7 +1344,8 @@ private:
             mode_ = mode::in_head;
             return;
         }
-        if (t.kind == token::type::end_tag && !(t.name == head || t.name == body || t.name == html || t.name == br))
+        if (t.kind == token::type::end_tag &&
+            !(t.name == head || t.name == body || t.name == html || t.name == br))
             return;
         set_head(insert_implied(head));
         reprocess(mode::in_head);
@@ -1428,7 +1444,8 @@ private:
             mode_ = mode::in_frameset;
             return;
         }
-        if (t.is_start_in(tag_set{base, basefont, bgsound, link, meta, noframes, script, style, template_, title})) {
+        if (t.is_start_in(
+                tag_set{base, basefont, bgsound, link, meta, noframes, script, style, template_, title})) {
             // The head is open again for this one element: it is the last child of <html> so far.
             const std::uint32_t h = head_element_;
             element& e = el(h);
@@ -1693,8 +1710,8 @@ private:
             const mode before = mode_;
             insert_html(t, false);
             frameset_ok_ = false;
-            mode_ = (before == mode::in_table || before == mode::in_caption || before == mode::in_table_body ||
-                     before == mode::in_row || before == mode::in_cell)
+            mode_ = (before == mode::in_table || before == mode::in_caption ||
+                     before == mode::in_table_body || before == mode::in_row || before == mode::in_cell)
                         ? mode::in_select_in_table
                         : mode::in_select;
             return;
@@ -1933,7 +1950,8 @@ private:
         if (t.kind == token::type::eof)
             reprocess_ = true;
         const element& current_node = el(current());
-        if (options_.requisites && current_node.ns == space::html && current_node.name == style && !raw_text_.empty()) {
+        if (options_.requisites && current_node.ns == space::html && current_node.name == style &&
+            !raw_text_.empty()) {
             std::string css;
             append_input_text(css, raw_text_);
             emit_css(css, current_node.end);
@@ -2072,7 +2090,8 @@ private:
             mode_ = mode::in_table;
             return;
         }
-        if (t.is_start_in(tag_set{caption, col, colgroup, tbody, td, tfoot, th, thead, tr}) || t.is_end(table)) {
+        if (t.is_start_in(tag_set{caption, col, colgroup, tbody, td, tfoot, th, thead, tr}) ||
+            t.is_end(table)) {
             if (!has_in_scope(caption, scope_kind::table))
                 return;
             pop_until_html(caption);
@@ -2439,13 +2458,13 @@ private:
             return;
         case token::type::start_tag:
             if (breakout.contains(t.name) ||
-                (t.name == font && (t.find("color") != nullptr || t.find("face") != nullptr ||
-                                    t.find("size") != nullptr))) {
+                (t.name == font &&
+                 (t.find("color") != nullptr || t.find("face") != nullptr || t.find("size") != nullptr))) {
                 do {
                     pop();
                 } while (!stack_.empty() &&
-                         !(is_mathml_text_integration_point(el(current())) || el(current()).html_integration_point ||
-                           el(current()).ns == space::html));
+                         !(is_mathml_text_integration_point(el(current())) ||
+                           el(current()).html_integration_point || el(current()).ns == space::html));
                 reprocess_ = true;
                 return;
             }
@@ -2457,9 +2476,9 @@ private:
             return;
         case token::type::end_tag: {
             const auto same_name = [](std::string_view x, std::string_view y) {
-                return x.size() == y.size() &&
-                       std::equal(x.begin(), x.end(), y.begin(),
-                                  [](char c, char d) { return ascii_lower(c) == ascii_lower(d); });
+                return x.size() == y.size() && std::equal(x.begin(), x.end(), y.begin(), [](char c, char d) {
+                           return ascii_lower(c) == ascii_lower(d);
+                       });
             };
             std::size_t i = stack_.size() - 1;
             std::uint32_t node = stack_[i];
@@ -2516,20 +2535,22 @@ private:
     std::string scratch_;
 };
 
-// ---- Tokenization ------------------------------------------------------------------------------------------
+// ---- Tokenization
+// ------------------------------------------------------------------------------------------
 
 bool ascii_iequals(std::string_view text, std::string_view lowercase) noexcept {
-    return text.size() == lowercase.size() &&
-           std::equal(text.begin(), text.end(), lowercase.begin(), [](char c, char d) { return ascii_lower(c) == d; });
+    return text.size() == lowercase.size() && std::equal(text.begin(), text.end(), lowercase.begin(),
+                                                         [](char c, char d) { return ascii_lower(c) == d; });
 }
 
 bool starts_with_icase(const char* p, const char* end, std::string_view lowercase) noexcept {
-    return static_cast<std::size_t>(end - p) >= lowercase.size() && ascii_iequals({p, lowercase.size()}, lowercase);
+    return static_cast<std::size_t>(end - p) >= lowercase.size() &&
+           ascii_iequals({p, lowercase.size()}, lowercase);
 }
 
 // Quirks mode from a doctype, as gumbo 0.10.1 decides it (its "prefix" lists compare whole identifiers).
-bool doctype_quirks(std::string_view name, std::string_view public_id, std::string_view system_id, bool has_system,
-                    bool force_quirks) {
+bool doctype_quirks(std::string_view name, std::string_view public_id, std::string_view system_id,
+                    bool has_system, bool force_quirks) {
     static constexpr std::string_view public_whole[] = {
         "+//Silmaril//dtd html Pro v0r11 19970101//",
         "-//AdvaSoft Ltd//DTD HTML 3.0 asWedit + extensions//",
@@ -2594,8 +2615,9 @@ bool doctype_quirks(std::string_view name, std::string_view public_id, std::stri
     static constexpr std::string_view public_needing_system[] = {"-//W3C//DTD HTML 4.01 Frameset//",
                                                                  "-//W3C//DTD HTML 4.01 Transitional//"};
     const auto icase = [](std::string_view x, std::string_view y) {
-        return x.size() == y.size() &&
-               std::equal(x.begin(), x.end(), y.begin(), [](char c, char d) { return ascii_lower(c) == ascii_lower(d); });
+        return x.size() == y.size() && std::equal(x.begin(), x.end(), y.begin(), [](char c, char d) {
+                   return ascii_lower(c) == ascii_lower(d);
+               });
     };
     if (force_quirks || name != "html")
         return true;
@@ -2654,7 +2676,8 @@ private:
     /// Where a numeric character reference in text stands for -1, which gumbo reads as the end of the input.
     const char* text_end_of_input(const char* from, const char* to) noexcept {
         for (const char* amp = from;
-             amp < to && (amp = static_cast<const char*>(std::memchr(amp, '&', static_cast<std::size_t>(to - amp)))) != nullptr;) {
+             amp < to && (amp = static_cast<const char*>(
+                              std::memchr(amp, '&', static_cast<std::size_t>(to - amp)))) != nullptr;) {
             if (amp + 1 < to && amp[1] == '#') {
                 const char_ref ref = consume_char_ref(amp, end_, ' ', false);
                 if (ref.length != 0 && ref.first == -1)
@@ -2665,9 +2688,9 @@ private:
         return nullptr;
     }
 
-    /// Text of the data or plaintext states from `from` to `to`, handed to tree construction in runs of one kind.
-    /// With `references`, character references count as what they stand for. Returns false when a reference ends
-    /// the input.
+    /// Text of the data or plaintext states from `from` to `to`, handed to tree construction in runs of one
+    /// kind. With `references`, character references count as what they stand for. Returns false when a
+    /// reference ends the input.
     bool text_run(const char* from, const char* to, bool references) {
         if (from >= to)
             return true;
@@ -2706,8 +2729,8 @@ private:
         };
         while (q < to) {
             if (run == char_class::other && count >= 2) {
-                // Two characters of a kind do all that a run of them does; after them nothing of this text may
-                // matter, but for a reference that ends the input.
+                // Two characters of a kind do all that a run of them does; after them nothing of this text
+                // may matter, but for a reference that ends the input.
                 builder_.characters(run, count);
                 count = 0;
                 if (builder_.text_is_noop()) {
@@ -2743,7 +2766,7 @@ private:
                 }
                 const std::int32_t cp = ref.first;
                 add(cp == '\t' || cp == '\n' || cp == '\f' || cp == '\r' || cp == ' ' ? char_class::whitespace
-                                                                                        : char_class::other);
+                                                                                      : char_class::other);
                 if (ref.second >= 0)
                     add(char_class::other);
                 q += ref.length;
@@ -2886,8 +2909,10 @@ private:
         const auto at_end = [&] { return q >= end_; };
         const auto finish = [&](const char* close) {
             builder_.doctype(doctype_quirks(name, public_id, system_id, has_system, force_quirks));
-            const char* g = close != nullptr ? close
-                                             : static_cast<const char*>(std::memchr(q, '>', static_cast<std::size_t>(end_ - q)));
+            const char* g =
+                close != nullptr
+                    ? close
+                    : static_cast<const char*>(std::memchr(q, '>', static_cast<std::size_t>(end_ - q)));
             p_ = g != nullptr ? g + 1 : end_;
         };
         const auto skip_space = [&] {
@@ -3044,8 +3069,8 @@ private:
             p_ = end_;
             return;
         }
-        // gumbo compares foreign end tags by names it takes from each tag's original text: from the end of the
-        // previous token (a "</>" before the tag is part of it) to the '>'.
+        // gumbo compares foreign end tags by names it takes from each tag's original text: from the end of
+        // the previous token (a "</>" before the tag is part of it) to the '>'.
         const char* original = gap_ != nullptr ? gap_ : p_;
         gap_ = nullptr;
         if (original[1] == '/') {
@@ -3090,8 +3115,8 @@ private:
         enum class st { before_name, name, after_name, before_value, after_quoted, self_closing };
         st state = st::before_name;
         const char* name_begin = nullptr;
-        // gumbo (with its error list off) keeps the name of a duplicate that has no value in its buffer: the next
-        // attribute's name starts with it.
+        // gumbo (with its error list off) keeps the name of a duplicate that has no value in its buffer: the
+        // next attribute's name starts with it.
         std::size_t leaked = 0;
         bool dropping = false; // the attribute being read is a duplicate: its value goes too
         names_.clear();
@@ -3157,8 +3182,8 @@ private:
                 if (is_html_space(c)) {
                     ++q;
                 } else if (c == '"' || c == '\'') {
-                    const char* close =
-                        static_cast<const char*>(std::memchr(q + 1, c, static_cast<std::size_t>(end_ - q - 1)));
+                    const char* close = static_cast<const char*>(
+                        std::memchr(q + 1, c, static_cast<std::size_t>(end_ - q - 1)));
                     if (close == nullptr)
                         return nullptr;
                     if (collect && !dropping) {
@@ -3210,8 +3235,8 @@ private:
         return nullptr;
     }
 
-    /// Decodes an attribute name (after `leaked` bytes of the previous name, a duplicate) and adds the attribute;
-    /// false when it is a duplicate, which is dropped.
+    /// Decodes an attribute name (after `leaked` bytes of the previous name, a duplicate) and adds the
+    /// attribute; false when it is a duplicate, which is dropped.
     bool finish_name(std::string_view raw, std::size_t leaked) {
         const std::size_t start = names_.size();
         if (leaked != 0)
@@ -3247,7 +3272,8 @@ private:
         } else {
             if (name_index_.empty())
                 for (std::size_t i = 0; i < attributes_.size(); ++i)
-                    name_index_.emplace(hash_bytes(name_of(attributes_[i]), 7), static_cast<std::uint32_t>(i));
+                    name_index_.emplace(hash_bytes(name_of(attributes_[i]), 7),
+                                        static_cast<std::uint32_t>(i));
             const auto [first, last] = name_index_.equal_range(hash_bytes(name, 7));
             for (auto it = first; it != last; ++it)
                 if (name_of(attributes_[it->second]) == name)
@@ -3255,7 +3281,8 @@ private:
             name_index_.emplace(hash_bytes(name, 7), static_cast<std::uint32_t>(attributes_.size()));
         }
         attribute added;
-        added.name = std::string_view(names_.data() + start, length); // names_ may still move: tag_token rebases
+        added.name =
+            std::string_view(names_.data() + start, length); // names_ may still move: tag_token rebases
         added.name_offset = static_cast<std::uint32_t>(start);
         added.value = {};
         added.quote = 0;
@@ -3269,7 +3296,8 @@ private:
     void raw_text(bool references) {
         const char* q = p_;
         while (true) {
-            const char* lt = static_cast<const char*>(std::memchr(q, '<', static_cast<std::size_t>(end_ - q)));
+            const char* lt =
+                static_cast<const char*>(std::memchr(q, '<', static_cast<std::size_t>(end_ - q)));
             if (references)
                 if (const char* stop = text_end_of_input(q, lt != nullptr ? lt : end_)) {
                     builder_.raw_text({raw_text_start_, static_cast<std::size_t>(stop - raw_text_start_)});
@@ -3289,8 +3317,8 @@ private:
         }
     }
 
-    /// When `lt` starts the end tag of the open raw text element ("</name" then a space, '/' or '>'), the name's
-    /// end.
+    /// When `lt` starts the end tag of the open raw text element ("</name" then a space, '/' or '>'), the
+    /// name's end.
     const char* appropriate_end_tag(const char* lt) const noexcept {
         if (end_ - lt < 3 || lt[1] != '/' || !is_ascii_alpha(lt[2]))
             return nullptr;
@@ -3323,8 +3351,15 @@ private:
 
     /// Script data with its escaped and double escaped states.
     void script_data() {
-        enum class st { plain, escaped, escaped_dash, escaped_dash_dash, double_escaped, double_escaped_dash,
-                        double_escaped_dash_dash };
+        enum class st {
+            plain,
+            escaped,
+            escaped_dash,
+            escaped_dash_dash,
+            double_escaped,
+            double_escaped_dash,
+            double_escaped_dash_dash
+        };
         st state = st::plain;
         const char* q = p_;
         const auto alpha_run = [&](const char* from) {
@@ -3337,7 +3372,8 @@ private:
         };
         while (q < end_) {
             if (state == st::plain) {
-                const char* lt = static_cast<const char*>(std::memchr(q, '<', static_cast<std::size_t>(end_ - q)));
+                const char* lt =
+                    static_cast<const char*>(std::memchr(q, '<', static_cast<std::size_t>(end_ - q)));
                 if (lt == nullptr)
                     break;
                 if (const char* after = appropriate_end_tag(lt)) {

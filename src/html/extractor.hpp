@@ -1,9 +1,10 @@
 // The streaming link extractor: one pass over the bytes through the HTML tokenizer and the part of tree
 // construction that decides which elements exist and where (insertion modes, the stack of open elements, the
 // list of active formatting elements, foster parenting, the adoption agency, foreign content, templates,
-// frameset). It builds no tree: it keeps the open elements, and the references it finds in a list whose order is
-// the document order of the tree a full parser would build. gumbo 0.10.1 is its oracle: where gumbo departs
-// from the HTML standard the extractor does the same, and docs/LINKS.md lists where it deliberately does not.
+// frameset). It builds no tree: it keeps the open elements, and the references it finds in a list whose order
+// is the document order of the tree a full parser would build. gumbo 0.10.1 is its oracle: where gumbo
+// departs from the HTML standard the extractor does the same, and docs/LINKS.md lists where it deliberately
+// does not.
 //
 // Internal to asiocrawl (links.cpp, page_links.cpp); sans-io; time linear in the input (see extract_options).
 #pragma once
@@ -32,8 +33,8 @@ struct extractor_options {
     /// Open elements beyond which an ordinary start tag opens no element (its references are still taken):
     /// keeps every stack walk short on hostile nesting. Chromium caps its DOM depth at 512 too.
     std::size_t max_depth = 512;
-    /// Active formatting elements since the last marker beyond which the oldest is forgotten: bounds the work of
-    /// re-creating them after each block.
+    /// Active formatting elements since the last marker beyond which the oldest is forgotten: bounds the work
+    /// of re-creating them after each block.
     std::size_t max_formatting = 128;
 };
 
@@ -49,10 +50,13 @@ struct extraction {
     std::size_t dropped_links = 0;
     std::size_t dropped_requisites = 0;
 
-    std::string_view value(const entry& e) const noexcept { return std::string_view(text).substr(e.offset, e.length); }
+    std::string_view value(const entry& e) const noexcept {
+        return std::string_view(text).substr(e.offset, e.length);
+    }
 };
 
-/// Extracts the references of `html` (UTF-8, or any bytes: malformed input is read as the HTML standard says).
+/// Extracts the references of `html` (UTF-8, or any bytes: malformed input is read as the HTML standard
+/// says).
 void extract(std::string_view html, const extractor_options& options, extraction& out);
 
 } // namespace asiocrawl::detail::html

@@ -176,7 +176,8 @@ public:
     constexpr tag_set() = default;
     constexpr tag_set(std::initializer_list<tag> tags) {
         for (const tag t : tags)
-            words_[static_cast<std::size_t>(t) / 64] |= std::uint64_t{1} << (static_cast<std::size_t>(t) % 64);
+            words_[static_cast<std::size_t>(t) / 64] |= std::uint64_t{1}
+                                                        << (static_cast<std::size_t>(t) % 64);
     }
     constexpr bool contains(tag t) const noexcept {
         return (words_[static_cast<std::size_t>(t) / 64] >> (static_cast<std::size_t>(t) % 64)) & 1u;

@@ -12,10 +12,10 @@ constexpr std::int32_t replacement_character = 0xFFFD;
 
 // Windows-1252 for the C1 range and two more: what a numeric reference to these stands for.
 std::int32_t numeric_replacement(std::int32_t code_point) noexcept {
-    static constexpr std::uint16_t c1[32] = {
-        0x20AC, 0x0081, 0x201A, 0x0192, 0x201E, 0x2026, 0x2020, 0x2021, 0x02C6, 0x2030, 0x0160,
-        0x2039, 0x0152, 0x008D, 0x017D, 0x008F, 0x0090, 0x2018, 0x2019, 0x201C, 0x201D, 0x2022,
-        0x2013, 0x2014, 0x02DC, 0x2122, 0x0161, 0x203A, 0x0153, 0x009D, 0x017E, 0x0178};
+    static constexpr std::uint16_t c1[32] = {0x20AC, 0x0081, 0x201A, 0x0192, 0x201E, 0x2026, 0x2020, 0x2021,
+                                             0x02C6, 0x2030, 0x0160, 0x2039, 0x0152, 0x008D, 0x017D, 0x008F,
+                                             0x0090, 0x2018, 0x2019, 0x201C, 0x201D, 0x2022, 0x2013, 0x2014,
+                                             0x02DC, 0x2122, 0x0161, 0x203A, 0x0153, 0x009D, 0x017E, 0x0178};
     if (code_point == 0)
         return replacement_character;
     if (code_point == 0x0D)
@@ -25,8 +25,8 @@ std::int32_t numeric_replacement(std::int32_t code_point) noexcept {
     return -1;
 }
 
-// Code points the input stream reports as errors; gumbo replaces them with U+FFFD when they come from the input
-// (not from a numeric reference, which keeps them).
+// Code points the input stream reports as errors; gumbo replaces them with U+FFFD when they come from the
+// input (not from a numeric reference, which keeps them).
 bool is_error_code_point(std::int32_t c) noexcept {
     return (c >= 0x1 && c <= 0x8) || c == 0xB || (c >= 0xE && c <= 0x1F) || (c >= 0x7F && c <= 0x9F) ||
            (c >= 0xFDD0 && c <= 0xFDEF) || (c & 0xFFFF) == 0xFFFE || (c & 0xFFFF) == 0xFFFF;
@@ -124,7 +124,8 @@ void append_code_point(std::string& out, std::int32_t c) {
     }
 }
 
-char_ref consume_char_ref(const char* p, const char* end, char additional_allowed, bool in_attribute) noexcept {
+char_ref consume_char_ref(const char* p, const char* end, char additional_allowed,
+                          bool in_attribute) noexcept {
     const char* q = p + 1;
     if (q >= end)
         return {};

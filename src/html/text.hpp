@@ -35,9 +35,10 @@ struct char_ref {
 };
 
 /// Consumes the character reference that starts at `p` (a '&') before `end`. `additional_allowed` is the
-/// attribute value's quote ('>' when unquoted; ' ' in text, which never counts); in an attribute value, a name
-/// without ';' followed by '=' or an ASCII letter or digit is not a reference.
-char_ref consume_char_ref(const char* p, const char* end, char additional_allowed, bool in_attribute) noexcept;
+/// attribute value's quote ('>' when unquoted; ' ' in text, which never counts); in an attribute value, a
+/// name without ';' followed by '=' or an ASCII letter or digit is not a reference.
+char_ref consume_char_ref(const char* p, const char* end, char additional_allowed,
+                          bool in_attribute) noexcept;
 
 /// Appends a code point in UTF-8 as gumbo does, negative values included (as their low byte).
 void append_code_point(std::string& out, std::int32_t code_point);
@@ -47,7 +48,8 @@ void append_code_point(std::string& out, std::int32_t code_point);
 void append_input_text(std::string& out, std::string_view raw);
 
 /// The value of an attribute as tree construction sees it: `raw` is the text between the quotes (or the
-/// unquoted text), `quote` the quote or '>' when unquoted. Cut at the first NUL byte, as gumbo's C strings are.
+/// unquoted text), `quote` the quote or '>' when unquoted. Cut at the first NUL byte, as gumbo's C strings
+/// are.
 void decode_attribute_value(std::string& out, std::string_view raw, char quote);
 
 /// True when `raw` decodes to itself: printable ASCII without '&'.

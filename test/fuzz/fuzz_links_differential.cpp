@@ -1,6 +1,7 @@
-// The fast link extractor against gumbo, its oracle: on any bytes, both must find the same references and base,
-// in the same order, unless a deviation documented in docs/LINKS.md explains it. Also runs the fast extractor
-// with a small link cap and with page requisites, which must not crash and must keep a prefix of the links.
+// The fast link extractor against gumbo, its oracle: on any bytes, both must find the same references and
+// base, in the same order, unless a deviation documented in docs/LINKS.md explains it. Also runs the fast
+// extractor with a small link cap and with page requisites, which must not crash and must keep a prefix of
+// the links.
 #include <asiocrawl/links.hpp>
 
 #include "links_differential.hpp"
@@ -22,7 +23,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     capped.max_links = 2;
     capped.requisites = true;
     const auto links = asiocrawl::extract_links(html, capped);
-    const auto all = asiocrawl::extract_links(html).references; // the differential may have read the guard's copy
+    const auto all =
+        asiocrawl::extract_links(html).references; // the differential may have read the guard's copy
     if (links.references.size() > 2 || links.requisites.size() > 2 ||
         links.references.size() + links.dropped_references != all.size())
         std::abort();
