@@ -753,8 +753,16 @@ std::string encode_query(std::string_view utf8_query, std::string_view encoding)
             mapped = true;
         }
         if (mapped) {
-            for (const char c : bytes)
-                percent(out, static_cast<unsigned char>(c));
+            // As "percent-encode after encoding" with the special-query set: the ASCII bytes of a stateful
+            // encoding's escape sequences stay as they are, but for '%', which would read as an escape here.
+            for (const char c : bytes) {
+                const auto byte = static_cast<unsigned char>(c);
+                if (byte <= 0x20 || byte >= 0x7F || c == '%' || c == '"' || c == '#' || c == '<' || c == '>' ||
+                    c == '\'')
+                    percent(out, byte);
+                else
+                    out.push_back(c);
+            }
         } else {
             out += "%26%23";
             out += std::to_string(static_cast<std::uint32_t>(cp));

@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
+#include <tuple>
 
 using asiocrawl::charset_for_label;
 using asiocrawl::detect_charset;
@@ -137,4 +139,78 @@ TEST(charset, labels) {
     };
     for (const auto& [label, name] : cases)
         EXPECT_EQ(charset_for_label(label), name) << "'" << label << "'";
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Decoding a page into UTF-8 (glibc iconv), as the Encoding Standard's decoders read it.
+
+struct decode_case {
+    const char* name;
+    std::string bytes;
+    std::string encoding;
+    std::optional<std::string> utf8; // nullopt: the bytes are read as they are
+};
+
+TEST(charset, decode_to_utf8) {
+    const decode_case cases[] = {
+        {"undeclared_is_read_as_is", "caf\xC3\xA9", "", std::nullopt},
+        {"utf8_is_read_as_is", "caf\xC3\xA9", "utf-8", std::nullopt},
+        {"unknown_name_is_read_as_is", "x", "klingon", std::nullopt},
+        {"windows_1252", "t\xE9 \x80 \x9F", "windows-1252", "t\xC3\xA9 \xE2\x82\xAC \xC5\xB8"},
+        // The five bytes windows-1252 leaves undefined are C1 controls for the Encoding Standard.
+        {"windows_1252_c1_gaps", "\x81\x8D\x8F\x90\x9D", "windows-1252",
+         "\xC2\x81\xC2\x8D\xC2\x8F\xC2\x90\xC2\x9D"},
+        {"iso_8859_2", "\xB1", "iso-8859-2", "\xC4\x85"},
+        {"koi8_r", "\xC1", "koi8-r", "\xD0\xB0"},
+        {"shift_jis", "\x93\xFA\x96\x7B", "shift_jis", "\xE6\x97\xA5\xE6\x9C\xAC"},
+        // A trail byte that is '\\' in ASCII stays in its character.
+        {"shift_jis_backslash_trail", "\x95\x5C", "shift_jis", "\xE8\xA1\xA8"},
+        {"euc_jp", "\xC6\xFC", "euc-jp", "\xE6\x97\xA5"},
+        {"gbk", "\xD6\xD0", "gbk", "\xE4\xB8\xAD"},
+        {"big5", "\xA4\xA4", "big5", "\xE4\xB8\xAD"},
+        {"euc_kr", "\xC7\xD1", "euc-kr", "\xED\x95\x9C"},
+        {"iso_2022_jp", "\x1B$BF|\x1B(B", "iso-2022-jp", "\xE6\x97\xA5"},
+        {"utf16le_without_bom", std::string("a\0\xE9\0", 4), "utf-16le", "a\xC3\xA9"},
+        {"utf16le_bom_dropped",
+         std::string("\xFF\xFE"
+                     "a\0",
+                     4),
+         "utf-16le", "a"},
+        {"utf16be_bom_dropped", std::string("\xFE\xFF\0a", 4), "utf-16be", "a"},
+        {"utf16_odd_byte_at_the_end", std::string("a\0b", 3), "utf-16le", "a\xEF\xBF\xBD"},
+        {"malformed_multibyte", "\x81\x20", "shift_jis", "\xEF\xBF\xBD "},
+        {"x_user_defined", "a\x80\xFF", "x-user-defined", "a\xEF\x9E\x80\xEF\x9F\xBF"},
+        {"replacement", "anything", "replacement", "\xEF\xBF\xBD"},
+        {"replacement_of_nothing", "", "replacement", ""},
+    };
+    for (const auto& c : cases) {
+        SCOPED_TRACE(c.name);
+        EXPECT_EQ(asiocrawl::decode_to_utf8(c.bytes, c.encoding), c.utf8);
+    }
+}
+
+TEST(charset, queries_use_the_document_encoding_but_for_utf8_and_utf16) {
+    for (const char* name : {"", "utf-8", "utf-16le", "utf-16be", "replacement"})
+        EXPECT_FALSE(asiocrawl::query_uses_document_encoding(name)) << name;
+    for (const char* name : {"windows-1252", "shift_jis", "iso-2022-jp", "gbk", "x-user-defined"})
+        EXPECT_TRUE(asiocrawl::query_uses_document_encoding(name)) << name;
+}
+
+TEST(charset, encode_query) {
+    const std::tuple<std::string, std::string, std::string> cases[] = {
+        {"q=\xC3\xA9", "windows-1252", "q=%E9"},
+        {"a=1&b=\xE2\x82\xAC", "windows-1252", "a=1&b=%80"},
+        // A character the encoding lacks is written as an HTML numeric reference, percent-encoded.
+        {"q=\xE2\x98\x83", "windows-1252", "q=%26%239731%3B"},
+        {"q=\xE6\x97\xA5", "shift_jis", "q=%93%FA"},
+        {"q=\xE6\x97\xA5", "euc-jp", "q=%C6%FC"},
+        {"q=\xE6\x97\xA5", "iso-2022-jp", "q=%1B$BF|%1B(B"},
+        {"q=\xE4\xB8\xAD", "gbk", "q=%D6%D0"},
+        {"q=\xEF\x9E\x80", "x-user-defined", "q=%80"},
+        {"q=\xC3\xA9", "x-user-defined", "q=%26%23233%3B"},
+        {"plain ascii stays", "windows-1252", "plain ascii stays"},
+        {"q=\xEF\xBF\xBD", "windows-1252", "q=%26%2365533%3B"},
+    };
+    for (const auto& [query, encoding, encoded] : cases)
+        EXPECT_EQ(asiocrawl::encode_query(query, encoding), encoded) << encoding << " " << query;
 }
