@@ -757,8 +757,8 @@ std::string encode_query(std::string_view utf8_query, std::string_view encoding)
             // encoding's escape sequences stay as they are, but for '%', which would read as an escape here.
             for (const char c : bytes) {
                 const auto byte = static_cast<unsigned char>(c);
-                if (byte <= 0x20 || byte >= 0x7F || c == '%' || c == '"' || c == '#' || c == '<' || c == '>' ||
-                    c == '\'')
+                if (byte <= 0x20 || byte >= 0x7F || c == '%' || c == '"' || c == '#' || c == '<' ||
+                    c == '>' || c == '\'')
                     percent(out, byte);
                 else
                     out.push_back(c);
