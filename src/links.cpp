@@ -50,6 +50,10 @@ page_links extract_links_fast(std::string_view html, const extract_options& opti
             break;
         }
     }
+    // The buffers are kept for the thread's next page, but not the memory of an uncommonly large one.
+    constexpr std::size_t retained_bytes = 1u << 20;
+    if (found.text.capacity() + found.entries.capacity() * sizeof(found.entries[0]) > retained_bytes)
+        found = {};
     return links;
 }
 
