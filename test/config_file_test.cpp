@@ -552,6 +552,24 @@ TEST(config_precedence, defaults_then_file_then_environment_then_flags) {
         << "ROOTs replace the list";
 }
 
+TEST(config_precedence, the_html_parser_is_fast_unless_gumbo_is_asked_for) {
+    EXPECT_EQ(parsed_config({"http://a.example/"}).crawl.html.parser, html_parser::fast);
+    EXPECT_EQ(parsed_config({"--html-parser", "gumbo", "http://a.example/"}).crawl.html.parser,
+              html_parser::gumbo);
+    EXPECT_EQ(parsed_config({"http://a.example/"}, {"ASIOCRAWL_HTML_PARSER=gumbo"}).crawl.html.parser,
+              html_parser::gumbo);
+    temp_file file{"html:\n  parser: gumbo\n"};
+    EXPECT_EQ(parsed_config({"--config", file.path, "http://a.example/"}).crawl.html.parser,
+              html_parser::gumbo);
+    EXPECT_EQ(parsed_config({"--config", file.path, "--html-parser", "fast", "http://a.example/"})
+                  .crawl.html.parser,
+              html_parser::fast);
+    const auto outcome = parse({"--html-parser", "lexbor", "http://a.example/"});
+    const auto* error = std::get_if<usage_error>(&outcome);
+    ASSERT_NE(error, nullptr);
+    EXPECT_THAT(error->message, HasSubstr("fast"));
+}
+
 TEST(config_precedence, flags_cover_the_important_keys) {
     const app_config c = parsed_config({"--fail-on-errors",
                                         "--ignore-robots",
