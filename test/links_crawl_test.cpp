@@ -12,6 +12,7 @@
 
 #include <map>
 #include <optional>
+#include <ostream>
 #include <set>
 #include <string>
 #include <vector>
@@ -22,6 +23,13 @@ using namespace asiocrawl::test;
 using ::testing::HasSubstr;
 using ::testing::Not;
 using ::testing::UnorderedElementsAre;
+
+// gtest prints an enumeration's bytes in a parameter's description otherwise.
+namespace asiocrawl {
+inline void PrintTo(html_parser parser, std::ostream* out) {
+    *out << (parser == html_parser::fast ? "fast" : "gumbo");
+}
+} // namespace asiocrawl
 
 namespace {
 

@@ -17,6 +17,13 @@
 #include <thread>
 #include <vector>
 
+// gtest prints an enumeration's bytes in a parameter's description otherwise.
+namespace asiocrawl {
+inline void PrintTo(html_parser parser, std::ostream* out) {
+    *out << (parser == html_parser::fast ? "fast" : "gumbo");
+}
+} // namespace asiocrawl
+
 namespace {
 
 using asiocrawl::extract_links;
