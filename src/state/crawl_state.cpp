@@ -91,6 +91,8 @@ void crawl_state::restore(const restored_state& restored) {
             throw std::runtime_error("crawl state: host numbers are not dense");
     }
     batch_.new_hosts.clear(); // they are in the store already
+    for (std::size_t id = 0; id < restored.next_seq.size() && id < next_seq_.size(); ++id)
+        next_seq_[id] = restored.next_seq[id];
     for (std::size_t id = 0; id < restored.waiting.size() && id < host_names_.size(); ++id) {
         const auto n = restored.waiting[id];
         if (n == 0)
@@ -169,7 +171,9 @@ host_id crawl_state::host_number(std::string_view host) {
 
 bool crawl_state::admit(const boost::urls::url& url, const std::string& referrer, int redirects_left,
                         int depth, item_kind kind, bool from_sitemap) {
-    if (stopping_)
+    // A stopping crawl drops what it finds, unless it is durable: then the URL waits on disk for the next
+    // run (a link found by a fetch that finished during the stop is not lost).
+    if (stopping_ && !durable_)
         return false;
     const std::string_view key = url.buffer();
     const auto fp = url_fingerprint(key, seed_);
@@ -179,7 +183,8 @@ bool crawl_state::admit(const boost::urls::url& url, const std::string& referrer
         skip("max_pages");
         return false;
     }
-    if (!hooks_.hold())
+    const bool for_next_run = stopping_;
+    if (!for_next_run && !hooks_.hold())
         return false;
     seen_.insert(fp);
     work_item item;
@@ -195,7 +200,10 @@ bool crawl_state::admit(const boost::urls::url& url, const std::string& referrer
         batch_.fingerprints.push_back(fp);
         batch_.waiting.push_back({host, item.seq, encode(item)});
     }
-    push_waiting(host, std::move(item));
+    if (for_next_run)
+        ++deferred_;
+    else
+        push_waiting(host, std::move(item));
     return true;
 }
 
@@ -412,8 +420,17 @@ void crawl_state::fetch_finished(ticket& t) {
 
 bool crawl_state::retry_later(ticket& t, const fetch_result& response, bool retryable_failure) {
     const bool retryable = response.error ? retryable_failure : is_retryable_status(response.status);
-    if (!retryable || t.item.tries >= config_.max_tries || stopping_)
+    if (!retryable || t.item.tries >= config_.max_tries || (stopping_ && !durable_))
         return false;
+    const host_id host = t.slot.host();
+    if (stopping_) {
+        // The next run makes the next attempt.
+        if (t.item.seq == 0)
+            return false;
+        batch_.waiting.push_back({host, t.item.seq, encode(t.item)});
+        ++deferred_;
+        return true;
+    }
     std::optional<std::string_view> retry_after;
     if (response.retry_after)
         retry_after = *response.retry_after;
@@ -428,7 +445,6 @@ bool crawl_state::retry_later(ticket& t, const fetch_result& response, bool retr
     say(log_level::info, t.item.url, ": attempt ", t.item.tries, " ",
         response.error ? std::string(error_kind(response.error)) : std::to_string(response.status),
         ", retrying in ", wait.count(), " ms");
-    const host_id host = t.slot.host();
     if (durable_ && t.item.seq != 0)
         batch_.waiting.push_back({host, t.item.seq, encode(t.item)}); // the attempts made so far survive
     // A copy: the worker still names the item until it is done with it.

@@ -93,6 +93,9 @@ public:
     /// No new URL is admitted or started; waiting ones are dropped from memory (a durable crawl keeps them).
     void stop();
     bool stopping() const noexcept { return stopping_; }
+    /// URLs a durable crawl admitted (or kept for another attempt) while stopping: they wait on disk for the
+    /// next run, uncounted by hooks::hold, and belong to the report's todo.
+    std::size_t deferred() const noexcept { return deferred_; }
 
     // ---- the frontier ----
 
@@ -214,6 +217,7 @@ private:
     std::size_t failures_ = 0;
     std::size_t robots_denied_ = 0;
     std::uint64_t bytes_ = 0;
+    std::size_t deferred_ = 0;
     bool stopping_ = false;
     bool counters_changed_ = false;
 };

@@ -45,6 +45,8 @@ struct restored_state {
     std::vector<std::string> hosts;
     /// URLs waiting, per host number.
     std::vector<std::size_t> waiting;
+    /// Per host number: past the largest sequence in use, where the host's next admitted URL goes.
+    std::vector<std::uint64_t> next_seq;
     /// The counters of the runs so far (crawl_state::counters_json); empty for a new crawl.
     std::string counters;
 };

@@ -81,17 +81,23 @@ void claim(const fs::path& dir) {
     }
     if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
         fail(dir, "exists and is not a directory");
+    const auto draft = dir / (std::string(marker_name) + ".tmp");
+    fs::remove(draft, ec); // a claim cut short by a kill
     if (fs::exists(dir, ec) && !fs::is_empty(dir, ec))
         fail(dir, "is not empty and holds no crawl state (no " + std::string(marker_name) +
                       " file): refusing to write into it");
     fs::create_directories(dir, ec);
     if (ec)
         fail(dir, "cannot be created: " + ec.message());
-    std::ofstream out(marker);
+    // Written aside and renamed: a kill never leaves a half-written marker.
+    std::ofstream out(draft);
     out << marker_text;
     out.close();
     if (!out)
         fail(dir, "cannot be written");
+    fs::rename(draft, marker, ec);
+    if (ec)
+        fail(dir, "cannot be written: " + ec.message());
 }
 
 } // namespace
@@ -216,11 +222,13 @@ restored_state state_store::load(fingerprint_set& seen) {
         return true;
     });
     out.waiting.assign(out.hosts.size(), 0);
+    out.next_seq.assign(out.hosts.size(), 1);
     impl_->scan("W", [&](std::string_view key, std::string_view) {
         const auto host = key.size() == 13 ? get_be(key.substr(1), 4) : out.hosts.size();
         if (host >= out.hosts.size())
             fail(impl_->dir, "the database is damaged (a waiting URL of an unknown host)");
         ++out.waiting[static_cast<std::size_t>(host)];
+        out.next_seq[static_cast<std::size_t>(host)] = get_be(key.substr(5), 8) + 1; // keys come in order
         return true;
     });
     impl_->scan("S", [&](std::string_view key, std::string_view) {
