@@ -142,6 +142,8 @@ public:
 
     report& result() noexcept { return result_; }
     crawl_progress progress() const;
+    /// Waiting URLs held in memory (the rest of a durable crawl's wait on disk).
+    std::size_t in_memory_waiting() const noexcept { return frontier_.in_memory(); }
     /// Requests in flight (begin_attempt .. release of the slot).
     std::size_t in_flight() const noexcept { return in_flight_; }
     void fetch_started(ticket& t);
