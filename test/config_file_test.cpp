@@ -41,6 +41,10 @@ app_config every_key_changed() {
     c.crawl.max_pages = 12345;
     c.crawl.sitemaps = true;
     c.crawl.parse_threads = 3;
+    c.crawl.state.dir = "/data/state dir";
+    c.crawl.state.fsync = true;
+    c.crawl.state.window = 9;
+    c.crawl.state.reset = true;
     c.crawl.scope = host_scope::lenient;
     c.crawl.exclude = R"(\?(sort|page)=.*#"quoted")";
     c.crawl.include = "null";

@@ -296,6 +296,7 @@ constexpr std::string_view fetching = "Fetching";
 constexpr std::string_view polite = "Politeness and robots.txt";
 constexpr std::string_view output = "Output";
 constexpr std::string_view run = "Run";
+constexpr std::string_view state = "Durable state";
 constexpr std::string_view none = "";
 
 } // namespace
@@ -343,6 +344,10 @@ const std::vector<config_key>& config_keys() {
         {"traps.max_segment_repetitions",      none,                       scope,    whole(FIELD(crawl.traps.max_segment_repetitions)), "most repeats of one path segment; 0: no limit"},
         {"traps.max_query_params",             none,                       scope,    whole(FIELD(crawl.traps.max_query_params)),        "most query parameters; 0: no limit"},
         {"traps.max_links_per_page",           none,                       scope,    whole(FIELD(crawl.traps.max_links_per_page)),      "most links taken from one page; 0: no limit"},
+        {"state.dir",                          "state-dir",                state,    text(FIELD(crawl.state.dir)),                      "keep the crawl's state in this directory: resumable after any kill"},
+        {"state.fsync",                        "state-fsync",              state,    boolean(FIELD(crawl.state.fsync)),                 "fsync every state commit (survives power loss too)"},
+        {"state.window",                       none,                       state,    whole(FIELD(crawl.state.window)),                  "waiting URLs of one host held in memory; the rest wait on disk"},
+        {"state.reset",                        "state-reset",              state,    boolean(FIELD(crawl.state.reset)),                 "delete the state dir's previous crawl and start over"},
         {"output.records",                     "output,o",                 output,   text(FIELD(output.records)),                       "write every record to this file as JSON Lines (-: stdout)"},
         {"output.report_json",                 "report-json",              output,   text(FIELD(output.report_json)),                   "write the summary to this file as JSON (-: stdout)"},
         {"output.report",                      none,                       output,   boolean(FIELD(output.report)),                     "print the text report on stdout at the end"},
@@ -376,7 +381,7 @@ const std::vector<switch_flag>& switch_flags() {
 }
 
 const std::vector<std::string_view>& flag_groups() {
-    static const std::vector<std::string_view> groups{crawl, scope, fetching, polite, output, run};
+    static const std::vector<std::string_view> groups{crawl, scope, fetching, polite, state, output, run};
     return groups;
 }
 
