@@ -93,17 +93,9 @@ void crawl_state::restore(const restored_state& restored) {
     batch_.new_hosts.clear(); // they are in the store already
     for (std::size_t id = 0; id < restored.next_seq.size() && id < next_seq_.size(); ++id)
         next_seq_[id] = restored.next_seq[id];
-    for (std::size_t id = 0; id < restored.waiting.size() && id < host_names_.size(); ++id) {
-        const auto n = restored.waiting[id];
-        if (n == 0)
-            continue;
-        for (std::size_t i = 0; i < n; ++i) {
-            if (!hooks_.hold())
-                return;
-        }
-        refill_from_[id] = 0;
-        frontier_.add_spilled(static_cast<host_id>(id), n);
-    }
+    for (std::size_t id = 0; id < restored.waiting.size() && id < durable_waiting_.size(); ++id)
+        durable_waiting_[id] = restored.waiting[id];
+    // The counters first: whatever happens next, a commit never writes them back smaller.
     if (!restored.counters.empty()) {
         const auto doc = boost::json::parse(restored.counters).as_object();
         for (const auto& [name, value] : doc.at("stats").as_object())
@@ -117,6 +109,20 @@ void crawl_state::restore(const restored_state& restored) {
         result_.runs = doc.at("runs").to_number<std::size_t>();
         result_.started_at = std::chrono::system_clock::time_point(
             std::chrono::microseconds(doc.at("started_at_us").to_number<std::int64_t>()));
+    }
+    for (std::size_t id = 0; id < restored.waiting.size() && id < host_names_.size(); ++id) {
+        const auto n = restored.waiting[id];
+        if (n == 0)
+            continue;
+        std::size_t held = 0;
+        while (held < n && !stopping_ && hooks_.hold())
+            ++held;
+        // Stopped while loading: what could not be counted waits for the next run, as the report's todo.
+        deferred_ += n - held;
+        if (held == 0)
+            continue;
+        refill_from_[id] = 0;
+        frontier_.add_spilled(static_cast<host_id>(id), held);
     }
 }
 
@@ -163,6 +169,8 @@ host_id crawl_state::host_number(std::string_view host) {
         host_names_.emplace_back(host);
         next_seq_.push_back(1);
         refill_from_.push_back(0);
+        durable_waiting_.push_back(0);
+        line_changed_.push_back(false);
         if (durable_)
             batch_.new_hosts.emplace_back(it->second, it->first);
     }
@@ -199,6 +207,8 @@ bool crawl_state::admit(const boost::urls::url& url, const std::string& referrer
     if (durable_) {
         batch_.fingerprints.push_back(fp);
         batch_.waiting.push_back({host, item.seq, encode(item)});
+        ++durable_waiting_[host];
+        line_changed(host);
     }
     if (for_next_run)
         ++deferred_;
@@ -353,8 +363,18 @@ void crawl_state::emit(record r) {
 }
 
 void crawl_state::finished(const work_item& item, host_id host) {
-    if (durable_ && item.seq != 0)
-        batch_.finished.emplace_back(host, item.seq);
+    if (!durable_ || item.seq == 0)
+        return;
+    batch_.finished.emplace_back(host, item.seq);
+    --durable_waiting_[host];
+    line_changed(host);
+}
+
+void crawl_state::line_changed(host_id host) {
+    if (line_changed_[host])
+        return;
+    line_changed_[host] = true;
+    changed_lines_.push_back(host);
 }
 
 state_batch crawl_state::take_batch() {
@@ -362,6 +382,11 @@ state_batch crawl_state::take_batch() {
         batch_.counters = counters_json();
         counters_changed_ = false;
     }
+    for (const auto host : changed_lines_) {
+        batch_.lines.push_back({host, durable_waiting_[host], next_seq_[host]});
+        line_changed_[host] = false;
+    }
+    changed_lines_.clear();
     state_batch out;
     std::swap(out, batch_);
     return out;

@@ -182,6 +182,7 @@ private:
     void emit(record r);
     void deny(work_item item, host_id host, boost::system::error_code why);
     void finished(const work_item& item, host_id host);
+    void line_changed(host_id host);
     bool retry_later(ticket& t, const fetch_result& response, bool retryable_failure);
     void robots_fetched(ticket& t, fetch_result& response);
     void follow_redirect(ticket& t, const fetch_result& response, record& r);
@@ -206,7 +207,11 @@ private:
     std::unordered_map<std::string, host_id> host_numbers_;
     std::vector<std::uint64_t> next_seq_;    // per host: the sequence of its next admitted URL
     std::vector<std::uint64_t> refill_from_; // per host: the sequence of its first spilled URL
-    std::vector<std::string> origin_names_;  // robots_for indexes
+    std::vector<std::uint64_t>
+        durable_waiting_;            // per host: URLs with a durable copy (admitted, not finished)
+    std::vector<bool> line_changed_; // per host: its line goes into the next batch
+    std::vector<host_id> changed_lines_;
+    std::vector<std::string> origin_names_; // robots_for indexes
     std::unordered_map<std::string, origin_robots> robots_;
     state_batch batch_;
     report result_;
