@@ -120,7 +120,7 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
         : executor(std::move(ex))
         , config(checked(std::move(cfg)))
         , roots(parse_roots(config))
-        , url_scope(roots, config.scope, config.include, config.exclude, config.traps)
+        , url_scope(roots, config)
         , queue(executor)
         , frontier(config.politeness.max_per_host, config.politeness.delay)
         , fetch(executor, config.fetch, config.max_tasks)
