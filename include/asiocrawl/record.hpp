@@ -19,6 +19,9 @@ struct record {
     std::string url;
     /// The resolved Location of a redirect; empty otherwise.
     std::string next_url;
+    /// Where the crawl found this URL: the page whose link led to it, or the URL whose redirect led to it.
+    /// Empty for roots and for URLs found in sitemaps. A link checker reports it beside a broken link.
+    std::string referrer;
     /// HTTP status of the last response; 0 when none arrived.
     int status = 0;
     /// Why this URL failed (asiocrawl::error or a network error); empty on success.
