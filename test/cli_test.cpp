@@ -273,24 +273,54 @@ TEST(cli, a_second_signal_aborts_at_once_and_outputs_are_still_flushed) {
     std::remove(records.c_str());
 }
 
-TEST(cli, fail_on_errors_turns_failed_urls_into_exit_status_1) {
+TEST(cli, a_crawl_that_fetched_nothing_exits_4) {
     asio::io_context ctx;
     const std::string root = "http://127.0.0.1:" + std::to_string(unused_port(ctx)) + "/";
     const std::vector<std::string> base{cli, "--max-tries", "1", "--ignore-robots", root};
 
-    auto tolerant = run_process(base);
-    EXPECT_EQ(tolerant.exit_code, 0) << tolerant.err;
-    EXPECT_THAT(tolerant.out, HasSubstr("Finished "));
+    auto refused = run_process(base);
+    EXPECT_EQ(refused.exit_code, 4) << refused.err;
+    EXPECT_THAT(refused.err, HasSubstr("nothing was fetched: no URL got an HTTP answer"));
+    EXPECT_THAT(refused.out, HasSubstr("Finished ")) << "the report is printed all the same";
 
     auto strict = base;
     strict.push_back("--fail-on-errors");
     auto failing = run_process(strict);
-    EXPECT_EQ(failing.exit_code, 1) << failing.err;
-    EXPECT_THAT(failing.err, HasSubstr("1 URLs failed"));
-    EXPECT_THAT(failing.out, HasSubstr("Finished ")) << "the report is printed all the same";
+    EXPECT_EQ(failing.exit_code, 4) << failing.err;
+    EXPECT_THAT(failing.err, HasSubstr("1 URL failed (1 network; --fail-on network,5xx,4xx)"));
+}
 
-    auto from_env = run_process(base, {"ASIOCRAWL_RUN_FAIL_ON_ERRORS=true"});
-    EXPECT_EQ(from_env.exit_code, 1) << from_env.err;
+TEST(cli, fail_on_turns_broken_links_into_exit_status_1) {
+    threaded_server server{[](const http_request& req) -> asio::awaitable<std::optional<http_response>> {
+        if (req.target() == "/")
+            co_return make_response(
+                200, "<a href=/gone>1</a><a href=/gone2>2</a><a href=/oops>3</a><a href=/ok>4</a>");
+        if (req.target() == "/ok")
+            co_return make_response(200, "<p>fine</p>");
+        if (req.target() == "/oops")
+            co_return make_response(500, "broken");
+        co_return make_response(404, "not found");
+    }};
+    const std::vector<std::string> base{cli,           "-q", "--no-report",
+                                        "--max-tries", "1",  server.server.origin() + "/"};
+
+    auto tolerant = run_process(base);
+    EXPECT_EQ(tolerant.exit_code, 0) << "error pages are records, not a failed run; " << tolerant.err;
+
+    auto with = [&](std::vector<std::string> extra, std::vector<std::string> env = {}) {
+        auto argv = base;
+        argv.insert(argv.end() - 1, extra.begin(), extra.end());
+        return run_process(argv, env);
+    };
+    auto all = with({"--fail-on-errors"});
+    EXPECT_EQ(all.exit_code, 1) << all.err;
+    EXPECT_THAT(all.err, HasSubstr("3 URLs failed (2 4xx, 1 5xx; --fail-on network,5xx,4xx)"));
+    auto server_errors = with({"--fail-on", "5xx"});
+    EXPECT_EQ(server_errors.exit_code, 1) << server_errors.err;
+    EXPECT_THAT(server_errors.err, HasSubstr("1 URL failed (1 5xx; --fail-on 5xx)"));
+    EXPECT_EQ(with({"--fail-on", "network,robots"}).exit_code, 0);
+    EXPECT_EQ(with({}, {"ASIOCRAWL_RUN_FAIL_ON_ERRORS=true"}).exit_code, 1);
+    EXPECT_EQ(with({}, {"ASIOCRAWL_RUN_FAIL_ON=4xx"}).exit_code, 1);
 }
 
 TEST(cli, config_errors_exit_2_before_any_request) {
