@@ -88,6 +88,7 @@ app_config every_key_changed() {
     c.output.metrics_listen = "[::1]:9100";
     c.output.progress = progress_mode::never;
     c.output.mode = open_mode::overwrite;
+    c.output.queue_limit_bytes = 2u << 20;
     c.run.log_level = log_level::debug;
     c.run.fail_on_errors = true;
     c.run.fail_on = {"5xx", "robots"};

@@ -9,6 +9,7 @@
 #include "support/loopback.hpp"
 #include "support/temp_dir.hpp"
 
+#include <boost/asio/steady_timer.hpp>
 #include <boost/json/parse.hpp>
 
 #include <gmock/gmock.h>
@@ -19,6 +20,11 @@
 #include <future>
 #include <set>
 #include <sstream>
+#include <thread>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace {
 
@@ -188,6 +194,83 @@ TEST(OutputSetFlush, TheBarrierRunsOnceEverythingEarlierIsWritten) {
         EXPECT_EQ(error, "");
     }
     EXPECT_THAT(run.problems, testing::IsEmpty());
+}
+
+TEST(OutputSetBackpressure, ASlowRecordsReaderPausesTheCrawlUntilItDrains) {
+    test::temp_dir dir{"output-set-fifo"};
+    const fs::path fifo = dir.path / "records.fifo";
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+    // A reader end first, so that the set's open for writing does not wait; nothing is read yet.
+    const int reader_fd = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);
+    ASSERT_GE(reader_fd, 0);
+    ::fcntl(reader_fd, F_SETFL, 0);
+
+    asio::io_context ctx;
+    constexpr int pages = 1000; // ~250 KB of records: more than the pipe, a 64 KiB block and the limit
+    demo::http_server site{
+        ctx.get_executor(),
+        [](const test::http_request& req) -> asio::awaitable<std::optional<test::http_response>> {
+            if (req.target() != "/")
+                co_return test::make_response(200, "<p>leaf</p>");
+            std::string body;
+            for (int i = 0; i < pages; ++i)
+                body += "<a href=/p" + std::to_string(i) + ">x</a>";
+            co_return test::make_response(200, body);
+        }};
+    crawler_config config;
+    config.roots = {site.origin() + "/"};
+    config.max_tasks = 4;
+    config.politeness.max_per_host = 4;
+    crawler crawl{ctx.get_executor(), config};
+    output_config outputs;
+    outputs.records = fifo.string();
+    outputs.queue_limit_bytes = 4096;
+    output_set out{ctx.get_executor(), outputs};
+    std::atomic<int> drained{0};
+    out.set_on_drained([&] { ++drained; });
+    out.attach(crawl);
+    out.start();
+
+    // The reader starts only once the set has said it is busy: until then the crawl must hold back.
+    std::string received;
+    std::thread reader;
+    std::size_t records_when_busy = 0;
+    asio::steady_timer poll{ctx};
+    std::function<void()> watch = [&] {
+        if (out.busy()) {
+            records_when_busy = crawl.progress().records;
+            reader = std::thread{[&] {
+                char buffer[65536];
+                for (ssize_t n; (n = ::read(reader_fd, buffer, sizeof buffer)) > 0;)
+                    received.append(buffer, static_cast<std::size_t>(n));
+            }};
+            return;
+        }
+        poll.expires_after(std::chrono::milliseconds{1});
+        poll.async_wait([&](boost::system::error_code ec) {
+            if (!ec)
+                watch();
+        });
+    };
+    watch();
+    std::optional<report> result;
+    crawl.async_run([&](std::exception_ptr e, report r) {
+        poll.cancel();
+        out.stop();
+        site.stop();
+        if (e)
+            std::rethrow_exception(e);
+        result = std::move(r);
+    });
+    test::run_bounded(ctx);
+    ASSERT_TRUE(result);
+    EXPECT_THAT(out.finish(*result), testing::IsEmpty());
+    ASSERT_TRUE(reader.joinable()) << "the set never became busy";
+    reader.join();
+    ::close(reader_fd);
+    EXPECT_LT(records_when_busy, static_cast<std::size_t>(pages)) << "busy before the crawl was over";
+    EXPECT_GE(drained.load(), 1) << "and said so when it caught up";
+    EXPECT_EQ(lines_of(received).size(), static_cast<std::size_t>(pages + 1)) << "no record lost";
 }
 
 TEST(OutputSetFlush, WithoutWriterThreadsTheBarrierRunsInline) {

@@ -40,6 +40,8 @@ std::vector<std::string> validate(const app_config& config) {
     else if (output.report_json == "-" && output.report)
         problems.emplace_back("output.report_json cannot be stdout (\"-\") while the text report goes there "
                               "too (set output.report: false, or --no-report)");
+    if (output.queue_limit_bytes < 1024)
+        problems.emplace_back("output.queue_limit must be at least 1024");
     if (output.warc.max_file_bytes < 1024)
         problems.emplace_back("output.warc.max_file_bytes must be at least 1024");
     for (std::size_t i = 0; i < config.run.fail_on.size(); ++i) {

@@ -395,6 +395,7 @@ const std::vector<config_key>& config_keys() {
         {"output.save_dir",                    "save-dir",                 output,   text(FIELD(output.save_dir)),                      "store response bodies under DIR/host/path"},
         {"output.metrics_listen",              "metrics-listen",           output,   text(FIELD(output.metrics_listen)),                "serve Prometheus /metrics and /healthz on HOST:PORT"},
         {"output.progress",                    "progress",                 output,   choice(FIELD(output.progress), progress_names),    "progress line on stderr"},
+        {"output.queue_limit",                 none,                       output,   bytes(FIELD(output.queue_limit_bytes)),            "most bytes an output writer thread may hold waiting before the crawl pauses"},
         {"output.overwrite",                   "overwrite",                output,   overwrite_switch(),                                "replace output files that exist (default: refuse them, exit 2)"},
         {"run.log_level",                      "log-level",                run,      choice(FIELD(run.log_level), log_level_names),     "least severe messages logged on stderr (-v/-q move it)"},
         {"run.fail_on_errors",                 "fail-on-errors",           run,      boolean(FIELD(run.fail_on_errors)),                "exit with status 1 when a URL failed: a network failure, 5xx or 4xx"},

@@ -11,8 +11,10 @@
 #include <boost/system/system_error.hpp>
 #include <boost/url/parse.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -29,8 +31,6 @@ namespace asiocrawl::outputs {
 
 namespace {
 
-// Records are small: this many bytes of JSON Lines are a few hundred thousand records behind.
-constexpr std::size_t records_queue_limit = 16u << 20;
 // A link checker's report, not an inventory of a dead web: beyond this, broken links are only counted.
 constexpr std::size_t max_broken_links = 100'000;
 
@@ -108,6 +108,10 @@ struct output_set::impl {
         };
     }
 
+    std::size_t queue_limit() const {
+        return static_cast<std::size_t>(std::min<std::uint64_t>(config.queue_limit_bytes, SIZE_MAX));
+    }
+
     void note(std::string text) {
         if (log.enabled(log_level::warning))
             log.write(log_level::warning, text);
@@ -162,9 +166,9 @@ struct output_set::impl {
             }
         }
         if (!config.save_dir.empty())
-            saved_pages = std::make_unique<save_dir_writer>(config.save_dir, config.mode);
+            saved_pages = std::make_unique<save_dir_writer>(config.save_dir, config.mode, queue_limit());
         if (!config.warc.path.empty()) {
-            warc = std::make_unique<warc_writer>(config.warc, config.mode);
+            warc = std::make_unique<warc_writer>(config.warc, config.mode, queue_limit());
             if (config.mode == open_mode::create_new)
                 created.push_back(warc->files().front());
             for (auto& line : warc->notes())
@@ -194,7 +198,7 @@ struct output_set::impl {
             }
             sink_state->records = std::make_shared<detail::text_writer>(
                 fd, config.records != "-", "output.records: cannot write " + config.records,
-                records_queue_limit);
+                queue_limit());
         }
         sink_state->collect_broken = !config.report_json.empty();
         if (sink_state->records)

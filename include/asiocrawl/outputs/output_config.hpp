@@ -62,6 +62,10 @@ struct output_config {
     std::string metrics_listen;
     /// Progress line on stderr. Default automatic.
     progress_mode progress = progress_mode::automatic;
+    /// Most bytes each file output's writer thread (records, WARC, saved pages) may have waiting: past it
+    /// the crawl starts no new fetch until that writer is back under half of it. Memory for outputs is
+    /// bounded by this per writer, plus what the fetches in flight bring. At least 1 KiB. Default 64 MiB.
+    std::uint64_t queue_limit_bytes = 64u << 20;
     /// What to do with outputs that exist already. YAML/CLI: `output.overwrite` / `--overwrite` choose
     /// between create_new and overwrite; append is for resumed crawls. Default create_new.
     open_mode mode = open_mode::create_new;
