@@ -19,13 +19,16 @@ struct record {
     std::string url;
     /// The resolved Location of a redirect; empty otherwise.
     std::string next_url;
-    /// Where the crawl found this URL: the page whose link led to it, or the URL whose redirect led to it.
-    /// Empty for roots and for URLs found in sitemaps. A link checker reports it beside a broken link.
+    /// How the crawl came to this URL: the page that links to it, the URL that redirected to it, or the
+    /// sitemap (or robots.txt) that lists it. Empty for a root.
     std::string referrer;
     /// HTTP status of the last response; 0 when none arrived.
     int status = 0;
     /// Why this URL failed (asiocrawl::error or a network error); empty on success.
     boost::system::error_code error;
+    /// What more is known about the failure, in words (a TLS verification failure's reason, why an origin
+    /// was unreachable); often empty.
+    std::string error_detail;
     /// Body bytes received.
     std::uint64_t size = 0;
     /// Media type from Content-Type, lowercased, without parameters ("text/html"); empty when absent.

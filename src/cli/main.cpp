@@ -166,6 +166,7 @@ int run(const cli::cli_options& options) {
     }
     outs->attach(
         *crawl, [&](const record& r) { received.add(r); }, [&] { return log_writer.busy(); });
+    log_writer.set_on_drained([c = &*crawl] { c->notify_drained(); });
     outs->start();
 
     int exit_code = 0;

@@ -87,6 +87,7 @@ struct output_set::impl {
 
     std::mutex drained_mutex;
     std::function<void()> on_drained;
+    crawler* drained_crawler = nullptr;
 
     bool busy() const noexcept {
         return (sink_state->records && sink_state->records->busy()) || (warc && warc->busy()) ||
@@ -99,10 +100,14 @@ struct output_set::impl {
             if (busy())
                 return;
             std::function<void()> callback;
+            crawler* waiting = nullptr;
             {
                 std::lock_guard lock{drained_mutex};
                 callback = on_drained;
+                waiting = drained_crawler;
             }
+            if (waiting)
+                waiting->notify_drained(); // safe from any thread
             if (callback)
                 callback();
         };
@@ -197,8 +202,7 @@ struct output_set::impl {
                          std::to_string(repair.cut_bytes) + " bytes");
             }
             sink_state->records = std::make_shared<detail::text_writer>(
-                fd, config.records != "-", "output.records: cannot write " + config.records,
-                queue_limit());
+                fd, config.records != "-", "output.records: cannot write " + config.records, queue_limit());
         }
         sink_state->collect_broken = !config.report_json.empty();
         if (sink_state->records)
@@ -283,6 +287,10 @@ output_set::output_set(boost::asio::any_io_executor executor, const output_confi
 }
 
 output_set::~output_set() {
+    {
+        std::lock_guard lock{impl_->drained_mutex};
+        impl_->drained_crawler = nullptr;
+    }
     // No summary line from here: the embedder's progress writer may already be gone.
     if (impl_->server)
         impl_->server->stop();
@@ -329,9 +337,18 @@ void output_set::attach(crawler& crawl, record_sink also, std::function<bool()> 
             s->write(r, body);
         });
     }
-    if (self.busy() || self.sink_state->records || self.warc || self.saved_pages || also_busy) {
+    if (self.sink_state->records || self.warc || self.saved_pages || also_busy) {
         crawl.set_backpressure(
             [this, also_busy = std::move(also_busy)] { return busy() || (also_busy && also_busy()); });
+        std::lock_guard lock{self.drained_mutex};
+        self.drained_crawler = &crawl;
+    }
+    if (self.sink_state->records || self.warc || self.saved_pages) {
+        // Before the crawl commits its state, what it handed over is written (write(2): a kill -9 loses none
+        // of it; flush(done, true) is there for machine crashes too).
+        crawl.set_output_flush([this](std::function<void()> done) {
+            flush([done = std::move(done)](const std::string&) { done(); });
+        });
     }
     if (self.progress_writer) {
         self.progress = std::make_unique<progress_reporter>(
@@ -369,6 +386,11 @@ std::vector<std::string> output_set::finish(const report& final_report) {
         return problems;
     impl_->finished = true;
     stop();
+    {
+        // The crawl is over; the crawler may be destroyed while the writers drain.
+        std::lock_guard lock{impl_->drained_mutex};
+        impl_->drained_crawler = nullptr;
+    }
     if (impl_->sink_state->records) {
         if (std::string e = impl_->sink_state->records->close(); !e.empty())
             problems.push_back(std::move(e));

@@ -52,8 +52,12 @@ public:
     output_set& operator=(const output_set&) = delete;
 
     /// Installs the record, body and exchange sinks and back-pressure on `crawl` (only those an output
-    /// needs). The crawler has one record sink: `also` is called first for every record, so the caller's own
-    /// sink keeps working; `also_busy` is or-ed into the back-pressure. Call before async_run. Saved pages
+    /// needs): crawl.notify_drained() is called, from a writer thread, whenever the set stops being busy,
+    /// and crawl.set_output_flush() gets flush() (without fsync: written with write(2), which a killed
+    /// process cannot lose).
+    /// The crawler has one record sink: `also` is called first for every record, so the caller's own sink
+    /// keeps working; `also_busy` is or-ed into the back-pressure (the caller then calls
+    /// crawl.notify_drained() when it turns false). Call before async_run. Saved pages
     /// follow the crawl's accept/reject rules as wget does: a page fetched only to be traversed (an HTML
     /// page whose name they reject) is not stored.
     void attach(crawler& crawl, record_sink also = {}, std::function<bool()> also_busy = {});
@@ -81,8 +85,9 @@ public:
     /// under half of its limit (what attach() installs as back-pressure).
     bool busy() const noexcept;
 
-    /// `on_drained` is called, on a writer thread, each time busy() turns false. Post to your executor from
-    /// it; check busy() again there (another writer may be behind by then). Set before attach().
+    /// `on_drained` is called, on a writer thread, each time busy() turns false (after the attached
+    /// crawler's notify_drained()). Post to your executor from it; check busy() again there (another writer
+    /// may be behind by then).
     void set_on_drained(std::function<void()> on_drained);
 
     /// What opening found and repaired (append mode: a torn JSON Lines line cut, a WARC file's torn tail
