@@ -379,7 +379,11 @@ std::string pattern_error(std::string_view pattern) {
         boost::regex compiled(pattern.begin(), pattern.end(), boost::regex::perl);
         return {};
     } catch (const boost::regex_error& e) {
-        return e.what();
+        std::string why = e.what();
+        // Boost's sentence ends in a period; the message it goes into goes on.
+        while (!why.empty() && (why.back() == '.' || why.back() == ' '))
+            why.pop_back();
+        return why;
     }
 }
 
