@@ -169,7 +169,18 @@ TEST(cli, help_and_version_exit_zero) {
                                "--grace-period",
                                "--refuse-private-addresses",
                                "--user-agent",
-                               "--contact-url"})
+                               "--contact-url",
+                               "--no-parent",
+                               "--domains",
+                               "--exclude-domains",
+                               "--accept",
+                               "--reject",
+                               "--fail-on",
+                               "--overwrite",
+                               "--obey-robots",
+                               "--report",
+                               "--compression",
+                               "--warc-revisits"})
         EXPECT_THAT(help.out, HasSubstr(option));
     // Grouped by topic, with defaults.
     for (const char* heading :

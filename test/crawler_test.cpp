@@ -19,6 +19,7 @@ namespace http = boost::beast::http;
 using namespace asiocrawl;
 using namespace asiocrawl::test;
 using namespace std::chrono_literals;
+using ::testing::HasSubstr;
 using ::testing::UnorderedElementsAre;
 using ::testing::UnorderedElementsAreArray;
 
@@ -564,6 +565,15 @@ TEST_F(crawler_fixture, invalid_config_is_rejected_before_any_request) {
     EXPECT_THROW((crawler{ctx.get_executor(), config}), std::invalid_argument);
     config.roots = {"ftp://example.com/"};
     EXPECT_THROW((crawler{ctx.get_executor(), config}), std::invalid_argument);
+    for (const char* not_a_root : {"not a url", "mailto:a@b.c"}) {
+        config.roots = {not_a_root};
+        try {
+            crawler c{ctx.get_executor(), config};
+            ADD_FAILURE() << not_a_root << " was accepted as a root";
+        } catch (const std::invalid_argument& e) {
+            EXPECT_THAT(e.what(), HasSubstr("roots[0] must be an http or https URL"));
+        }
+    }
     config.roots = {url("/")};
     config.exclude = {"(unclosed"};
     EXPECT_THROW((crawler{ctx.get_executor(), config}), std::invalid_argument);

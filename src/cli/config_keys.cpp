@@ -257,6 +257,12 @@ key_codec strings(Access access) {
     return codec;
 }
 
+/// The same codec with another placeholder in --help ("DOMAIN,...").
+key_codec named(key_codec codec, std::string value_name) {
+    codec.value_name = std::move(value_name);
+    return codec;
+}
+
 /// Regular expressions: one per flag occurrence or per line of an environment variable.
 template <class Access>
 key_codec patterns(Access access) {
@@ -353,10 +359,10 @@ const std::vector<config_key>& config_keys() {
         {"exclude",                            "exclude",                  scope,    patterns(FIELD(crawl.exclude)),                    "skip URLs in which this regular expression is found (repeatable)"},
         {"include",                            "include",                  scope,    patterns(FIELD(crawl.include)),                    "crawl only URLs in which one of these regular expressions is found (repeatable)"},
         {"no_parent",                          "no-parent",                scope,    boolean(FIELD(crawl.no_parent)),                   "stay below each root's directory on the roots' hosts (wget -np)"},
-        {"domains",                            "domains",                  scope,    strings(FIELD(crawl.domains)),                     "also crawl these domains and their subdomains (a.com,b.org; wget -H -D)"},
-        {"exclude_domains",                    "exclude-domains",          scope,    strings(FIELD(crawl.exclude_domains)),             "never crawl these domains or their subdomains"},
-        {"accept",                             "accept,A",                 scope,    strings(FIELD(crawl.accept)),                      "fetch only files whose name ends in one of these suffixes or matches a pattern (pdf,*.jpg; HTML pages are still fetched to traverse; wget -A)"},
-        {"reject",                             "reject,R",                 scope,    strings(FIELD(crawl.reject)),                      "do not fetch files whose name ends in one of these suffixes or matches a pattern (wget -R)"},
+        {"domains",                            "domains",                  scope,    named(strings(FIELD(crawl.domains)), "DOMAIN,..."),                     "also crawl these domains and their subdomains (a.com,b.org; wget -H -D)"},
+        {"exclude_domains",                    "exclude-domains",          scope,    named(strings(FIELD(crawl.exclude_domains)), "DOMAIN,..."),             "never crawl these domains or their subdomains"},
+        {"accept",                             "accept,A",                 scope,    named(strings(FIELD(crawl.accept)), "SUFFIX|PATTERN,..."),                      "fetch only files whose name ends in one of these suffixes or matches a pattern (pdf,*.jpg; HTML pages are still fetched to traverse; wget -A)"},
+        {"reject",                             "reject,R",                 scope,    named(strings(FIELD(crawl.reject)), "SUFFIX|PATTERN,..."),                      "do not fetch files whose name ends in one of these suffixes or matches a pattern (wget -R)"},
         {"fetch.connect_timeout",              "connect-timeout",          fetching, duration(FIELD(crawl.fetch.connect_timeout)),      "DNS, TCP connect and TLS handshake to one endpoint"},
         {"fetch.request_timeout",              "timeout",                  fetching, duration(FIELD(crawl.fetch.request_timeout)),      "one request and its whole response"},
         {"fetch.max_body_bytes",               "max-body-size",            fetching, bytes(FIELD(crawl.fetch.max_body_bytes)),          "largest response body accepted"},
@@ -399,7 +405,7 @@ const std::vector<config_key>& config_keys() {
         {"output.overwrite",                   "overwrite",                output,   overwrite_switch(),                                "replace output files that exist (default: refuse them, exit 2)"},
         {"run.log_level",                      "log-level",                run,      choice(FIELD(run.log_level), log_level_names),     "least severe messages logged on stderr (-v/-q move it)"},
         {"run.fail_on_errors",                 "fail-on-errors",           run,      boolean(FIELD(run.fail_on_errors)),                "exit with status 1 when a URL failed: a network failure, 5xx or 4xx"},
-        {"run.fail_on",                        "fail-on",                  run,      strings(FIELD(run.fail_on)),                       "exit with status 1 when a URL failed in one of these classes: 4xx,5xx,network,robots"},
+        {"run.fail_on",                        "fail-on",                  run,      named(strings(FIELD(run.fail_on)), "CLASS,..."),                       "exit with status 1 when a URL failed in one of these classes: 4xx,5xx,network,robots"},
         {"run.grace_period",                   "grace-period",             run,      duration(FIELD(run.grace_period)),                 "after SIGINT/SIGTERM, time left to fetches in flight"},
     };
     // clang-format on
