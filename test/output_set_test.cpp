@@ -152,6 +152,13 @@ TEST(OutputSetModes, OverwriteReplacesAndAppendContinues) {
     std::ofstream{outputs.report_json} << "old summary";
 
     outputs.mode = open_mode::append;
+    {
+        // Opening for a resumed crawl keeps the earlier summary until the new one is written.
+        asio::io_context ctx;
+        output_set opened{ctx.get_executor(), outputs};
+        EXPECT_EQ(read_all(outputs.report_json), "old summary");
+    }
+    std::ofstream{outputs.records} << "{\"url\":\"earlier\"}\n{\"url\":\"torn";
     const auto appended = crawl_with(outputs);
     ASSERT_TRUE(appended.result);
     ASSERT_EQ(appended.notes.size(), 1u);

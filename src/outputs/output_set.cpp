@@ -180,12 +180,21 @@ struct output_set::impl {
                 note(std::move(line));
         }
         if (!config.report_json.empty() && config.report_json != "-") {
-            // Claimed now (and a location that cannot be written fails now), written whole at the end.
+            // Claimed now (and a location that cannot be written fails now), written whole at the end. A
+            // resumed crawl keeps the earlier summary until it has the whole crawl's to put in its place.
             const bool existed = exists(config.report_json);
-            ::close(open_output_file(config.report_json,
-                                     config.mode == open_mode::create_new ? open_mode::create_new
-                                                                          : open_mode::overwrite,
-                                     "output.report_json"));
+            if (existed && config.mode == open_mode::append) {
+                const int fd = ::open(config.report_json.c_str(), O_WRONLY | O_CLOEXEC);
+                if (fd < 0)
+                    throw std::system_error(errno, std::generic_category(),
+                                            "output.report_json: cannot open " + config.report_json);
+                ::close(fd);
+            } else {
+                ::close(open_output_file(config.report_json,
+                                         config.mode == open_mode::create_new ? open_mode::create_new
+                                                                              : open_mode::overwrite,
+                                         "output.report_json"));
+            }
             if (!existed)
                 created.push_back(config.report_json);
         }
