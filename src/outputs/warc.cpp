@@ -507,9 +507,8 @@ struct warc_writer::state {
     }
 
     std::size_t serial_after(const std::string& name) const {
-        for (std::size_t n = 0;; ++n)
-            if (warc_file_name(config.path, n) == name)
-                return n + 1;
+        const auto serial = warc_serial_of(config.path, std::filesystem::path(name).filename().string());
+        return serial ? *serial + 1 : 1;
     }
 
     void flush(bool sync) {
