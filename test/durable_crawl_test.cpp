@@ -178,7 +178,7 @@ TEST_F(durable_crawl, waiting_urls_beyond_the_window_come_back_from_disk_in_orde
 
 TEST_F(durable_crawl, a_changed_definition_is_refused_and_named) {
     ASSERT_FALSE(run(10).failure);
-    const auto changed = run(std::nullopt, false, [](crawler_config& c) { c.exclude = "\\.pdf$"; });
+    const auto changed = run(std::nullopt, false, [](crawler_config& c) { c.exclude = {"\\.pdf$"}; });
     ASSERT_TRUE(changed.failure);
     EXPECT_THROW(std::rethrow_exception(changed.failure), state_error);
     const auto message = message_of(changed.failure);
@@ -200,7 +200,7 @@ TEST_F(durable_crawl, a_budget_may_change_between_runs) {
 TEST_F(durable_crawl, state_reset_starts_over) {
     ASSERT_FALSE(run().failure);
     const auto changed = run(std::nullopt, false, [](crawler_config& c) {
-        c.exclude = "never-matches";
+        c.exclude = {"never-matches"};
         c.state.reset = true;
     });
     ASSERT_FALSE(changed.failure) << message_of(changed.failure);

@@ -73,7 +73,7 @@ crawl_state::crawl_state(const crawler_config& config, hooks h, bool durable, st
     , now_(now)
     , seed_(seed)
     , roots_(parse_roots(config))
-    , scope_(roots_, config.scope, config.include, config.exclude, config.traps)
+    , scope_(roots_, config)
     , frontier_(config.politeness.max_per_host, config.politeness.delay, durable ? window : 0, now)
     , agent_(config.fetch.user_agent.empty() ? default_user_agent(config.fetch.contact_url)
                                              : config.fetch.user_agent)
