@@ -113,7 +113,7 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
     body_sink bodies;
     exchange_sink exchanges;
     std::function<bool()> busy;
-    std::function<void(std::function<void()>)> output_flush;
+    crawler::output_flush output_flush;
     std::size_t live_workers = 0;
     event workers_exited;
     event outputs_drained;
@@ -131,6 +131,7 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
     event commit_done;
     event flush_done;
     bool flushed = false;
+    std::string flush_error;
     std::uint64_t commits_started = 0;
     std::uint64_t commits_done = 0;
     bool committer_running = false;
@@ -303,14 +304,18 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
         if (!output_flush)
             co_return;
         flushed = false;
-        output_flush([self = shared_from_this()] {
-            asio::post(self->executor, [self] {
+        output_flush(config.state.fsync, [self = shared_from_this()](const std::string& error) {
+            asio::post(self->executor, [self, error] {
+                self->flush_error = error;
                 self->flushed = true;
                 self->flush_done.notify();
             });
         });
         while (!flushed)
             co_await flush_done.wait();
+        if (!flush_error.empty())
+            throw state_error("an output could not be written (" + flush_error +
+                              "): the crawl stops rather than count URLs whose output was lost as done");
     }
 
     /// Writes the state's changes as they come, one batch at a time (group commit: whatever accumulated
@@ -432,6 +437,8 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
         aborting = true;
         log(log_level::info,
             "aborting: " + std::to_string(state.in_flight()) + " fetches in flight cancelled");
+        if (state.in_flight() > 0)
+            state.result().stats["aborted_in_flight"] += state.in_flight();
         for (auto& signal : worker_signals)
             signal.emit(asio::cancellation_type::terminal);
         outputs_drained.notify();
@@ -491,8 +498,12 @@ void crawler::notify_drained() {
     asio::post(impl_->executor, [self = impl_] { self->outputs_drained.notify(); });
 }
 
-void crawler::set_output_flush(std::function<void(std::function<void()> done)> flush) {
+void crawler::set_output_flush(output_flush flush) {
     impl_->output_flush = std::move(flush);
+}
+
+bool crawler::has_saved_state(const std::string& state_dir) {
+    return !state_dir.empty() && detail::state_store::holds_state(state_dir);
 }
 
 crawl_progress crawler::progress() const {

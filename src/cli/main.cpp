@@ -2,9 +2,12 @@
 // Logs and JSON Lines records go through background writers so the io thread never blocks on output.
 //
 // Shutdown: the first SIGINT/SIGTERM calls crawler::stop() (no new URLs; fetches in flight finish) and arms a
-// timer of run.grace_period. When the timer fires or a second signal arrives, the crawl is aborted: the
-// io_context is stopped, abandoning the fetches still in flight. Either way the code after ctx.run() flushes
-// every output and prints the report — on an abort, one assembled here from the records received so far.
+// timer of run.grace_period. When the timer fires or a second signal arrives, crawler::abort() cancels the
+// fetches still in flight. Either way async_run completes with the report, the io_context runs dry, and the
+// code after ctx.run() flushes every output and prints the report.
+//
+// With a state directory that holds a crawl already, the run resumes it: outputs are appended to (the WARC
+// series goes on in a new file), and the report covers every run of the crawl.
 
 #include "cli/options.hpp"
 #include "outputs/text_writer.hpp"
@@ -68,30 +71,16 @@ std::string count_of(std::size_t n, std::string_view one, std::string_view many)
     return std::to_string(n) + " " + std::string(n == 1 ? one : many);
 }
 
-/// What main learns from the record sink. The crawler keeps no records of its own (keep_records is off):
-/// these are the report's records on a normal end, and the whole report when the crawl is aborted and
-/// async_run never completes.
+/// What main learns from the record sink: the failures of this run in the classes of run.fail_on.
 struct received_records {
-    bool keep = true;
     std::vector<std::string> fail_on;
-    std::vector<record> records;
-    counters stats;
-    std::size_t done = 0;
-    /// Records with an HTTP status: something was fetched.
-    std::size_t answered = 0;
     /// Failures in the classes of run.fail_on, by class.
     std::map<std::string, std::size_t, std::less<>> failing;
 
     void add(const record& r) {
-        ++done;
-        count_record(stats, r);
-        if (r.status != 0)
-            ++answered;
         if (const auto kind = failure_class(r);
             !kind.empty() && std::find(fail_on.begin(), fail_on.end(), kind) != fail_on.end())
             ++failing[std::string(kind)];
-        if (keep)
-            records.push_back(r);
     }
 
     std::size_t failures() const {
@@ -125,7 +114,9 @@ int run(const cli::cli_options& options) {
 
     boost::asio::io_context ctx{1};
     crawler_config crawl_config = config.crawl;
-    crawl_config.keep_records = false;
+    // The crawler keeps the records only for the classic per-URL report (on disk, with a state directory).
+    crawl_config.keep_records = config.output.report;
+    const bool resuming = !crawl_config.state.reset && crawler::has_saved_state(crawl_config.state.dir);
     std::optional<crawler> crawl;
     try {
         crawl.emplace(ctx.get_executor(), std::move(crawl_config));
@@ -144,8 +135,11 @@ int run(const cli::cli_options& options) {
                      }};
     crawl->set_logger(log);
     received_records received;
-    received.keep = config.output.report;
     received.fail_on = cli::effective_fail_on(config.run);
+    // A resumed crawl continues its outputs: records appended, the WARC series in a new file.
+    outputs::output_config output = config.output;
+    if (resuming && output.mode == outputs::open_mode::create_new)
+        output.mode = outputs::open_mode::append;
 
     // Every output (records, WARC, saved pages, metrics, progress, JSON summary) is opened here, before
     // anything is fetched: one that cannot be written, or that exists already, is a usage error.
@@ -154,7 +148,7 @@ int run(const cli::cli_options& options) {
     const bool show_progress = outputs::progress_enabled(config.output.progress, stderr_is_tty, quiet);
     std::optional<outputs::output_set> outs;
     try {
-        outs.emplace(ctx.get_executor(), config.output, log,
+        outs.emplace(ctx.get_executor(), output, log,
                      show_progress ? std::function<void(std::string)>(
                                          [&](std::string bytes) { log_writer.write(std::move(bytes)); })
                                    : std::function<void(std::string)>{},
@@ -167,22 +161,21 @@ int run(const cli::cli_options& options) {
     outs->attach(
         *crawl, [&](const record& r) { received.add(r); }, [&] { return log_writer.busy(); });
     log_writer.set_on_drained([c = &*crawl] { c->notify_drained(); });
+    for (const auto& note : outs->notes())
+        log_writer.write("asiocrawl: " + note + "\n");
     outs->start();
 
     int exit_code = 0;
     bool aborted = false;
-    std::size_t abandoned = 0, todo_at_abort = 0;
     boost::asio::steady_timer grace{ctx};
     auto abort_now = [&](const char* why) {
         if (aborted)
             return;
         aborted = true;
-        const crawl_progress now = crawl->progress();
-        abandoned = now.in_flight;
-        todo_at_abort = now.queued + now.in_flight;
         log_writer.write(std::string("asiocrawl: ") + why + ", abandoning " +
-                         count_of(abandoned, "fetch", "fetches") + " in flight\n");
-        ctx.stop();
+                         count_of(crawl->progress().in_flight, "fetch", "fetches") + " in flight\n");
+        // The crawl still completes (at once): the report and every output are finished as usual.
+        crawl->abort();
     };
     boost::asio::signal_set signals{ctx, SIGINT, SIGTERM};
     std::function<void(boost::system::error_code, int)> on_signal = [&](boost::system::error_code ec,
@@ -208,8 +201,6 @@ int run(const cli::cli_options& options) {
     };
     signals.async_wait(on_signal);
 
-    const auto started_at = std::chrono::system_clock::now();
-    const auto started = std::chrono::steady_clock::now();
     std::optional<report> result;
     std::exception_ptr failure;
     start_crawl(*crawl, [&](std::exception_ptr e, report r) {
@@ -221,18 +212,8 @@ int run(const cli::cli_options& options) {
     });
     ctx.run();
 
-    if (!result) {
-        // Aborted: async_run never completed. The report holds what the record sink saw.
-        result.emplace();
-        result->stats = received.stats;
-        result->done = received.done;
-        result->todo = todo_at_abort;
-        result->max_tasks = config.crawl.max_tasks;
-        result->started_at = started_at;
-        result->elapsed = std::chrono::steady_clock::now() - started;
-        result->stats["aborted_in_flight"] = abandoned;
-    }
-    result->records = std::move(received.records);
+    if (!result)
+        result.emplace(); // the crawl failed before it began (its exception says why)
     // One rule for every output, records and summary alike: a write that failed fails the run.
     const auto output_problems = outs->finish(*result);
     for (const auto& problem : output_problems)
@@ -242,12 +223,20 @@ int run(const cli::cli_options& options) {
         log_writer.close();
         try {
             std::rethrow_exception(failure);
+        } catch (const state_error& e) {
+            // The state directory cannot serve this crawl: nothing was fetched, as with any usage error.
+            std::cerr << "asiocrawl: " << e.what() << "\n";
+            return 2;
         } catch (const std::exception& e) {
             std::cerr << "asiocrawl: error: crawl failed: " << e.what() << "\n";
         }
         return 1;
     }
-    const bool nothing_fetched = received.answered == 0 && !aborted && exit_code == 0;
+    // Over the whole crawl (every run of a resumed one): did any URL get an HTTP answer?
+    const bool answered = std::any_of(result->stats.begin(), result->stats.end(), [](const auto& counter) {
+        return counter.first.starts_with("status_") && counter.second > 0;
+    });
+    const bool nothing_fetched = !answered && !aborted && exit_code == 0;
     if (nothing_fetched)
         log_writer.write("asiocrawl: error: nothing was fetched: no URL got an HTTP answer (the records say "
                          "why; exit status 4)\n");

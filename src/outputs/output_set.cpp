@@ -355,8 +355,8 @@ void output_set::attach(crawler& crawl, record_sink also, std::function<bool()> 
     if (self.sink_state->records || self.warc || self.saved_pages) {
         // Before the crawl commits its state, what it handed over is written (write(2): a kill -9 loses none
         // of it; flush(done, true) is there for machine crashes too).
-        crawl.set_output_flush([this](std::function<void()> done) {
-            flush([done = std::move(done)](const std::string&) { done(); });
+        crawl.set_output_flush([this](bool sync, std::function<void(const std::string&)> done) {
+            flush(std::move(done), sync);
         });
     }
     if (self.progress_writer) {

@@ -38,7 +38,8 @@ private:
         fp ^= fp >> 31;
         fp *= 0x7fb5d329728ea185ull;
         fp ^= fp >> 27;
-        return static_cast<std::size_t>((static_cast<unsigned __int128>(fp) * slots_.size()) >> 64);
+        __extension__ using wide = unsigned __int128; // g++ and clang++: the high half of a 64x64 product
+        return static_cast<std::size_t>((static_cast<wide>(fp) * slots_.size()) >> 64);
     }
     void rehash(std::size_t slots);
 

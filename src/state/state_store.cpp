@@ -198,6 +198,11 @@ void state_store::reset(const fs::path& dir) {
         fail(dir, "cannot be emptied: " + ec.message());
 }
 
+bool state_store::holds_state(const fs::path& dir) {
+    std::error_code ec;
+    return fs::exists(dir / marker_name, ec);
+}
+
 std::optional<state_meta> state_store::meta() const {
     auto seed = impl_->get(meta_key("seed"));
     if (!seed)

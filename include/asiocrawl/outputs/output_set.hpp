@@ -53,8 +53,8 @@ public:
 
     /// Installs the record, body and exchange sinks and back-pressure on `crawl` (only those an output
     /// needs): crawl.notify_drained() is called, from a writer thread, whenever the set stops being busy,
-    /// and crawl.set_output_flush() gets flush() (without fsync: written with write(2), which a killed
-    /// process cannot lose).
+    /// and crawl.set_output_flush() gets flush() (fsync only when the crawl's state.fsync asks; without it,
+    /// written with write(2), which a killed process cannot lose).
     /// The crawler has one record sink: `also` is called first for every record, so the caller's own sink
     /// keeps working; `also_busy` is or-ed into the back-pressure (the caller then calls
     /// crawl.notify_drained() when it turns false). Call before async_run. Saved pages
