@@ -144,6 +144,10 @@ const reading_case cases[] = {
     {"table_in_a_paragraph_in_quirks_mode",
      "<p><table><tr><td><a href=/1></td></tr></table></p><a href=/2>",
      {"/1", "/2"}},
+    // gumbo's pending table text is its text buffer: a comment at a MathML text integration point (foreign
+    // content) flushes it in place, and nothing is re-opened for it.
+    {"table_text_flushed_by_a_foreign_comment", "<table><math><mi><div><a href=p></div>x<!---->", {"p"}},
+    {"table_text_flushed_at_the_end", "<table><math><mi><div><a href=p></div>x", {"p", "p"}},
     // -- Elements that are not where they seem --
     {"frameset_drops_the_body", "<a href=/1><frameset><frame src=/2></frameset>", {"/2"}},
     {"frameset_too_late", "x<a href=/1><frameset><frame src=/2>", {"/1"}},

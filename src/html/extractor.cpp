@@ -199,8 +199,8 @@ public:
         const element& current = el(stack_.back());
         const bool html_content = current.ns == space::html || current.html_integration_point ||
                                   (current.ns == space::mathml && is_mathml_text_integration_point(current));
-        if (!html_content)
-            return !frameset_ok_;
+        if (!html_content) // foreign content: frameset-ok, and pending table text that it adds to
+            return !frameset_ok_ && (mode_ != mode::in_table_text || pending_table_text_);
         switch (mode_) {
         case mode::in_body:
         case mode::in_template:
@@ -2448,15 +2448,26 @@ private:
     }
 
     void foreign_content(const token& t) {
+        // gumbo's pending table text is its text buffer, which foreign content fills too and which inserting
+        // a node, popping one or appending a comment flushes in place, unfostered: the table text then found
+        // at the end of "in table text" is only what came after.
+        const bool table_text = mode_ == mode::in_table_text;
         switch (t.kind) {
         case token::type::characters:
+            if (t.chars != char_class::whitespace && table_text)
+                pending_table_text_ = true;
             if (t.chars == char_class::other || t.chars == char_class::cdata)
                 frameset_ok_ = false;
             return;
         case token::type::comment:
+            if (table_text)
+                pending_table_text_ = false;
+            return;
         case token::type::doctype:
             return;
         case token::type::start_tag:
+            if (table_text)
+                pending_table_text_ = false;
             if (breakout.contains(t.name) ||
                 (t.name == font &&
                  (t.find("color") != nullptr || t.find("face") != nullptr || t.find("size") != nullptr))) {
@@ -2484,6 +2495,8 @@ private:
             std::uint32_t node = stack_[i];
             while (i > 0) {
                 if (same_name(el(node).raw_name, t.raw_name)) {
+                    if (table_text)
+                        pending_table_text_ = false;
                     pop_until(node);
                     return;
                 }
