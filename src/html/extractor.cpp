@@ -11,8 +11,7 @@ namespace asiocrawl::detail::html {
 
 namespace {
 
-// ---- Vocabulary
-// ----------------------------------------------------------------------------------------------
+// ---- Vocabulary -----------------------------------------------------------------------------------------
 
 enum class space : std::uint8_t { html, svg, mathml };
 
@@ -2548,8 +2547,7 @@ private:
     std::string scratch_;
 };
 
-// ---- Tokenization
-// ------------------------------------------------------------------------------------------
+// ---- Tokenization ---------------------------------------------------------------------------------------
 
 bool ascii_iequals(std::string_view text, std::string_view lowercase) noexcept {
     return text.size() == lowercase.size() && std::equal(text.begin(), text.end(), lowercase.begin(),
