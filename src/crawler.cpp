@@ -2,6 +2,7 @@
 
 #include "content_type.hpp"
 #include "decoder.hpp"
+#include "fetch_settings.hpp"
 #include "fetcher.hpp"
 #include "frontier.hpp"
 #include "page_links.hpp"
@@ -118,7 +119,7 @@ asio::awaitable<detail::resolved_links> resolve_links_task(std::string page_url,
 struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
     impl(asio::any_io_executor ex, crawler_config cfg)
         : executor(std::move(ex))
-        , config(checked(std::move(cfg)))
+        , config(detail::with_root_credentials(checked(std::move(cfg)))) // before parse_root drops them
         , roots(parse_roots(config))
         , url_scope(roots, config.scope, config.include, config.exclude, config.traps)
         , queue(executor)
@@ -312,7 +313,8 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
             sink(r);
         if (r.failed())
             say(r.error == error::robots_denied ? log_level::debug : log_level::warning, r.url, ": ",
-                error_kind(r.error), " (", r.error.message(), ")");
+                error_kind(r.error), " (", r.error.message(), r.error_detail.empty() ? "" : ": ",
+                r.error_detail, ")");
         else
             say(log_level::debug, r.url, " ", r.status, " ", r.size, " bytes");
         if (config.keep_records)
@@ -440,6 +442,7 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
         r.charset_source = std::move(charset.source);
         if (response.error) {
             r.error = response.error;
+            r.error_detail = response.error_detail;
             emit(std::move(r));
             co_return;
         }
@@ -863,7 +866,8 @@ asio::awaitable<report> crawler::run(std::shared_ptr<impl> self) {
         co_await self->workers_exited.async_wait(asio::as_tuple(asio::use_awaitable));
     // Only now: fetches that were in flight when a stop came have finished and are no longer "todo".
     self->result.todo = self->queue.unfinished();
-    self->fetch.close_idle();
+    for (const auto& problem : self->fetch.finish()) // idle connections, DNS, the cookie jar's file
+        self->say(log_level::error, problem);
 
     self->result.elapsed = clock_type::now() - self->started;
     self->say(log_level::info, "finished: ", self->result.done, " records, ", self->result.todo, " left");

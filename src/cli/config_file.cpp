@@ -226,7 +226,7 @@ std::vector<config_error> apply_text(std::string_view key_path, std::string_view
         error.message = "unknown key \"" + std::string(key_path) + "\"";
         return {error};
     }
-    if (!key->codec.set(config, raw_from_text(key->codec.shape, text))) {
+    if (!key->codec.set(config, raw_from_text(key->codec, text))) {
         error.message = type_error(*key, quote(text));
         return {error};
     }

@@ -253,6 +253,16 @@ key_codec strings(Access access) {
     return codec;
 }
 
+/// A list of items that hold spaces and commas (header fields).
+template <class Access>
+key_codec lines(Access access) {
+    auto codec = strings(access);
+    codec.expected = "a list of text items (one per line in an environment variable)";
+    codec.value_name = "TEXT";
+    codec.whole_items = true;
+    return codec;
+}
+
 template <class Access>
 key_codec pairs(Access access) {
     key_codec codec;
@@ -327,6 +337,19 @@ const std::vector<config_key>& config_keys() {
         {"fetch.tls.insecure",                 "insecure",                 fetching, boolean(FIELD(crawl.fetch.tls.insecure)),          "skip TLS certificate and host name verification"},
         {"fetch.tls.ca_file",                  "ca-file",                  fetching, text(FIELD(crawl.fetch.tls.ca_file)),              "PEM file of extra trusted CA certificates"},
         {"fetch.host_overrides",               "host-override",            fetching, pairs(FIELD(crawl.fetch.host_overrides)),          "connect to this IP address for this host name (repeatable)"},
+        {"fetch.dns.servers",                  "dns-server",               fetching, strings(FIELD(crawl.fetch.dns.servers)),           "name server IP[:PORT] to ask instead of /etc/resolv.conf's (repeatable)"},
+        {"fetch.dns.min_ttl",                  none,                       fetching, duration(FIELD(crawl.fetch.dns.min_ttl)),          "shortest time a DNS answer is kept"},
+        {"fetch.dns.max_ttl",                  none,                       fetching, duration(FIELD(crawl.fetch.dns.max_ttl)),          "longest time a DNS answer is kept"},
+        {"fetch.dns.negative_ttl",             none,                       fetching, duration(FIELD(crawl.fetch.dns.negative_ttl)),     "how long a name that does not exist is remembered"},
+        {"fetch.proxy",                        "proxy",                    fetching, text(FIELD(crawl.fetch.proxy)),                    "proxy for http and https URLs: http://[USER:PASSWORD@]HOST[:PORT] (default: the http_proxy, https_proxy, all_proxy variables)"},
+        {"fetch.http_proxy",                   none,                       fetching, text(FIELD(crawl.fetch.http_proxy)),               "proxy for http URLs only"},
+        {"fetch.https_proxy",                  none,                       fetching, text(FIELD(crawl.fetch.https_proxy)),              "proxy for https URLs only"},
+        {"fetch.no_proxy",                     "no-proxy-for",             fetching, strings(FIELD(crawl.fetch.no_proxy)),              "hosts, domains or IP blocks reached without the proxy (default: the no_proxy variable)"},
+        {"fetch.cookies.enabled",              "cookies",                  fetching, boolean(FIELD(crawl.fetch.cookies.enabled)),       "keep the cookies servers set and send them back (--no-cookies: off)"},
+        {"fetch.cookies.load_file",            "load-cookies",             fetching, text(FIELD(crawl.fetch.cookies.load_file)),        "read cookies from this cookies.txt file (Netscape format) before the crawl"},
+        {"fetch.cookies.save_file",            "save-cookies",             fetching, text(FIELD(crawl.fetch.cookies.save_file)),        "write the cookies to this cookies.txt file when the crawl ends"},
+        {"fetch.headers",                      "header",                   fetching, lines(FIELD(crawl.fetch.headers)),                 "add this request header field \"Name: value\" (repeatable)"},
+        {"fetch.credentials",                  none,                       fetching, pairs(FIELD(crawl.fetch.credentials)),             "Basic credentials per origin: https://HOST=USER:PASSWORD (sent to that origin only)"},
         {"retry.initial_backoff",              none,                       crawl,    duration(FIELD(crawl.retry.initial_backoff)),      "wait before the second attempt"},
         {"retry.multiplier",                   none,                       crawl,    real(FIELD(crawl.retry.multiplier)),               "growth factor of the wait"},
         {"retry.jitter",                       none,                       crawl,    real(FIELD(crawl.retry.jitter)),                   "random spread of a wait, 0 to 1"},
@@ -422,6 +445,23 @@ raw_value raw_from_text(value_shape shape, std::string_view text) {
                                        eq == std::string_view::npos ? std::string{}
                                                                     : std::string(item.substr(eq + 1)));
         }
+    }
+    return value;
+}
+
+raw_value raw_from_text(const key_codec& codec, std::string_view text) {
+    if (!codec.whole_items)
+        return raw_from_text(codec.shape, text);
+    raw_value value;
+    std::size_t at = 0;
+    while (at <= text.size()) {
+        const auto end = std::min(text.find('\n', at), text.size());
+        auto item = text.substr(at, end - at);
+        if (!item.empty() && item.back() == '\r')
+            item.remove_suffix(1);
+        if (!item.empty())
+            value.items.emplace_back(item);
+        at = end + 1;
     }
     return value;
 }

@@ -38,6 +38,9 @@ struct key_codec {
     bool quoted = false;
     /// Boolean: its flag is a switch (`--sitemaps`, or `--sitemaps=false`).
     bool is_switch = false;
+    /// A list whose items may hold spaces and commas (header fields): in an environment variable they are
+    /// one per line, and each repetition of its flag is one item.
+    bool whole_items = false;
     /// Sets the field. False when the value does not have the expected form (the field is then unchanged).
     std::function<bool(app_config&, const raw_value&)> set;
     /// The field's value in canonical form: `set(c, get(c))` leaves c unchanged.
@@ -82,6 +85,8 @@ std::string env_name(std::string_view path);
 /// Splits an environment variable or flag value into the key's shape: lists on commas and white space,
 /// maps as NAME=VALUE pairs separated the same way.
 raw_value raw_from_text(value_shape shape, std::string_view text);
+/// The same for one key: a list of whole items (key_codec::whole_items) splits on newlines only.
+raw_value raw_from_text(const key_codec& codec, std::string_view text);
 /// The value as one line of text (for --help defaults and error messages).
 std::string raw_to_text(const raw_value& value);
 

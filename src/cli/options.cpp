@@ -241,7 +241,7 @@ parse_outcome parse_command_line(int argc, const char* const argv[],
             text = vm[name].as<std::string>();
         } else {
             for (const auto& item : vm[name].as<std::vector<std::string>>())
-                text += (text.empty() ? "" : ",") + item;
+                text += (text.empty() ? "" : key.codec.whole_items ? "\n" : ",") + item;
         }
         auto errors = apply_text(key.path, text, "option --" + name, config, &origins);
         flag_errors.insert(flag_errors.end(), errors.begin(), errors.end());
