@@ -307,6 +307,16 @@ std::string pool_key(std::string_view url) {
     return key;
 }
 
+bool is_loopback_host(const std::string& host) {
+    error_code ec;
+    const auto address = asio::ip::make_address(host, ec);
+    if (ec)
+        return host == "localhost" || host.ends_with(".localhost");
+    return address.is_loopback() ||
+           (address.is_v6() && address.to_v6().is_v4_mapped() &&
+            asio::ip::make_address_v4(asio::ip::v4_mapped, address.to_v6()).is_loopback());
+}
+
 bool is_ip_literal(const std::string& host) {
     error_code ec;
     asio::ip::make_address(host, ec);
@@ -683,10 +693,12 @@ struct fetcher::impl {
         jar->load_netscape(text.str(), std::chrono::system_clock::now());
     }
 
-    /// The proxy `t` goes through, or null: none configured, a host_overrides host, or one in no_proxy.
+    /// The proxy `t` goes through, or null: none configured, a host_overrides host, one in no_proxy, or a
+    /// loopback host (a proxy's own loopback is not ours).
     const proxy_endpoint* route_for(const request_target& t) const {
         const auto& via = t.https ? https_via : http_via;
-        if (!via || config.host_overrides.contains(t.host) || bypasses_proxy(config.no_proxy, t.host, t.port))
+        if (!via || config.host_overrides.contains(t.host) ||
+            bypasses_proxy(config.no_proxy, t.host, t.port) || is_loopback_host(t.host))
             return nullptr;
         return &*via;
     }
