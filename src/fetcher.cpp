@@ -107,8 +107,6 @@ auto exactly_allocated(Start start) {
 constexpr int max_interim_responses = 8;
 /// Bytes read from the connection at a time.
 constexpr std::size_t read_chunk = 16 * 1024;
-/// Most bytes taken in after one wait before they are parsed.
-constexpr std::size_t read_burst = 4 * read_chunk;
 /// Largest answer to CONNECT a proxy may send (its head; a tunnel answer has no body).
 constexpr std::size_t max_tunnel_head = 16 * 1024;
 
@@ -1249,30 +1247,22 @@ struct fetcher::impl {
         return false;
     }
 
-    /// Takes in what has arrived since a wait, without waiting again. True when reading must stop (the error
-    /// is in r.ec).
+    /// Takes in what has arrived since a wait (one read_chunk at most: Beast's parser enforces the head limit
+    /// on a head that grows, not on one handed over whole), without waiting again. True when reading must
+    /// stop (the error is in r.ec).
     static bool take_in(connection& c, reading& r, error_code wait_ec) {
         if (wait_ec) {
             r.ec = wait_ec;
             return true;
         }
-        auto& buffer = c.buffer;
-        while (buffer.size() < read_burst) {
-            error_code ec;
-            const std::size_t n = c.read_now(buffer.prepare(read_chunk), ec);
-            buffer.commit(n);
-            if (ec == asio::error::eof) {
-                r.at_eof = true;
-                return false;
-            }
-            if (ec) {
-                r.ec = ec;
-                return true;
-            }
-            if (n == 0)
-                break; // nothing more yet (or a spurious wake-up): the next wait brings more
+        error_code ec;
+        c.buffer.commit(c.read_now(c.buffer.prepare(read_chunk), ec));
+        if (ec == asio::error::eof) {
+            r.at_eof = true;
+            return false;
         }
-        return false;
+        r.ec = ec;
+        return static_cast<bool>(ec); // nothing read (a spurious wake-up): the next wait brings more
     }
 
     /// One attempt (fetcher::fetch_into): a connection from the pool or a new one, the request, the answer.
