@@ -1,7 +1,7 @@
 // asiocrawl-bench-dns: DNS at crawl scale. A DNS server written for the tests (test/support/dns_server.hpp)
-// answers every one of N host names (h0.bench.test ...) after a fixed delay, all pointing at one HTTP server on
-// 127.0.0.1; both run on a thread of their own. A crawl on the main thread starts from the N roots, each of
-// whose pages links to three more on its host, with max_tasks workers. Printed: the crawl's wall time, the
+// answers every one of N host names (h0.bench.test ...) after a fixed delay, all pointing at one HTTP server
+// on 127.0.0.1; both run on a thread of their own. A crawl on the main thread starts from the N roots, each
+// of whose pages links to three more on its host, with max_tasks workers. Printed: the crawl's wall time, the
 // ideal with perfect overlap (N x delay / max_tasks), what serial resolution would take (N x delay), CPU
 // time, and the questions the server got per name (once per TTL: one A and one AAAA).
 
@@ -68,7 +68,8 @@ int main(int argc, char** argv) {
     // The servers' thread.
     asio::io_context servers_ctx{1};
     auto work = asio::make_work_guard(servers_ctx);
-    test::dns_server dns{servers_ctx.get_executor(), [&](const std::string& name) -> std::optional<test::dns_answer> {
+    test::dns_server dns{servers_ctx.get_executor(),
+                         [&](const std::string& name) -> std::optional<test::dns_answer> {
                              if (!name.ends_with(".bench.test"))
                                  return std::nullopt;
                              test::dns_answer answer;
@@ -77,18 +78,20 @@ int main(int argc, char** argv) {
                              answer.delay = std::chrono::milliseconds(delay_ms);
                              return answer;
                          }};
-    demo::http_server http{servers_ctx.get_executor(),
-                           [](const demo::http_request& req) -> asio::awaitable<std::optional<demo::http_response>> {
-                               demo::http_response res{boost::beast::http::status::ok, 11};
-                               res.set(boost::beast::http::field::content_type, "text/html");
-                               res.body() = page_of(std::string(req.target()));
-                               co_return res;
-                           }};
+    demo::http_server http{
+        servers_ctx.get_executor(),
+        [](const demo::http_request& req) -> asio::awaitable<std::optional<demo::http_response>> {
+            demo::http_response res{boost::beast::http::status::ok, 11};
+            res.set(boost::beast::http::field::content_type, "text/html");
+            res.body() = page_of(std::string(req.target()));
+            co_return res;
+        }};
     std::thread servers([&] { servers_ctx.run(); });
 
     crawler_config config;
     for (std::size_t i = 0; i < names; ++i)
-        config.roots.push_back("http://h" + std::to_string(i) + ".bench.test:" + std::to_string(http.port()) + "/");
+        config.roots.push_back("http://h" + std::to_string(i) + ".bench.test:" + std::to_string(http.port()) +
+                               "/");
     config.max_tasks = max_tasks;
     config.robots.obey = false;
     config.keep_records = false;
@@ -131,8 +134,8 @@ int main(int argc, char** argv) {
 
     const double ideal = static_cast<double>(names) * static_cast<double>(delay_ms) / 1000.0 /
                          static_cast<double>(std::min(max_tasks, names));
-    std::cout << "names " << names << ", answers delayed " << delay_ms << " ms, TTL " << ttl << " s, max_tasks "
-              << max_tasks << "\n"
+    std::cout << "names " << names << ", answers delayed " << delay_ms << " ms, TTL " << ttl
+              << " s, max_tasks " << max_tasks << "\n"
               << "records " << records << " (failed " << failed << ")\n"
               << "wall " << wall << " s (ideal overlap " << ideal << " s; serial resolution alone "
               << static_cast<double>(names) * static_cast<double>(delay_ms) / 1000.0 << " s)\n"
