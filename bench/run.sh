@@ -8,7 +8,8 @@
 # build-release), JOBS (build parallelism, default 1), PAGES (throughput site size, default 20000),
 # MIX (link mix, default below), TASKS (asiocrawl --max-tasks for throughput, default 100),
 # LATENCY_TASKS (default "100 1000 10000"), DELAY_MS (default 50), MEMORY_FETCHES (default 10000),
-# TLS_FETCHES (HTTPS and plain HTTP fetches in flight for memory-tls, default 5000), DNS_NAMES (default 500),
+# TLS_FETCHES (HTTPS and plain HTTP fetches in flight for memory-tls, default 5000), TLS_DELAY_MS (their
+# answers' delay, default 10000: long enough for every handshake to end first), DNS_NAMES (default 500),
 # DNS_DELAY_MS (the test resolver's delay, default 100), DNS_TASKS (default 100),
 # CRAWL_TIMEOUT (seconds one crawl may take, default 300; a crawler stopped by it is marked "(timeout)"),
 # ASIOCRAWL_FLAGS (extra flags for every asiocrawl run).
@@ -41,6 +42,7 @@ LATENCY_TASKS=${LATENCY_TASKS:-"100 1000 10000"}
 MEMORY_FETCHES=${MEMORY_FETCHES:-10000}
 SEEN_URLS=${SEEN_URLS:-1000000}
 TLS_FETCHES=${TLS_FETCHES:-5000}
+TLS_DELAY_MS=${TLS_DELAY_MS:-10000}
 DNS_NAMES=${DNS_NAMES:-500}
 DNS_DELAY_MS=${DNS_DELAY_MS:-100}
 DNS_TASKS=${DNS_TASKS:-100}
@@ -299,7 +301,7 @@ memory() {
 memory_tls() {
     local n=$TLS_FETCHES
     say ""
-    say "## Memory of HTTPS: $n fetches in flight at once, over TLS and over plain HTTP (answers delayed 2 s)"
+    say "## Memory of HTTPS: $n fetches in flight at once, over TLS and over plain HTTP (answers delayed $TLS_DELAY_MS ms)"
     say ""
     say "| scheme | run | max_tasks | peak in flight (server) | wall s | CPU s | peak RSS MiB |"
     say "|---|---|---|---|---|---|---|"
@@ -311,7 +313,7 @@ memory_tls() {
             ca_args=(--ca-file "$WORK/tls-ca.pem")
         fi
         local out=$WORK/mem-$scheme-busy
-        start_latency_server "$out" --delay-ms 2000 --pages "$((n + 1))" --root-fanout "$n" "${tls_args[@]}"
+        start_latency_server "$out" --delay-ms "$TLS_DELAY_MS" --pages "$((n + 1))" --root-fanout "$n" "${tls_args[@]}"
         # shellcheck disable=SC2046
         timed "$out" "$CRAWLER" "${COMMON_FLAGS[@]}" "${ca_args[@]}" --max-tasks "$n" $(per_host_flags "$n") "$SERVER_URL"
         local busy_kb=$RSS_KB busy_wall=$WALL busy_cpu stats in_flight

@@ -58,6 +58,7 @@
 #include <cerrno>
 #include <chrono>
 #include <fstream>
+#include <list>
 #include <sstream>
 #include <unordered_map>
 #include <vector>
@@ -218,6 +219,14 @@ struct connection {
 
     /// Decrypted or received bytes OpenSSL holds that the socket will not signal again.
     bool has_pending() const noexcept { return tls && SSL_has_pending(tls.get()) == 1; }
+
+    /// Before a wait: OpenSSL's record buffers go unless they hold bytes. SSL_MODE_RELEASE_BUFFERS alone
+    /// keeps the read buffer after a handshake and after records that carry no data (session tickets), and
+    /// that is 16 KiB a waiting connection.
+    void release_tls_buffers() noexcept {
+        if (tls)
+            SSL_free_buffers(tls.get());
+    }
 
     /// An OpenSSL result as an error: none when it only has to wait (`wants_write` says for what).
     error_code tls_error(int ssl_error, bool& wants_write, bool writing) {
@@ -746,6 +755,7 @@ struct fetcher::impl {
 
     /// Waits until `c`'s socket is ready for `what`, by c.deadline (beast::error::timeout after it).
     asio::awaitable<error_code> wait_ready(connection& c, tcp::socket::wait_type what) {
+        c.release_tls_buffers();
         watch(c);
         auto [ec] = co_await exactly_allocated<void(error_code)>(
             [&c, what](auto handler) { c.socket.async_wait(what, std::move(handler)); });
@@ -781,6 +791,7 @@ struct fetcher::impl {
         }
         c->idle_since = clock_type::now();
         c->buffer.shrink_to_fit(); // empty (nothing unasked-for is pooled): the storage goes
+        c->release_tls_buffers();
         stack.push_back(std::move(c));
     }
 
@@ -878,9 +889,72 @@ struct fetcher::impl {
         return {error::tls_handshake_failed, text};
     }
 
+    // ---- turns to shake hands (tls.max_handshakes) ----
+
+    /// A connection waiting for a handshake turn: its timer (in its own frame) ends at its deadline, or when
+    /// a turn is handed to it.
+    struct handshake_waiter {
+        asio::steady_timer* timer;
+        bool granted = false;
+    };
+    std::size_t handshakes_in_progress = 0;
+    std::list<handshake_waiter*> handshake_queue;
+
+    /// Holds a handshake turn for as long as it lives; hands it to the next waiter, in order of arrival.
+    struct handshake_turn {
+        impl* owner = nullptr;
+        handshake_turn() = default;
+        explicit handshake_turn(impl& i)
+            : owner(&i) {}
+        handshake_turn(handshake_turn&& other) noexcept
+            : owner(std::exchange(other.owner, nullptr)) {}
+        handshake_turn& operator=(handshake_turn&&) = delete;
+        ~handshake_turn() {
+            if (!owner)
+                return;
+            if (owner->handshake_queue.empty()) {
+                --owner->handshakes_in_progress;
+                return;
+            }
+            auto* next = owner->handshake_queue.front();
+            owner->handshake_queue.pop_front();
+            next->granted = true;
+            next->timer->cancel();
+        }
+    };
+
+    /// A turn to shake hands by `deadline`; none (owner null) when the deadline passed or the wait was
+    /// cancelled first.
+    asio::awaitable<handshake_turn> take_handshake_turn(clock_type::time_point deadline) {
+        if (config.tls.max_handshakes == 0) {
+            co_return handshake_turn{};
+        }
+        if (handshakes_in_progress < config.tls.max_handshakes) {
+            ++handshakes_in_progress;
+            co_return handshake_turn{*this};
+        }
+        asio::steady_timer timer{executor, deadline};
+        handshake_waiter me{&timer};
+        handshake_queue.push_back(&me);
+        const auto position = std::prev(handshake_queue.end());
+        co_await timer.async_wait(tuple_deferred);
+        if (me.granted)
+            co_return handshake_turn{*this}; // handed over by a finished handshake: the count stays
+        handshake_queue.erase(position);
+        co_return handshake_turn{};
+    }
+
     /// The TLS handshake on a connected socket, within c.deadline, verifying what the URL names whatever
     /// address (override, proxy tunnel) the socket reached. On failure, false and `out` says why.
     asio::awaitable<bool> handshake(connection& c, request_target t, std::unique_ptr<fetch_result>& out) {
+        auto turn = co_await take_handshake_turn(c.deadline);
+        if (config.tls.max_handshakes != 0 && !turn.owner) {
+            out = failure(clock_type::now() >= c.deadline ? error_code(error::connect_timeout)
+                                                          : error_code(asio::error::operation_aborted));
+            error_code ignored;
+            c.socket.close(ignored);
+            co_return false;
+        }
         c.tls.reset(SSL_new(trusted_roots()));
         SSL* ssl = c.tls.get();
         BIO* bio = BIO_new(nosignal_socket_method());
@@ -900,8 +974,11 @@ struct fetcher::impl {
         for (;;) {
             ERR_clear_error();
             const int rc = SSL_do_handshake(ssl);
-            if (rc == 1)
+            if (rc == 1) {
+                c.release_tls_buffers(); // the request is written at once, and the wait for its answer holds
+                                         // none
                 co_return true;
+            }
             const int ssl_error = SSL_get_error(ssl, rc);
             if (ssl_error == SSL_ERROR_WANT_READ || ssl_error == SSL_ERROR_WANT_WRITE) {
                 const error_code ec = co_await wait_ready(
@@ -1303,6 +1380,7 @@ struct fetcher::impl {
                 while (!parse(c, r, options, out)) {
                     ec = {};
                     if (!c.has_pending()) {
+                        c.release_tls_buffers();
                         watch(c);
                         std::tie(ec) = co_await exactly_allocated<void(error_code)>([&c](auto handler) {
                             c.socket.async_wait(c.read_wants_write ? tcp::socket::wait_write

@@ -343,4 +343,24 @@ std::string unicode_host(std::string_view ascii_host) {
     return unicode;
 }
 
+std::string with_unicode_hosts(std::string_view text) {
+    std::string out;
+    out.reserve(text.size());
+    for (;;) {
+        const auto scheme_end = text.find("://");
+        if (scheme_end == std::string_view::npos)
+            break;
+        const std::size_t host_begin = scheme_end + 3;
+        std::size_t host_end = host_begin;
+        while (host_end < text.size() &&
+               std::string_view("/?#:@ \t\"'<>[]()").find(text[host_end]) == std::string_view::npos)
+            ++host_end;
+        out.append(text.substr(0, host_begin));
+        out.append(unicode_host(text.substr(host_begin, host_end - host_begin)));
+        text.remove_prefix(host_end);
+    }
+    out.append(text);
+    return out;
+}
+
 } // namespace asiocrawl::detail

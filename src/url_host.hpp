@@ -51,4 +51,7 @@ std::string host_for_wire(std::string_view url_host);
 /// itself when it holds no punycode label or does not convert.
 std::string unicode_host(std::string_view ascii_host);
 
+/// `text` (a log line) with the host of every http(s) URL in it shown in Unicode where it holds punycode.
+std::string with_unicode_hosts(std::string_view text);
+
 } // namespace asiocrawl::detail

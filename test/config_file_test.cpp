@@ -55,6 +55,7 @@ app_config every_key_changed() {
     c.crawl.fetch.refuse_private_addresses = true;
     c.crawl.fetch.tls.insecure = true;
     c.crawl.fetch.tls.ca_file = "/etc/ca file.pem";
+    c.crawl.fetch.tls.max_handshakes = 0;
     c.crawl.fetch.host_overrides = {{"a.example", "127.0.0.1"}, {"b.example", "::1"}};
     c.crawl.fetch.dns.servers = {"127.0.0.1:5353", "[::1]:53"};
     c.crawl.fetch.dns.min_ttl = 0ms;
@@ -97,6 +98,7 @@ app_config every_key_changed() {
     c.run.log_level = log_level::debug;
     c.run.fail_on_errors = true;
     c.run.grace_period = 0ms;
+    c.run.unicode_hosts_in_logs = true;
     return c;
 }
 

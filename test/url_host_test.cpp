@@ -86,6 +86,9 @@ TEST(UrlHost, FormsForTheUrlAndTheWire) {
     EXPECT_EQ(unicode_host("xn--fa-hia.example"), "fa\xc3\x9f.example");
     EXPECT_EQ(unicode_host("example.com"), "example.com");
     EXPECT_EQ(unicode_host("xn--a"), "xn--a");
+    EXPECT_EQ(with_unicode_hosts("http://xn--fa-hia.example:8080/a: request_timeout (https://xn--n3h.net/)"),
+              "http://fa\xc3\x9f.example:8080/a: request_timeout (https://\xe2\x98\x83.net/)");
+    EXPECT_EQ(with_unicode_hosts("no url here"), "no url here");
 }
 
 TEST(UrlHost, Ipv6TextFollowsRfc5952) {

@@ -31,6 +31,11 @@ struct tls_config {
     /// A PEM file of extra trusted CA certificates, used in addition to the system trust store (a private
     /// CA, a test CA). Empty: the system store only. Default empty.
     std::string ca_file;
+    /// Most TLS handshakes in progress at once; more connections wait for a turn (within their
+    /// connect_timeout), holding a socket and nothing else. A handshake holds OpenSSL's record and handshake
+    /// buffers (tens of KiB) until it ends: thousands at once would cost more than all the connections that
+    /// wait for answers. 0: no limit. Default 64.
+    std::size_t max_handshakes = 64;
 };
 
 /// Name resolution (c-ares, on the crawler's executor).
@@ -280,6 +285,9 @@ struct run_config {
     /// After SIGINT/SIGTERM, how long fetches in flight may take to finish before they are abandoned.
     /// Default 10 s.
     std::chrono::milliseconds grace_period{10'000};
+    /// Show internationalized host names in log lines in Unicode ("faß.example") rather than punycode
+    /// ("xn--fa-hia.example"), which is what is requested and what records hold. Default false.
+    bool unicode_hosts_in_logs = false;
 };
 
 /// Everything one run of the CLI is configured by: the YAML file's tree. The library needs only `crawl`.

@@ -336,6 +336,7 @@ const std::vector<config_key>& config_keys() {
         {"fetch.refuse_private_addresses",     "refuse-private-addresses", fetching, boolean(FIELD(crawl.fetch.refuse_private_addresses)), "never connect to loopback, private, link-local or multicast addresses"},
         {"fetch.tls.insecure",                 "insecure",                 fetching, boolean(FIELD(crawl.fetch.tls.insecure)),          "skip TLS certificate and host name verification"},
         {"fetch.tls.ca_file",                  "ca-file",                  fetching, text(FIELD(crawl.fetch.tls.ca_file)),              "PEM file of extra trusted CA certificates"},
+        {"fetch.tls.max_handshakes",           none,                       fetching, whole(FIELD(crawl.fetch.tls.max_handshakes)),      "most TLS handshakes in progress at once; 0: no limit"},
         {"fetch.host_overrides",               "host-override",            fetching, pairs(FIELD(crawl.fetch.host_overrides)),          "connect to this IP address for this host name (repeatable)"},
         {"fetch.dns.servers",                  "dns-server",               fetching, strings(FIELD(crawl.fetch.dns.servers)),           "name server IP[:PORT] to ask instead of /etc/resolv.conf's (repeatable)"},
         {"fetch.dns.min_ttl",                  none,                       fetching, duration(FIELD(crawl.fetch.dns.min_ttl)),          "shortest time a DNS answer is kept"},
@@ -378,6 +379,7 @@ const std::vector<config_key>& config_keys() {
         {"run.log_level",                      "log-level",                run,      choice(FIELD(run.log_level), log_level_names),     "least severe messages logged on stderr (-v/-q move it)"},
         {"run.fail_on_errors",                 "fail-on-errors",           run,      boolean(FIELD(run.fail_on_errors)),                "exit with status 1 when any URL failed"},
         {"run.grace_period",                   "grace-period",             run,      duration(FIELD(run.grace_period)),                 "after SIGINT/SIGTERM, time left to fetches in flight"},
+        {"run.unicode_hosts_in_logs",          "unicode-hosts",            run,      boolean(FIELD(run.unicode_hosts_in_logs)),         "show internationalized host names in logs in Unicode, not punycode"},
     };
     // clang-format on
     return keys;
