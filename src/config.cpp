@@ -142,6 +142,9 @@ std::vector<std::string> validate(const crawler_config& config) {
     if (config.politeness.delay.count() < 0)
         problems.emplace_back("politeness.delay must not be negative");
 
+    if (config.state.window < 1)
+        problems.emplace_back("state.window must be at least 1");
+
     return problems;
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "dns_resolver.hpp"
+#include "fetch_result.hpp"
 
 #include <asiocrawl/config.hpp>
 
@@ -23,47 +24,8 @@
 
 namespace asiocrawl::detail {
 
-/// What one attempt produced. `error` set means no usable response: `status` is then 0, unless the failure
-/// came after the head (body too large, connection lost mid-body), where status and headers are those of the
-/// head.
-struct fetch_result {
-    boost::system::error_code error;
-    int status = 0;
-    /// Content-Type header as sent (empty when absent).
-    std::string content_type;
-    /// Location header, when present (possibly empty).
-    std::optional<std::string> location;
-    /// Retry-After header, when present, unparsed (seconds or an HTTP date).
-    std::optional<std::string> retry_after;
-    /// The body, decoded from gzip/deflate when the server used them.
-    std::string body;
-    /// Decoded body bytes (equals body.size() on success).
-    std::uint64_t body_bytes = 0;
-    /// Bytes of the response as received (head and body, before decoding; interim 1xx responses excluded).
-    std::uint64_t wire_bytes = 0;
-    /// True when fetch_options::truncate_body_at cut the body short (not an error).
-    bool truncated = false;
-    /// A human-readable detail of `error` when there is one worth logging: why a certificate did not verify
-    /// (expired when, which issuer is unknown, which names it holds instead of the host), OpenSSL's reason
-    /// for other TLS failures, what a proxy answered. Empty otherwise. Never holds credentials.
-    std::string error_detail;
-
-    /// The peer's IP address (empty when no connection was made).
-    std::string remote_ip;
-    /// When the request was sent (wall clock, for archive records).
-    std::chrono::system_clock::time_point started{};
-
-    // Filled only when fetch_options::capture is set (archiving).
-    /// Request bytes as sent.
-    std::string raw_request;
-    /// Response bytes as received (after TLS): head, then the body with transfer and content codings. Only
-    /// the final response: interim 1xx responses before it are not included. With truncate_body_at, the
-    /// bytes read up to the cut.
-    std::string raw_response;
-    /// Bytes of raw_response that are the head.
-    std::size_t raw_head_bytes = 0;
-};
-
+#include "dns_resolver.hpp"
+#include "fetch_result.hpp"
 /// Per-request options.
 struct fetch_options {
     /// Keep the raw request and response bytes in the result (for an exchange sink).

@@ -188,6 +188,24 @@ struct trap_config {
     bool skip_query_permutations = true;
 };
 
+/// Where a crawl keeps its state so that it survives a kill (docs/STATE.md).
+struct state_config {
+    /// Directory of the crawl's durable state (an embedded RocksDB database). Set: every admitted URL, every
+    /// finished one and the counters are committed there as the crawl goes, waiting URLs live on disk rather
+    /// than in memory, and the same crawl started again with the same directory resumes where it was, even
+    /// after kill -9. Empty: the crawl lives in memory only. Default empty.
+    std::string dir;
+    /// fsync at every commit, so that a power loss or kernel crash loses nothing either (a killed process
+    /// loses nothing without it: commits reach the kernel before a URL counts as done). Default false.
+    bool fsync = false;
+    /// Waiting URLs of one host held in memory; the others are read back from disk in order as the host
+    /// drains. At least 1. Default 64.
+    std::size_t window = 64;
+    /// Start over: delete the previous crawl's state in `dir` first (a directory that holds something else
+    /// is refused, never emptied). Default false.
+    bool reset = false;
+};
+
 /// One crawl: where it starts, how far it goes, how hard it works.
 struct crawler_config {
     /// Start URLs (at least one). A root without a scheme gets "http://". Roots are always fetched: the
@@ -236,6 +254,8 @@ struct crawler_config {
     politeness_config politeness;
     /// Crawler-trap defenses.
     trap_config traps;
+    /// Durable state.
+    state_config state;
 };
 
 /// How the CLI shows progress on stderr.

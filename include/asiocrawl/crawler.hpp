@@ -15,10 +15,20 @@
 #include <boost/asio/co_spawn.hpp>
 
 #include <exception>
+#include <functional>
 #include <memory>
+#include <stdexcept>
 #include <utility>
 
 namespace asiocrawl {
+
+/// A durable state directory cannot serve this crawl: it belongs to another crawl definition (the message
+/// names what changed), holds something else, or is damaged. async_run completes with it before anything
+/// is fetched.
+class state_error : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
 
 /// A crawl over one executor. All crawl state lives on that executor (one thread, no locks), like the
 /// asyncio crawler it descends from: `max_tasks` worker coroutines pull (url, max_redirect) items from a
@@ -52,8 +62,16 @@ public:
     /// Receives every HTTP exchange as it crossed the wire (turns capture on). Set before async_run.
     void set_exchange_sink(exchange_sink sink);
     /// Back-pressure from an output that can fall behind (a writer thread): while `busy()` returns true, no
-    /// new fetch starts (checked every few milliseconds, never blocking the executor). Set before async_run.
+    /// new fetch starts. The output calls notify_drained() when it stops being busy; nothing polls. Set
+    /// before async_run.
     void set_backpressure(std::function<bool()> busy);
+    /// An output that was busy() has room again: waiting fetches may start. Safe from any thread.
+    void notify_drained();
+    /// With a state directory: called before each commit of the crawl's state, with a completion to call
+    /// (from any thread) once everything handed to the sinks so far has been written out. The commit waits
+    /// for it, so a resumed crawl never lacks the output of a URL its state counts as done. Set before
+    /// async_run.
+    void set_output_flush(std::function<void(std::function<void()> done)> flush);
 
     /// A snapshot for progress lines and metrics. Call on the crawler's executor.
     crawl_progress progress() const;

@@ -19,6 +19,9 @@ struct record {
     std::string url;
     /// The resolved Location of a redirect; empty otherwise.
     std::string next_url;
+    /// How the crawl came to this URL: the page that links to it, the URL that redirected to it, or the
+    /// sitemap (or robots.txt) that lists it. Empty for a root.
+    std::string referrer;
     /// HTTP status of the last response; 0 when none arrived.
     int status = 0;
     /// Why this URL failed (asiocrawl::error or a network error); empty on success.

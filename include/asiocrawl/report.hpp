@@ -30,6 +30,9 @@ struct report {
     std::size_t done = 0;
     /// Worker coroutines used.
     std::size_t max_tasks = 0;
+    /// Runs of the process that made this crawl: 1, or more when it resumed from a state directory (the
+    /// counters, done and elapsed then cover every run).
+    std::size_t runs = 0;
     std::chrono::system_clock::time_point started_at{};
     std::chrono::steady_clock::duration elapsed{};
 };

@@ -1,0 +1,745 @@
+#include "state/crawl_state.hpp"
+
+#include "content_type.hpp"
+#include "decoder.hpp"
+#include "state/record_codec.hpp"
+
+#include <asiocrawl/backoff.hpp>
+#include <asiocrawl/charset.hpp>
+#include <asiocrawl/error.hpp>
+#include <asiocrawl/links.hpp>
+#include <asiocrawl/redirect.hpp>
+#include <asiocrawl/sitemap.hpp>
+#include <asiocrawl/url.hpp>
+#include <asiocrawl/version.hpp>
+
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <boost/url/parse.hpp>
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace asiocrawl::detail {
+
+namespace {
+
+std::vector<boost::urls::url> parse_roots(const crawler_config& config) {
+    std::vector<boost::urls::url> roots;
+    for (const auto& root : config.roots) {
+        auto parsed = parse_root(root);
+        if (!parsed)
+            throw std::invalid_argument("root \"" + root + "\": " + parsed.error().message());
+        roots.push_back(std::move(*parsed));
+    }
+    return roots;
+}
+
+std::chrono::microseconds micros(std::chrono::steady_clock::duration d) {
+    return std::chrono::duration_cast<std::chrono::microseconds>(d);
+}
+
+} // namespace
+
+std::string_view host_of(std::string_view url) noexcept {
+    auto start = url.find("://");
+    if (start == std::string_view::npos)
+        return {};
+    start += 3;
+    const auto end = url.find_first_of("/?#", start);
+    std::string_view authority = url.substr(start, end == std::string_view::npos ? url.npos : end - start);
+    if (const auto at = authority.rfind('@'); at != std::string_view::npos)
+        authority.remove_prefix(at + 1);
+    if (!authority.empty() && authority.front() == '[') {
+        const auto close = authority.find(']');
+        return authority.substr(0, close == std::string_view::npos ? authority.size() : close + 1);
+    }
+    return authority.substr(0, authority.find(':'));
+}
+
+std::string_view origin_of(std::string_view url) noexcept {
+    auto start = url.find("://");
+    if (start == std::string_view::npos)
+        return url;
+    const auto end = url.find_first_of("/?#", start + 3);
+    return url.substr(0, end);
+}
+
+crawl_state::crawl_state(const crawler_config& config, hooks h, bool durable, std::size_t window,
+                         time_point (*now)(), std::uint64_t seed)
+    : config_(config)
+    , hooks_(std::move(h))
+    , durable_(durable)
+    , now_(now)
+    , seed_(seed)
+    , roots_(parse_roots(config))
+    , scope_(roots_, config.scope, config.include, config.exclude, config.traps)
+    , frontier_(config.politeness.max_per_host, config.politeness.delay, durable ? window : 0, now)
+    , agent_(config.fetch.user_agent.empty() ? default_user_agent(config.fetch.contact_url)
+                                             : config.fetch.user_agent)
+    , random_(seed ^ 0x9e3779b97f4a7c15ull) {
+    for (const auto& root : roots_)
+        root_origins_.emplace(origin_of(root.buffer()));
+}
+
+// ---- lifecycle ----
+
+void crawl_state::restore(const restored_state& restored) {
+    for (std::size_t id = 0; id < restored.hosts.size(); ++id) {
+        const auto number = host_number(restored.hosts[id]);
+        if (number != id)
+            throw std::runtime_error("crawl state: host numbers are not dense");
+    }
+    batch_.new_hosts.clear(); // they are in the store already
+    for (std::size_t id = 0; id < restored.waiting.size() && id < host_names_.size(); ++id) {
+        const auto n = restored.waiting[id];
+        if (n == 0)
+            continue;
+        for (std::size_t i = 0; i < n; ++i) {
+            if (!hooks_.hold())
+                return;
+        }
+        refill_from_[id] = 0;
+        frontier_.add_spilled(static_cast<host_id>(id), n);
+    }
+    if (!restored.counters.empty()) {
+        const auto doc = boost::json::parse(restored.counters).as_object();
+        for (const auto& [name, value] : doc.at("stats").as_object())
+            result_.stats[std::string(name)] = value.to_number<std::uint64_t>();
+        result_.done = doc.at("done").to_number<std::size_t>();
+        failures_ = doc.at("failures").to_number<std::size_t>();
+        robots_denied_ = doc.at("robots_denied").to_number<std::size_t>();
+        retries_ = doc.at("retries").to_number<std::size_t>();
+        bytes_ = doc.at("bytes").to_number<std::uint64_t>();
+        previous_elapsed_ = std::chrono::microseconds(doc.at("elapsed_us").to_number<std::int64_t>());
+        result_.runs = doc.at("runs").to_number<std::size_t>();
+        result_.started_at = std::chrono::system_clock::time_point(
+            std::chrono::microseconds(doc.at("started_at_us").to_number<std::int64_t>()));
+    }
+}
+
+void crawl_state::start() {
+    started_ = now_();
+    ++result_.runs;
+    if (result_.runs == 1)
+        result_.started_at = std::chrono::system_clock::now();
+    result_.max_tasks = config_.max_tasks;
+    if (config_.fetch.tls.insecure) {
+        result_.stats["tls_insecure"] = 1;
+        say(log_level::warning,
+            "TLS certificate verification is OFF (insecure): https pages are not authenticated");
+    }
+    for (const auto& root : roots_)
+        admit(root, {}, config_.max_redirect, 0, item_kind::page, false);
+    if (config_.sitemaps && !config_.robots.obey) {
+        for (const auto& origin : root_origins_)
+            queue_sitemaps_of(origin, {});
+    }
+    counters_changed_ = true;
+}
+
+void crawl_state::stop() {
+    if (stopping_)
+        return;
+    stopping_ = true;
+    frontier_.clear();
+}
+
+// ---- admission ----
+
+void crawl_state::skip(std::string_view reason, std::uint64_t n) {
+    if (n == 0)
+        return;
+    result_.stats["skipped_" + std::string(reason)] += n;
+    counters_changed_ = true;
+}
+
+host_id crawl_state::host_number(std::string_view host) {
+    const auto [it, inserted] =
+        host_numbers_.try_emplace(std::string(host), static_cast<host_id>(host_names_.size()));
+    if (inserted) {
+        host_names_.emplace_back(host);
+        next_seq_.push_back(1);
+        refill_from_.push_back(0);
+        if (durable_)
+            batch_.new_hosts.emplace_back(it->second, it->first);
+    }
+    return it->second;
+}
+
+bool crawl_state::admit(const boost::urls::url& url, const std::string& referrer, int redirects_left,
+                        int depth, item_kind kind, bool from_sitemap) {
+    if (stopping_)
+        return false;
+    const std::string_view key = url.buffer();
+    const auto fp = url_fingerprint(key, seed_);
+    if (seen_.contains(fp))
+        return false;
+    if (kind == item_kind::page && config_.max_pages && seen_.size() >= *config_.max_pages) {
+        skip("max_pages");
+        return false;
+    }
+    if (!hooks_.hold())
+        return false;
+    seen_.insert(fp);
+    work_item item;
+    item.url = std::string(key);
+    item.referrer = referrer;
+    item.redirects_left = redirects_left;
+    item.depth = depth;
+    item.kind = kind;
+    item.from_sitemap = from_sitemap;
+    const host_id host = host_number(host_of(item.url));
+    item.seq = next_seq_[host]++;
+    if (durable_) {
+        batch_.fingerprints.push_back(fp);
+        batch_.waiting.push_back({host, item.seq, encode(item)});
+    }
+    push_waiting(host, std::move(item));
+    return true;
+}
+
+void crawl_state::push_waiting(host_id host, work_item item) {
+    const auto seq = item.seq;
+    if (!frontier_.push(host, std::move(item), now_()) && frontier_.spilled(host) == 1)
+        refill_from_[host] = seq; // the first of a run of spilled URLs: where the next refill reads from
+}
+
+bool crawl_state::in_scope(const boost::urls::url& url) {
+    const auto verdict = scope_.check(url);
+    if (verdict == scope_verdict::in_scope)
+        return true;
+    skip(to_string(verdict));
+    say(log_level::debug, "skip ", url.buffer(), ": ", to_string(verdict));
+    return false;
+}
+
+// ---- the frontier ----
+
+std::optional<crawl_state::ticket> crawl_state::next() {
+    if (stopping_)
+        return std::nullopt;
+    const auto now = now_();
+    while (auto popped = frontier_.pop(now)) {
+        ticket t{std::move(popped->item), std::move(popped->taken)};
+        if (!config_.robots.obey || t.item.kind == item_kind::robots)
+            return t;
+        const std::string origin(origin_of(t.item.url));
+        auto [it, inserted] = robots_.try_emplace(origin);
+        auto& state = it->second;
+        if (state.status == origin_robots::state::known && state.unavailable && now >= state.retry_at)
+            state.status = origin_robots::state::unknown; // RFC 9309 2.3.1.4: try again later
+        switch (state.status) {
+        case origin_robots::state::unknown: {
+            // robots.txt first: the item waits at the head of its host's line, and the robots.txt fetch
+            // takes the slot it was given.
+            state.status = origin_robots::state::fetching;
+            state.blocked.push_back(popped->host);
+            frontier_.unpop(popped->host, std::move(t.item));
+            frontier_.block(popped->host);
+            if (!hooks_.hold())
+                return std::nullopt;
+            const auto origin_index = static_cast<std::uint32_t>(origin_names_.size());
+            origin_names_.push_back(origin);
+            work_item robots;
+            robots.url = origin + "/robots.txt";
+            robots.redirects_left = config_.robots.max_redirects;
+            robots.kind = item_kind::robots;
+            robots.robots_for = origin_index;
+            // The robots.txt URL is never admitted as a page of its own.
+            seen_.insert(url_fingerprint(robots.url, seed_));
+            t.item = std::move(robots);
+            return t;
+        }
+        case origin_robots::state::fetching:
+            state.blocked.push_back(popped->host);
+            frontier_.unpop(popped->host, std::move(t.item));
+            frontier_.block(popped->host);
+            continue; // the ticket's slot goes back here
+        case origin_robots::state::known:
+            break;
+        }
+        if (state.unavailable) {
+            deny(std::move(t.item), popped->host,
+                 state.unreachable ? state.unreachable : make_error_code(error::robots_unavailable));
+            continue;
+        }
+        const auto path = std::string_view(t.item.url).substr(origin.size());
+        if (!state.rules.allowed(path.empty() ? std::string_view("/") : path)) {
+            deny(std::move(t.item), popped->host, error::robots_denied);
+            continue;
+        }
+        return t;
+    }
+    return std::nullopt;
+}
+
+std::optional<crawl_state::time_point> crawl_state::next_wakeup() const {
+    if (stopping_)
+        return std::nullopt;
+    return frontier_.next_wakeup(now_());
+}
+
+std::vector<crawl_state::refill_request> crawl_state::take_refills() {
+    std::vector<refill_request> out;
+    for (const auto& [host, count] : frontier_.take_refills())
+        out.push_back({host, refill_from_[host], count});
+    return out;
+}
+
+void crawl_state::on_refill(host_id host, std::vector<std::pair<std::uint64_t, std::string>> items) {
+    std::vector<work_item> decoded;
+    decoded.reserve(items.size());
+    for (auto& [seq, bytes] : items) {
+        auto item = decode_work_item(bytes);
+        if (!item)
+            throw std::runtime_error("crawl state: a waiting URL of host " + host_names_.at(host) +
+                                     " does not decode (corrupt state)");
+        item->seq = seq;
+        refill_from_[host] = seq + 1;
+        decoded.push_back(std::move(*item));
+    }
+    frontier_.refill(host, std::move(decoded), now_());
+}
+
+void crawl_state::deny(work_item item, host_id host, boost::system::error_code why) {
+    record r;
+    r.url = std::move(item.url);
+    r.referrer = std::move(item.referrer);
+    r.depth = item.depth;
+    r.from_sitemap = item.from_sitemap;
+    r.error = why;
+    if (why == error::robots_denied)
+        ++robots_denied_;
+    else if (why != error::robots_unavailable)
+        r.error_detail = "robots.txt could not be fetched: the origin was not reachable";
+    say(log_level::debug, r.url, ": ", error_kind(r.error));
+    item.url.clear();
+    finished(item, host);
+    emit(std::move(r));
+    hooks_.release();
+}
+
+// ---- records and durability ----
+
+void crawl_state::emit(record r) {
+    ++result_.done;
+    if (r.failed() && r.error != error::robots_denied)
+        ++failures_;
+    count_record(result_.stats, r);
+    counters_changed_ = true;
+    if (hooks_.emit)
+        hooks_.emit(r);
+    if (r.failed())
+        say(r.error == error::robots_denied ? log_level::debug : log_level::warning, r.url, ": ",
+            error_kind(r.error), " (", r.error.message(), r.error_detail.empty() ? "" : ": ", r.error_detail,
+            ")");
+    else
+        say(log_level::debug, r.url, " ", r.status, " ", r.size, " bytes");
+    if (!config_.keep_records)
+        return;
+    if (durable_)
+        batch_.records.emplace_back(r.url, encode(r));
+    else
+        result_.records.push_back(std::move(r));
+}
+
+void crawl_state::finished(const work_item& item, host_id host) {
+    if (durable_ && item.seq != 0)
+        batch_.finished.emplace_back(host, item.seq);
+}
+
+state_batch crawl_state::take_batch() {
+    if (durable_ && counters_changed_) {
+        batch_.counters = counters_json();
+        counters_changed_ = false;
+    }
+    state_batch out;
+    std::swap(out, batch_);
+    return out;
+}
+
+std::string crawl_state::counters_json() const {
+    boost::json::object doc;
+    boost::json::object stats;
+    for (const auto& [name, value] : result_.stats)
+        stats[name] = value;
+    doc["stats"] = std::move(stats);
+    doc["done"] = result_.done;
+    doc["failures"] = failures_;
+    doc["robots_denied"] = robots_denied_;
+    doc["retries"] = retries_;
+    doc["bytes"] = bytes_;
+    doc["elapsed_us"] = (previous_elapsed_ + micros(now_() - started_)).count();
+    doc["runs"] = result_.runs;
+    doc["started_at_us"] =
+        std::chrono::duration_cast<std::chrono::microseconds>(result_.started_at.time_since_epoch()).count();
+    return boost::json::serialize(doc);
+}
+
+// ---- one attempt ----
+
+std::int64_t crawl_state::micros_since_start() const {
+    return micros(now_() - started_).count();
+}
+
+bool crawl_state::begin_attempt(ticket& t) {
+    if (!boost::urls::parse_uri(t.item.url)) {
+        record r;
+        r.url = t.item.url;
+        r.referrer = t.item.referrer;
+        r.depth = t.item.depth;
+        r.error = error::invalid_url;
+        finished(t.item, t.slot.host());
+        emit(std::move(r));
+        return false;
+    }
+    if (t.item.first_started_us < 0)
+        t.item.first_started_us = micros_since_start();
+    ++t.item.tries;
+    return true;
+}
+
+void crawl_state::fetch_started(ticket& t) {
+    ++in_flight_;
+    t.slot.started();
+}
+
+void crawl_state::fetch_finished(ticket& t) {
+    --in_flight_;
+    t.slot.release();
+}
+
+bool crawl_state::retry_later(ticket& t, const fetch_result& response, bool retryable_failure) {
+    const bool retryable = response.error ? retryable_failure : is_retryable_status(response.status);
+    if (!retryable || t.item.tries >= config_.max_tries || stopping_)
+        return false;
+    std::optional<std::string_view> retry_after;
+    if (response.retry_after)
+        retry_after = *response.retry_after;
+    const double random01 = std::uniform_real_distribution<double>(0.0, 1.0)(random_);
+    const auto wait =
+        retry_wait(config_.retry, t.item.tries, retry_after, std::chrono::system_clock::now(), random01);
+    if (!hooks_.hold())
+        return false;
+    ++retries_;
+    ++result_.stats["retries"];
+    counters_changed_ = true;
+    say(log_level::info, t.item.url, ": attempt ", t.item.tries, " ",
+        response.error ? std::string(error_kind(response.error)) : std::to_string(response.status),
+        ", retrying in ", wait.count(), " ms");
+    const host_id host = t.slot.host();
+    if (durable_ && t.item.seq != 0)
+        batch_.waiting.push_back({host, t.item.seq, encode(t.item)}); // the attempts made so far survive
+    // A copy: the worker still names the item until it is done with it.
+    frontier_.push_later(host, work_item(t.item), now_() + wait, t.item.kind == item_kind::robots);
+    return true;
+}
+
+crawl_state::next_step crawl_state::on_response(ticket& t, fetch_result& response, bool retryable_failure,
+                                                record& r) {
+    bytes_ += response.body_bytes;
+    counters_changed_ = true;
+    if (retry_later(t, response, retryable_failure))
+        return next_step::done;
+    if (t.item.kind == item_kind::robots) {
+        robots_fetched(t, response);
+        return next_step::done;
+    }
+
+    r.url = t.item.url;
+    r.referrer = t.item.referrer;
+    r.depth = t.item.depth;
+    r.from_sitemap = t.item.from_sitemap;
+    r.started = std::chrono::microseconds(t.item.first_started_us);
+    r.elapsed = std::chrono::microseconds(micros_since_start() - t.item.first_started_us);
+    r.tries = t.item.tries;
+    r.status = response.status;
+    r.size = response.body_bytes;
+    auto media = parse_content_type(response.content_type);
+    r.content_type = std::move(media.type);
+    const bool html = is_html_media_type(r.content_type);
+    auto charset = detect_charset(media.charset, response.body, html);
+    r.charset = std::move(charset.charset);
+    r.charset_source = std::move(charset.source);
+    if (response.error) {
+        r.error = response.error;
+        r.error_detail = response.error_detail;
+        complete(t, std::move(r));
+        return next_step::done;
+    }
+    if (is_retryable_status(r.status)) {
+        r.error = error::retry_limit; // still 429/503 after max_tries attempts
+        complete(t, std::move(r));
+        return next_step::done;
+    }
+    if (is_redirect_status(r.status)) {
+        follow_redirect(t, response, r);
+        complete(t, std::move(r));
+        return next_step::done;
+    }
+    const bool success = r.status >= 200 && r.status < 300;
+    if (t.item.kind == item_kind::sitemap) {
+        if (success)
+            queue_sitemap(t, response, r);
+        return next_step::record_ready;
+    }
+    if (html && success)
+        return next_step::parse_page;
+    return next_step::record_ready;
+}
+
+void crawl_state::complete(ticket& t, record&& r) {
+    finished(t.item, t.slot.host());
+    emit(std::move(r));
+}
+
+void crawl_state::finish(ticket& t, record&& r) {
+    complete(t, std::move(r));
+}
+
+void crawl_state::on_links(ticket& t, record& r, const resolved_links& links) {
+    skip("not_http", links.not_http);
+    skip("invalid_url", links.invalid);
+    if (links.parser_gave_up) {
+        ++result_.stats["html_parser_gave_up"];
+        say(log_level::warning, t.item.url, ": the HTML parser gave up on this page (no links taken)");
+    }
+    if (links.over_page_cap > 0) {
+        result_.stats["skipped_links_over_page_cap"] += links.over_page_cap;
+        say(log_level::info, t.item.url, ": ", links.over_page_cap, " links past the first ",
+            config_.traps.max_links_per_page, " ignored (traps.max_links_per_page)");
+    }
+    admit_links(links.urls, t.item.url, t.item.depth + 1, false, r);
+}
+
+void crawl_state::admit_links(const std::vector<boost::urls::url>& urls, const std::string& referrer,
+                              int depth, bool from_sitemap, record& r) {
+    std::unordered_set<std::string_view> on_page;
+    for (const auto& link : urls) {
+        if (on_page.contains(link.buffer()))
+            continue;
+        if (!in_scope(link))
+            continue;
+        if (config_.max_depth && depth > *config_.max_depth) {
+            skip("max_depth");
+            continue;
+        }
+        on_page.emplace(link.buffer());
+        if (admit(link, referrer, config_.max_redirect, depth, item_kind::page, from_sitemap))
+            ++r.num_new_urls;
+    }
+    r.num_urls = on_page.size();
+}
+
+void crawl_state::follow_redirect(ticket& t, const fetch_result& response, record& r) {
+    const auto url = boost::urls::parse_uri(t.item.url).value(); // checked by begin_attempt
+    auto decision = decide_redirect(url, response.location, t.item.redirects_left);
+    if (decision.target)
+        r.next_url = decision.target->buffer();
+    if (decision.error) {
+        r.error = decision.error;
+        return;
+    }
+    // A redirect is not a link hop: the target keeps the depth of the URL that redirected.
+    if (!in_scope(*decision.target)) {
+        if (t.item.depth == 0 && t.item.kind == item_kind::page)
+            say(log_level::warning, t.item.url, ": a root redirects out of scope, to ", r.next_url,
+                ": nothing is crawled from there");
+        return;
+    }
+    r.num_urls = 1;
+    if (admit(*decision.target, t.item.url, t.item.redirects_left - 1, t.item.depth, t.item.kind,
+              t.item.from_sitemap))
+        r.num_new_urls = 1;
+}
+
+// ---- robots.txt and sitemaps ----
+
+void crawl_state::robots_fetched(ticket& t, fetch_result& response) {
+    const std::string origin = origin_names_.at(t.item.robots_for);
+    const host_id host = t.slot.host();
+    // Redirects of robots.txt are followed as items of their own, through the frontier of their host
+    // (RFC 9309 2.3.1.2: at least five hops). The origin stays blocked until the chain ends.
+    if (!response.error && is_redirect_status(response.status) && t.item.redirects_left > 0 && !stopping_) {
+        const auto url = boost::urls::parse_uri(t.item.url).value();
+        auto decision = decide_redirect(url, response.location, t.item.redirects_left);
+        if (decision.target && !decision.error && hooks_.hold()) {
+            work_item hop;
+            hop.url = std::string(decision.target->buffer());
+            hop.referrer = t.item.url;
+            hop.redirects_left = t.item.redirects_left - 1;
+            hop.kind = item_kind::robots;
+            hop.robots_for = t.item.robots_for;
+            const host_id target_host = host_number(host_of(hop.url));
+            frontier_.push_urgent(target_host, std::move(hop), now_());
+            ++result_.stats["robots_redirects"];
+            return;
+        }
+    }
+    ++result_.stats["robots_fetched"];
+    counters_changed_ = true;
+    auto& state = robots_[origin];
+    state.unavailable = false;
+    state.unreachable = {};
+    std::string outcome;
+    if (response.error) {
+        state.unavailable = true;
+        outcome = std::string(error_kind(response.error));
+        // No connection could be made: the pages would fail the same way. Their records say so (connection
+        // refused, host not found, certificate invalid...) rather than blaming robots.txt.
+        if (response.status == 0 &&
+            (response.remote_ip.empty() || response.error == error::tls_handshake_failed ||
+             response.error == error::certificate_invalid))
+            state.unreachable = response.error;
+    } else if (is_redirect_status(response.status)) {
+        state.rules = robots_rules::allow_all(); // too many redirects: RFC 9309 treats it as unavailable
+        outcome = "too many redirects";
+    } else {
+        outcome = std::to_string(response.status);
+        switch (robots_verdict_for_status(response.status)) {
+        case robots_fetch_verdict::parse:
+            state.rules = robots_rules::parse(response.body, product_token(agent_));
+            break;
+        case robots_fetch_verdict::allow_all:
+            state.rules = robots_rules::allow_all();
+            break;
+        case robots_fetch_verdict::disallow_all:
+            state.unavailable = true;
+            break;
+        }
+    }
+    const bool root_origin = root_origins_.contains(origin);
+    if (state.unavailable) {
+        state.rules = robots_rules::disallow_all();
+        state.retry_at = now_() + config_.robots.unavailable_retry;
+        ++result_.stats["robots_unavailable"];
+        if (state.unreachable)
+            say(root_origin ? log_level::error : log_level::warning, origin,
+                " could not be reached: ", state.unreachable.message(),
+                response.error_detail.empty() ? "" : " (", response.error_detail,
+                response.error_detail.empty() ? "" : ")");
+        else
+            say(log_level::warning, t.item.url, ": ", outcome, ": the origin is off limits for ",
+                config_.robots.unavailable_retry.count(), " ms (RFC 9309)");
+    } else {
+        say(log_level::info, t.item.url, ": ", outcome);
+    }
+    state.status = origin_robots::state::known;
+
+    if (const auto delay = state.rules.crawl_delay(); delay && !state.unavailable) {
+        const auto effective = std::max<clock_type::duration>(
+            config_.politeness.delay, std::min<clock_type::duration>(*delay, config_.robots.max_crawl_delay));
+        frontier_.set_delay(host_number(host_of(origin)), effective, now_());
+        say(log_level::info, origin, ": Crawl-delay ", delay->count(), " ms");
+    }
+
+    if (config_.sitemaps && root_origin && !state.unavailable)
+        queue_sitemaps_of(origin, state.rules.sitemaps());
+
+    const auto now = now_();
+    for (const host_id blocked : state.blocked)
+        frontier_.unblock(blocked, now);
+    state.blocked.clear();
+    (void)host;
+}
+
+void crawl_state::queue_sitemaps_of(const std::string& origin, const std::vector<std::string>& declared) {
+    std::vector<std::string> candidates = declared;
+    if (candidates.empty())
+        candidates.push_back(origin + "/sitemap.xml");
+    const auto base = boost::urls::parse_uri(origin + "/").value();
+    const std::string referrer = config_.robots.obey ? origin + "/robots.txt" : std::string();
+    for (const auto& location : candidates) {
+        auto url = normalize_reference(base, location);
+        if (!url) {
+            skip("invalid_url");
+            continue;
+        }
+        if (!in_scope(*url))
+            continue;
+        admit(*url, referrer, config_.max_redirect, 0, item_kind::sitemap, false);
+    }
+}
+
+void crawl_state::queue_sitemap(ticket& t, const fetch_result& response, record& r) {
+    std::string inflated;
+    std::string_view xml = response.body;
+    if (looks_gzipped(response.body)) {
+        // A .xml.gz served as a file, not with Content-Encoding: the fetcher left it compressed.
+        auto plain = gunzip(response.body, config_.fetch.max_body_bytes);
+        if (!plain) {
+            r.error = error::decoding_failed;
+            return;
+        }
+        inflated = std::move(*plain);
+        xml = inflated;
+    }
+    auto document = parse_sitemap(xml);
+    if (!document) {
+        r.error = document.error();
+        return;
+    }
+    if (document->truncated)
+        skip("sitemap_truncated");
+    const auto sitemap_url = boost::urls::parse_uri(t.item.url).value();
+    const boost::urls::url base{sitemap_url};
+    std::vector<boost::urls::url> urls;
+    urls.reserve(document->locations.size());
+    for (const auto& location : document->locations) {
+        auto url = normalize_reference(base, location);
+        if (url)
+            urls.push_back(std::move(*url));
+        else
+            skip(url.error() == error::unsupported_scheme ? "not_http" : "invalid_url");
+    }
+    if (document->is_index) {
+        // An index lists sitemaps; an index inside an index is not allowed by the protocol (depth 1).
+        if (t.item.depth >= 1)
+            return;
+        for (const auto& url : urls) {
+            if (!in_scope(url))
+                continue;
+            ++r.num_urls;
+            if (admit(url, t.item.url, config_.max_redirect, t.item.depth + 1, item_kind::sitemap, false))
+                ++r.num_new_urls;
+        }
+        return;
+    }
+    admit_links(urls, t.item.url, 1, true, r);
+}
+
+// ---- what the loop reads ----
+
+crawl_progress crawl_state::progress() const {
+    crawl_progress p;
+    p.records = result_.done;
+    p.in_flight = in_flight_;
+    p.queued = frontier_.waiting();
+    p.hosts = frontier_.hosts();
+    p.failures = failures_;
+    p.robots_denied = robots_denied_;
+    p.retries = retries_;
+    p.bytes = bytes_;
+    p.elapsed = result_.runs > 0 ? previous_elapsed_ + (now_() - started_) : clock_type::duration{};
+    return p;
+}
+
+void crawl_state::internal_error(ticket& t, std::string_view failure) {
+    say(log_level::error, t.item.url, ": internal error: ", failure);
+    if (t.item.kind == item_kind::robots) {
+        // The origin's pages must not wait for a robots.txt that will never come.
+        fetch_result failed;
+        failed.error = error::internal_error;
+        t.item.redirects_left = 0;
+        robots_fetched(t, failed);
+        return;
+    }
+    record r;
+    r.url = t.item.url;
+    r.referrer = t.item.referrer;
+    r.error = error::internal_error;
+    complete(t, std::move(r));
+}
+
+} // namespace asiocrawl::detail

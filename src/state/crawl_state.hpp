@@ -1,0 +1,226 @@
+// The crawl's decisions, with no sockets and no Asio: which URL is admitted, which may start now, what an
+// answer means (retry, redirect, robots.txt, links), what record it makes. crawler.cpp is the I/O loop around
+// it: its workers fetch what next() hands out and tell the state what came back.
+#pragma once
+
+#include "fetch_result.hpp"
+#include "frontier.hpp"
+#include "page_links.hpp"
+#include "state/fingerprint_set.hpp"
+#include "state/state_batch.hpp"
+#include "state/work_item.hpp"
+
+#include <asiocrawl/config.hpp>
+#include <asiocrawl/report.hpp>
+#include <asiocrawl/robots.hpp>
+#include <asiocrawl/scope.hpp>
+#include <asiocrawl/sink.hpp>
+
+#include <boost/url/url.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <random>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+namespace asiocrawl::detail {
+
+/// Events in: start, next() when a worker may take work, on_response() when an attempt ended, on_links()
+/// when a page's links are known, refills of spilled URLs, stop(). Actions out: tickets to fetch (next()),
+/// when to call next() again (next_wakeup()), records (hooks::emit), the durable changes to commit
+/// (take_batch()) and the spilled URLs to read back (take_refills()).
+///
+/// Every admitted URL is counted once through hooks::hold and ends in exactly one of: a ticket handed to a
+/// worker (the worker's task_done ends it), or hooks::release (finished without a worker: robots.txt denied
+/// it). That count is the work queue's unfinished-task counter, so the crawl ends when the state has nothing
+/// left.
+class crawl_state {
+public:
+    using clock_type = std::chrono::steady_clock;
+    using time_point = clock_type::time_point;
+    using frontier_type = host_frontier<work_item>;
+
+    /// How the state reaches the loop around it. All are called synchronously, from inside the state's own
+    /// member functions.
+    struct hooks {
+        /// Counts one more unfinished URL; false when the crawl is closing (the URL is then not admitted).
+        std::function<bool()> hold;
+        /// A URL counted by hold() finished without reaching a worker.
+        std::function<void()> release;
+        /// A record is final (the embedder's record sink).
+        record_sink emit;
+        /// Messages (the embedder's logger).
+        logger log;
+    };
+
+    /// An item handed out by next(), with its host slot: the slot is given back when the ticket is
+    /// destroyed or release_slot() is called, whatever happened to the fetch.
+    struct ticket {
+        work_item item;
+        frontier_type::slot slot;
+    };
+
+    /// What on_response() leaves to the caller.
+    enum class next_step {
+        done,         ///< handled: a record was made, or a retry scheduled
+        parse_page,   ///< a 2xx HTML page: extract its links, call on_links(), then finish()
+        record_ready, ///< the record is made: finish() it (after the body sink, for a 2xx body)
+    };
+
+    /// `config` must outlive the state. `durable`: keep a state_batch of every change for a store, and keep
+    /// at most `window` waiting URLs per host in memory (the rest are spilled and read back in order).
+    /// `now` is the clock (tests pass a manual one). Throws std::invalid_argument for an unusable config.
+    crawl_state(const crawler_config& config, hooks h, bool durable, std::size_t window = 0,
+                time_point (*now)() = &frontier_type::steady_now,
+                std::uint64_t seed = std::random_device{}());
+
+    // ---- lifecycle ----
+
+    /// Restores a resumed crawl: hosts, waiting counts and counters (the fingerprints are already in
+    /// seen_set()). Call before start().
+    void restore(const restored_state& restored);
+    /// Admits the roots (again, after a restore: they are seen already) and, without robots.txt, the
+    /// sitemaps of their origins. Returns the number of URLs waiting afterwards.
+    void start();
+    /// No new URL is admitted or started; waiting ones are dropped from memory (a durable crawl keeps them).
+    void stop();
+    bool stopping() const noexcept { return stopping_; }
+
+    // ---- the frontier ----
+
+    /// The next item that may start now (robots.txt of its origin first, when unknown). Items robots.txt
+    /// denies get their record here and are released.
+    std::optional<ticket> next();
+    /// When next() may hand out something it cannot now; nullopt when only an event can change that.
+    std::optional<time_point> next_wakeup() const;
+    /// Spilled URLs to read back: (host, from sequence, how many).
+    struct refill_request {
+        host_id host;
+        std::uint64_t from_seq;
+        std::size_t count;
+    };
+    std::vector<refill_request> take_refills();
+    /// The items read back for a refill_request, in sequence order (fewer than asked, or none, is fine).
+    void on_refill(host_id host, std::vector<std::pair<std::uint64_t, std::string>> items);
+
+    // ---- one attempt ----
+
+    /// The attempt starts now. False (and a record) when the URL cannot be fetched at all.
+    bool begin_attempt(ticket& t);
+    /// What came back. `retryable_failure`: the fetcher's verdict on response.error (network trouble).
+    /// With parse_page and record_ready, `page` holds the record being made.
+    next_step on_response(ticket& t, fetch_result& response, bool retryable_failure, record& page);
+    /// The links of a page that on_response() asked to parse: admits them and counts them in `page`.
+    void on_links(ticket& t, record& page, const resolved_links& links);
+    /// The item's record is final: emits it, and the item never waits again.
+    void finish(ticket& t, record&& r);
+
+    // ---- durability ----
+
+    bool durable() const noexcept { return durable_; }
+    /// The changes since the last call (empty when not durable).
+    state_batch take_batch();
+    /// The counters as JSON, for the batch and for restore().
+    std::string counters_json() const;
+    fingerprint_set& seen_set() noexcept { return seen_; }
+    std::uint64_t seed() const noexcept { return seed_; }
+    /// A resumed crawl hashes with the seed it began with. Call before anything is admitted.
+    void set_seed(std::uint64_t seed) noexcept { seed_ = seed; }
+
+    // ---- what the loop reads ----
+
+    report& result() noexcept { return result_; }
+    crawl_progress progress() const;
+    /// Requests in flight (begin_attempt .. release of the slot).
+    std::size_t in_flight() const noexcept { return in_flight_; }
+    void fetch_started(ticket& t);
+    void fetch_finished(ticket& t);
+    const std::string& user_agent() const noexcept { return agent_; }
+    void set_logger(logger log) { hooks_.log = std::move(log); }
+    /// A bug, not the URL's fault, stopped the processing of a ticket: it gets a record (a robots.txt fetch
+    /// counts as failed) and the crawl goes on.
+    void internal_error(ticket& t, std::string_view failure);
+
+private:
+    struct origin_robots {
+        enum class state { unknown, fetching, known } status = state::unknown;
+        robots_rules rules = robots_rules::allow_all();
+        bool unavailable = false;              // 5xx or unreachable: everything disallowed until retry_at
+        boost::system::error_code unreachable; // the network error, when the origin could not be reached
+        time_point retry_at{};
+        std::vector<host_id> blocked; // hosts whose next item waits for this robots.txt
+    };
+
+    template <class... Parts>
+    void say(log_level level, const Parts&... parts) {
+        if (!hooks_.log.enabled(level))
+            return;
+        std::ostringstream message;
+        (message << ... << parts);
+        hooks_.log.write(level, message.str());
+    }
+
+    void skip(std::string_view reason, std::uint64_t n = 1);
+    host_id host_number(std::string_view host);
+    bool admit(const boost::urls::url& url, const std::string& referrer, int redirects_left, int depth,
+               item_kind kind, bool from_sitemap);
+    void push_waiting(host_id host, work_item item);
+    bool in_scope(const boost::urls::url& url);
+    void emit(record r);
+    void deny(work_item item, host_id host, boost::system::error_code why);
+    void finished(const work_item& item, host_id host);
+    bool retry_later(ticket& t, const fetch_result& response, bool retryable_failure);
+    void robots_fetched(ticket& t, fetch_result& response);
+    void follow_redirect(ticket& t, const fetch_result& response, record& r);
+    void admit_links(const std::vector<boost::urls::url>& urls, const std::string& referrer, int depth,
+                     bool from_sitemap, record& r);
+    void queue_sitemaps_of(const std::string& origin, const std::vector<std::string>& declared);
+    void queue_sitemap(ticket& t, const fetch_result& response, record& r);
+    std::int64_t micros_since_start() const;
+    void complete(ticket& t, record&& r);
+
+    const crawler_config& config_;
+    hooks hooks_;
+    bool durable_;
+    time_point (*now_)();
+    std::uint64_t seed_;
+    std::vector<boost::urls::url> roots_;
+    std::unordered_set<std::string> root_origins_;
+    scope scope_;
+    fingerprint_set seen_;
+    frontier_type frontier_;
+    std::vector<std::string> host_names_;
+    std::unordered_map<std::string, host_id> host_numbers_;
+    std::vector<std::uint64_t> next_seq_;    // per host: the sequence of its next admitted URL
+    std::vector<std::uint64_t> refill_from_; // per host: the sequence of its first spilled URL
+    std::vector<std::string> origin_names_;  // robots_for indexes
+    std::unordered_map<std::string, origin_robots> robots_;
+    state_batch batch_;
+    report result_;
+    const std::string agent_;
+    std::mt19937_64 random_;
+    time_point started_{};
+    std::chrono::microseconds previous_elapsed_{0}; // the runs before this one, for a resumed crawl
+    std::size_t in_flight_ = 0;
+    std::size_t retries_ = 0;
+    std::size_t failures_ = 0;
+    std::size_t robots_denied_ = 0;
+    std::uint64_t bytes_ = 0;
+    bool stopping_ = false;
+    bool counters_changed_ = false;
+};
+
+/// "scheme://host[:port]" of a normalized URL string: the robots.txt key (RFC 9309 2.3: per origin).
+std::string_view origin_of(std::string_view url) noexcept;
+/// The host of a normalized URL string: the politeness key.
+std::string_view host_of(std::string_view url) noexcept;
+
+} // namespace asiocrawl::detail

@@ -1,0 +1,52 @@
+// What a durable crawl writes at one commit, and what it reads back when it resumes: plain data between the
+// sans-io crawl_state and a state_store.
+#pragma once
+
+#include "frontier.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace asiocrawl::detail {
+
+/// The changes since the previous commit, applied atomically: after a kill, either all of them or none are
+/// in the store.
+struct state_batch {
+    struct waiting_item {
+        host_id host;
+        std::uint64_t seq;
+        std::string item; // encode(work_item)
+    };
+    /// Hosts first seen since the previous commit, with their numbers.
+    std::vector<std::pair<host_id, std::string>> new_hosts;
+    /// Fingerprints of the URLs admitted since the previous commit.
+    std::vector<std::uint64_t> fingerprints;
+    /// URLs that now wait (admitted, or put back with a retry's attempt count).
+    std::vector<waiting_item> waiting;
+    /// URLs that finished: their record was made, they never wait again.
+    std::vector<std::pair<host_id, std::uint64_t>> finished;
+    /// Records kept for the classic per-URL report: normalized URL -> encode(record).
+    std::vector<std::pair<std::string, std::string>> records;
+    /// The crawl's counters as JSON (crawl_state::counters_json); empty when there is nothing to write.
+    std::string counters;
+
+    bool empty() const noexcept {
+        return new_hosts.empty() && fingerprints.empty() && waiting.empty() && finished.empty() &&
+               records.empty() && counters.empty();
+    }
+};
+
+/// A resumed crawl's state as the store hands it back (the fingerprints go straight into the seen set).
+struct restored_state {
+    /// Host names by number.
+    std::vector<std::string> hosts;
+    /// URLs waiting, per host number.
+    std::vector<std::size_t> waiting;
+    /// The counters of the runs so far (crawl_state::counters_json); empty for a new crawl.
+    std::string counters;
+};
+
+} // namespace asiocrawl::detail

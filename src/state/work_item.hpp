@@ -1,0 +1,33 @@
+// One unit of a crawl's work, and its byte form in a durable state.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace asiocrawl::detail {
+
+enum class item_kind : std::uint8_t { page = 0, robots = 1, sitemap = 2 };
+
+/// The work queue's (url, max_redirect) pair, plus what the crawl carries along with it.
+struct work_item {
+    std::string url;      // normalized: the dedup key
+    std::string referrer; // the page that linked here, the URL that redirected here, or the sitemap
+    int redirects_left = 0;
+    int depth = 0;
+    item_kind kind = item_kind::page;
+    bool from_sitemap = false;
+    int tries = 0;                      // attempts made so far
+    std::int64_t first_started_us = -1; // when the first attempt started, from the crawl's start; -1: not yet
+    std::uint64_t seq = 0;              // its place in its host's line, the key of its durable copy; 0: none
+    std::uint32_t robots_for = 0;       // kind robots: the origin (an index in the state) it is fetched for
+};
+
+/// The durable form of an item (everything but seq and robots_for, which are the key and transient):
+/// varints, then the two strings with their lengths. Stable across versions of the same state format.
+std::string encode(const work_item& item);
+/// nullopt when `bytes` is not what encode() writes (a corrupt state).
+std::optional<work_item> decode_work_item(std::string_view bytes);
+
+} // namespace asiocrawl::detail
