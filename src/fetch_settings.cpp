@@ -180,13 +180,18 @@ std::string basic_authorization(std::string_view user_colon_password) {
 std::map<std::string, std::string> credentials_in_roots(const std::vector<std::string>& roots) {
     std::map<std::string, std::string> found;
     for (const auto& root : roots) {
-        const auto trimmed = ascii::trim(root, " \t\r\n");
-        if (trimmed.find('@') == std::string_view::npos)
+        std::string text(ascii::trim(root, " \t\r\n"));
+        if (text.find('@') == std::string::npos)
             continue;
-        const auto parsed = boost::urls::parse_uri(trimmed);
+        // As parse_root() reads a root: "user:pw@example.com" and "//user@example.com" are http URLs.
+        if (text.starts_with("//"))
+            text.insert(0, "http:");
+        else if (text.find("://") == std::string::npos)
+            text.insert(0, "http://");
+        const auto parsed = boost::urls::parse_uri(text);
         if (!parsed || !parsed->has_userinfo())
             continue;
-        auto origin = origin_key(trimmed);
+        auto origin = origin_key(text);
         if (!origin)
             continue;
         std::string userinfo = percent_decoded(parsed->encoded_user());

@@ -64,10 +64,12 @@ TEST(Credentials, OriginKeysAndBasicValues) {
 }
 
 TEST(Credentials, TakenFromRootsBeforeNormalizationDropsThem) {
-    const auto found = credentials_in_roots({"https://alice:s%40cret@Example.com/start",
-                                             "http://plain.example/", "http://bob@other.example:8080/"});
+    const auto found =
+        credentials_in_roots({"https://alice:s%40cret@Example.com/start", "http://plain.example/",
+                              "http://bob@other.example:8080/", "dave:pw@bare.example/x"});
     EXPECT_EQ(found, (std::map<std::string, std::string>{{"https://example.com:443", "alice:s@cret"},
-                                                         {"http://other.example:8080", "bob:"}}));
+                                                         {"http://other.example:8080", "bob:"},
+                                                         {"http://bare.example:80", "dave:pw"}}));
     crawler_config config;
     config.roots = {"https://alice:pw@example.com/"};
     config.fetch.credentials["https://example.com"] = "carol:configured";
