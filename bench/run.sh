@@ -9,7 +9,7 @@
 # MIX (link mix, default below), TASKS (asiocrawl --max-tasks for throughput, default 100),
 # LATENCY_TASKS (default "100 1000 10000"), DELAY_MS (default 50), MEMORY_FETCHES (default 10000),
 # TLS_FETCHES (HTTPS and plain HTTP fetches in flight for memory-tls, default 5000), TLS_DELAY_MS (their
-# answers' delay, default 10000: long enough for every handshake to end first), DNS_NAMES (default 500),
+# answers' delay, default 25000: long enough for every handshake to end first), DNS_NAMES (default 500),
 # DNS_DELAY_MS (the test resolver's delay, default 100), DNS_TASKS (default 100),
 # CRAWL_TIMEOUT (seconds one crawl may take, default 300; a crawler stopped by it is marked "(timeout)"),
 # ASIOCRAWL_FLAGS (extra flags for every asiocrawl run).
@@ -42,7 +42,7 @@ LATENCY_TASKS=${LATENCY_TASKS:-"100 1000 10000"}
 MEMORY_FETCHES=${MEMORY_FETCHES:-10000}
 SEEN_URLS=${SEEN_URLS:-1000000}
 TLS_FETCHES=${TLS_FETCHES:-5000}
-TLS_DELAY_MS=${TLS_DELAY_MS:-10000}
+TLS_DELAY_MS=${TLS_DELAY_MS:-25000}
 DNS_NAMES=${DNS_NAMES:-500}
 DNS_DELAY_MS=${DNS_DELAY_MS:-100}
 DNS_TASKS=${DNS_TASKS:-100}
