@@ -8,6 +8,7 @@
 #include "support/connect_proxy.hpp"
 #include "support/dns_server.hpp"
 #include "support/loopback.hpp"
+#include "support/plumbing_sites.hpp"
 #include "support/temp_dir.hpp"
 #include "support/tls_certs.hpp"
 
@@ -36,35 +37,6 @@ using detail::fetcher;
 using std::chrono::milliseconds;
 
 namespace {
-
-/// What a server saw of one request: its target and the fields this file cares about.
-struct request_seen {
-    std::string target;
-    std::string host;
-    std::string cookie;
-    std::string authorization;
-    std::string proxy_authorization;
-    std::string user_agent;
-    std::string extra;
-};
-
-request_seen seen_of(const http_request& req) {
-    auto value = [&](auto field) { return std::string(req[field]); };
-    return {std::string(req.target()),
-            value(http::field::host),
-            value(http::field::cookie),
-            value(http::field::authorization),
-            value(http::field::proxy_authorization),
-            value(http::field::user_agent),
-            std::string(req["X-Extra"])};
-}
-
-std::string link_page(const std::vector<std::string>& hrefs) {
-    std::string html = "<html><body>";
-    for (const auto& h : hrefs)
-        html += "<a href=\"" + h + "\">x</a>";
-    return html + "</body></html>";
-}
 
 struct plumbing_fixture : ::testing::Test {
     asio::io_context ctx;
@@ -391,24 +363,6 @@ struct crawl_fixture : plumbing_fixture {
     }
 };
 
-/// A site that sets a session cookie on "/" and serves "/private" only to a request that carries it.
-demo::request_handler cookie_site(std::vector<request_seen>& seen) {
-    return [&seen](const http_request& req) -> asio::awaitable<std::optional<http_response>> {
-        seen.push_back(seen_of(req));
-        if (req.target() == "/") {
-            auto res = make_response(200, link_page({"/private"}));
-            res.insert(http::field::set_cookie, "session=s3; Path=/; HttpOnly");
-            res.insert(http::field::set_cookie, "theme=dark; Max-Age=3600");
-            co_return res;
-        }
-        if (req.target() == "/private") {
-            const bool ok = std::string(req[http::field::cookie]).find("session=s3") != std::string::npos;
-            co_return make_response(ok ? 200 : 403, ok ? "members only" : "who are you?");
-        }
-        co_return make_response(404);
-    };
-}
-
 TEST_F(crawl_fixture, cookies_a_site_sets_come_back_to_it) {
     handler = cookie_site(requests);
     crawl({"http://127.0.0.1:" + port() + "/"});
@@ -458,17 +412,7 @@ TEST_F(crawl_fixture, root_credentials_go_to_their_origin_only_and_never_into_re
         }};
     const std::string other_origin = "http://localhost:" + std::to_string(elsewhere.port());
     const std::string expected = detail::basic_authorization("alice:pa ss@word");
-    handler = [&, other_origin](const http_request& req) -> asio::awaitable<std::optional<http_response>> {
-        requests.push_back(seen_of(req));
-        if (std::string(req[http::field::authorization]) != expected) {
-            auto res = make_response(401, "login first");
-            res.set(http::field::www_authenticate, "Basic realm=\"test\"");
-            co_return res;
-        }
-        if (req.target() == "/away")
-            co_return redirect_to(302, other_origin + "/landing");
-        co_return make_response(200, link_page({"/inside", "/away"}));
-    };
+    handler = login_site(expected, requests, other_origin + "/landing");
     crawl_config.politeness.max_per_host = 10;
     // The other origin is a root too, so that the redirect to it is in scope.
     crawl({"http://alice:pa%20ss%40word@127.0.0.1:" + port() + "/", other_origin + "/start"},
@@ -494,11 +438,7 @@ TEST_F(crawl_fixture, root_credentials_go_to_their_origin_only_and_never_into_re
 }
 
 TEST_F(crawl_fixture, configured_credentials_work_like_root_credentials) {
-    const std::string expected = detail::basic_authorization("bob:builder");
-    handler = [&](const http_request& req) -> asio::awaitable<std::optional<http_response>> {
-        requests.push_back(seen_of(req));
-        co_return make_response(std::string(req[http::field::authorization]) == expected ? 200 : 401, "x");
-    };
+    handler = login_site(detail::basic_authorization("bob:builder"), requests, "/");
     crawl_config.fetch.credentials["http://127.0.0.1:" + port()] = "bob:builder";
     crawl({"http://127.0.0.1:" + port() + "/"});
     EXPECT_EQ(status_of("http://127.0.0.1:" + port() + "/"), 200);
