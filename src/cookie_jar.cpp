@@ -25,6 +25,16 @@ const psl_ctx_t* public_suffixes() {
     return context;
 }
 
+/// Seconds since 1970 as a time point, clamped to what system_clock holds (libstdc++ counts nanoseconds in 64
+/// bits: up to 2262). RFC 6265 5.2.1 allows a later date to become the last representable one.
+clock_type::time_point from_unix_seconds(long long seconds) {
+    constexpr long long last = 7'258'118'400; // 2200-01-01
+    return clock_type::from_time_t(static_cast<std::time_t>(std::clamp(seconds, 0LL, last)));
+}
+
+/// RFC 6265bis: no cookie outlives 400 days from now, whatever its Expires or Max-Age.
+constexpr auto longest_life = std::chrono::hours(400 * 24);
+
 std::string_view trim_spaces(std::string_view s) {
     return ascii::trim(s, " \t");
 }
@@ -148,7 +158,7 @@ std::optional<clock_type::time_point> parse_cookie_date(std::string_view text) {
     // timegm normalizes "Feb 31" into March: such a date does not exist.
     if (t.tm_mday != day)
         return std::nullopt;
-    return clock_type::from_time_t(seconds);
+    return from_unix_seconds(static_cast<long long>(seconds));
 }
 
 bool domain_matches(std::string_view host, std::string_view domain) noexcept {
@@ -211,7 +221,7 @@ bool cookie_jar::set_cookie(const cookie_target& from, std::string_view value, t
             const auto [ptr, ec] = std::from_chars(attribute_value.data(), end, seconds);
             if (ptr != end)
                 continue;
-            constexpr long long cap = 400LL * 24 * 3600; // RFC 6265bis: 400 days at most
+            constexpr long long cap = std::chrono::duration_cast<std::chrono::seconds>(longest_life).count();
             if (ec == std::errc::result_out_of_range)
                 seconds = attribute_value[0] == '-' ? -1 : cap;
             else if (ec != std::errc{})
@@ -225,7 +235,10 @@ bool cookie_jar::set_cookie(const cookie_target& from, std::string_view value, t
                 domain.erase(0, 1);
             domain_attribute = std::move(domain);
         } else if (ascii::iequals(name, "path")) {
-            if (attribute_value.empty() || attribute_value.front() != '/')
+            const bool has_control = std::any_of(attribute_value.begin(), attribute_value.end(), [](char ch) {
+                return static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f;
+            });
+            if (attribute_value.empty() || attribute_value.front() != '/' || has_control)
                 path_attribute.reset();
             else
                 path_attribute = std::string(attribute_value);
@@ -239,7 +252,7 @@ bool cookie_jar::set_cookie(const cookie_target& from, std::string_view value, t
     if (max_age)
         c.expires = *max_age;
     else if (expires)
-        c.expires = *expires;
+        c.expires = std::min(*expires, now + longest_life);
     const std::string host = ascii::to_lower(from.host);
     if (domain_attribute && !domain_attribute->empty()) {
         if (psl_is_public_suffix2(public_suffixes(), domain_attribute->c_str(),
@@ -400,7 +413,7 @@ std::size_t cookie_jar::load_netscape(std::string_view text, time_point now) {
         if (ec != std::errc{} || ptr != fields[4].data() + fields[4].size())
             continue;
         if (expiry > 0)
-            c.expires = clock_type::from_time_t(static_cast<std::time_t>(expiry));
+            c.expires = from_unix_seconds(expiry);
         c.name = std::string(fields[5]);
         c.value = std::string(fields[6]);
         if (c.name.empty() || c.name.size() + c.value.size() > max_cookie_bytes ||

@@ -203,12 +203,13 @@ std::map<std::string, std::string> credentials_in_roots(const std::vector<std::s
 }
 
 crawler_config with_root_credentials(crawler_config config) {
-    for (auto& [origin, userinfo] : credentials_in_roots(config.roots)) {
+    for (auto& found : credentials_in_roots(config.roots)) {
+        const std::string& origin = found.first; // not a structured binding: clang 14 cannot capture one
         const bool configured =
             std::any_of(config.fetch.credentials.begin(), config.fetch.credentials.end(),
                         [&](const auto& entry) { return origin_key(entry.first) == origin; });
         if (!configured)
-            config.fetch.credentials.emplace(origin, std::move(userinfo));
+            config.fetch.credentials.emplace(origin, std::move(found.second));
     }
     return config;
 }

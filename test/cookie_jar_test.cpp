@@ -47,6 +47,7 @@ TEST(CookieDate, Rfc6265Algorithm) {
         {"Wed, 31 Feb 2015 07:28:00 GMT", std::nullopt},
         {"Wed, 21 Foo 2015 07:28:00 GMT", std::nullopt},
         {"21 Oct 2015", std::nullopt},
+        {"Wed, 21 Oct 4070 07:28:00 GMT", at(2200, 1, 1)}, // the last date the clock holds
         {"", std::nullopt},
     };
     for (const auto& r : rows) {
@@ -104,6 +105,17 @@ TEST(CookieJar, ExpiresAndMaxAge) {
               "short=1; dated=1; session=1");
     EXPECT_EQ(jar.cookie_header(http("h.example"), now + std::chrono::minutes(30)), "dated=1; session=1");
     EXPECT_EQ(jar.cookie_header(http("h.example"), now + std::chrono::hours(2)), "session=1");
+}
+
+TEST(CookieJar, NoCookieOutlivesFourHundredDays) {
+    cookie_jar jar;
+    jar.set_cookie(http("h.example"), "far=1; Expires=Wed, 21 Oct 4070 07:28:00 GMT", now);
+    jar.set_cookie(http("h.example"), "long=1; Max-Age=999999999999999999999", now);
+    for (const auto& c : jar.all()) {
+        ASSERT_TRUE(c.expires.has_value());
+        EXPECT_EQ(*c.expires, now + std::chrono::hours(400 * 24)) << c.name;
+    }
+    EXPECT_EQ(jar.size(), 2u);
 }
 
 TEST(CookieJar, SecureCookiesGoOnlyOverHttpsAndComeOnlyFromIt) {
