@@ -1,6 +1,8 @@
 # Install rules and the CMake package: `cmake --install` puts the headers, the static libraries, the CLI and
 # asiocrawlConfig.cmake in place, so another project can `find_package(asiocrawl)` and link
-# asiocrawl::asiocrawl. Included at the end of the top-level CMakeLists.txt, once every target is complete.
+# asiocrawl::asiocrawl (the crawler), asiocrawl::core (the sans-io part) and asiocrawl::outputs (records,
+# WARC, saved pages, metrics, progress). Included at the end of the top-level CMakeLists.txt, once every
+# target is complete.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
@@ -10,8 +12,9 @@ set(ASIOCRAWL_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/asiocrawl
 
 # Static libraries carry their private dependencies in their link interface, so every internal target they
 # link must be exported too (asiocrawl_warnings only adds compile options, and only inside this build).
-set(asiocrawl_exported_targets asiocrawl asiocrawl_core asiocrawl_warnings)
+set(asiocrawl_exported_targets asiocrawl asiocrawl_core asiocrawl_outputs asiocrawl_warnings)
 set_target_properties(asiocrawl_core PROPERTIES EXPORT_NAME core)
+set_target_properties(asiocrawl_outputs PROPERTIES EXPORT_NAME outputs)
 set_target_properties(asiocrawl_warnings PROPERTIES EXPORT_NAME warnings)
 
 install(TARGETS ${asiocrawl_exported_targets}

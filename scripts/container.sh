@@ -2,10 +2,12 @@
 # Builds the asiocrawl container image without a Docker engine (buildah, chroot isolation) and proves it works:
 # the image's own entrypoint crawls the demo site, served on loopback by the demo server from the build stage.
 #
-# Usage: scripts/container.sh [build|run|all]     (default: all)
-#   build  make the debian:bookworm base with debootstrap if it is missing, then build the image
-#   run    crawl the demo site with the built image; records land in build/container-data/
-# Environment: IMAGE (default localhost/asiocrawl:latest), DEBIAN_MIRROR (default: the mirror apt uses here).
+# Usage: scripts/container.sh [build|run|all|sources]     (default: all)
+#   build    make the debian:bookworm base with debootstrap if it is missing, then build the image
+#   run      crawl the demo site with the built image; records land in build/container-data/
+#   sources  print the apt sources the base image would get (this machine's bookworm sources)
+# Environment: IMAGE (default localhost/asiocrawl:latest), DEBIAN_MIRROR (default: the bookworm source of this
+# machine's apt configuration; no mirror is named here: a machine without one is told so).
 # Needs root (or rootless buildah set up) and the packages buildah and debootstrap; installs them when missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,6 +15,7 @@ cd "$(dirname "$0")/.."
 image=${IMAGE:-localhost/asiocrawl:latest}
 build_image=${image%:*}-build:${image##*:}
 base=docker.io/library/debian:bookworm
+apt_etc=${APT_ETC:-/etc/apt} # another directory only to check the parsing
 action=${1:-all}
 
 log() { echo "container: $*" >&2; }
@@ -27,15 +30,50 @@ need_tools() {
   fi
 }
 
-# The first deb.debian.org-style URI apt uses on this machine (deb822 or one-line format).
-apt_mirror() {
-  local uri
-  uri=$(grep -hE '^URIs:.*/debian/?$' /etc/apt/sources.list.d/*.sources 2>/dev/null | head -n 1 | awk '{print $2}')
-  if [ -z "$uri" ]; then
-    uri=$(grep -hE '^deb .*/debian/? bookworm' /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
-      head -n 1 | awk '{print $2}')
-  fi
-  echo "${uri:-http://deb.debian.org/debian}"
+# Every enabled "deb" source apt reads on this machine, one "URI SUITE COMPONENT..." line each, from the one-line
+# format (sources.list, sources.list.d/*.list) and the deb822 format (sources.list.d/*.sources).
+apt_sources() {
+  local f
+  for f in "$apt_etc"/sources.list "$apt_etc"/sources.list.d/*.list; do
+    [ -f "$f" ] || continue
+    awk '$1 == "deb" {
+           i = 2
+           if ($i ~ /^\[/) { while (i <= NF && $i !~ /\]$/) i++; i++ }   # skip [options]
+           if (i + 1 > NF) next
+           line = $i " " $(i + 1)
+           for (j = i + 2; j <= NF; j++) line = line " " $j
+           print line
+         }' "$f"
+  done
+  for f in "$apt_etc"/sources.list.d/*.sources; do
+    [ -f "$f" ] || continue
+    awk 'function flush() {
+           if (types ~ /(^| )deb( |$)/ && enabled != "no" && uris != "" && suites != "") {
+             n = split(uris, u, " "); m = split(suites, s, " ")
+             for (a = 1; a <= n; a++) for (b = 1; b <= m; b++) print u[a] " " s[b] " " components
+           }
+           types = uris = suites = components = ""; enabled = "yes"
+         }
+         BEGIN { enabled = "yes" }
+         /^[ \t]*#/ { next }
+         /^[ \t]*$/ { flush(); next }
+         {
+           key = tolower($1); sub(/:$/, "", key); $1 = ""; sub(/^ +/, ""); value = $0
+           if (key == "types") types = value
+           else if (key == "uris") uris = value
+           else if (key == "suites") suites = value
+           else if (key == "components") components = value
+           else if (key == "enabled") enabled = tolower(value)
+         }
+         END { flush() }' "$f"
+  done
+}
+
+# The machine's sources for bookworm and its updates and security suites: the base image gets exactly these,
+# so it reaches the same mirrors (or proxy, or snapshot) as the machine's own apt.
+bookworm_sources() {
+  apt_sources | awk '$2 ~ /^bookworm(-updates|-security|\/updates)?$/ { if (NF == 2) $0 = $0 " main"; print }' |
+    awk '!seen[$0]++'
 }
 
 # Docker Hub's debian:bookworm-slim is bookworm with docs, man pages and locales excluded; the local stand-ins
@@ -45,13 +83,25 @@ make_base() {
   buildah inspect --type image "$base" >/dev/null 2>&1 && have_base=yes
   buildah inspect --type image "$base-slim" >/dev/null 2>&1 && have_slim=yes
   [ $have_base = no ] || [ $have_slim = no ] || return 0
-  mirror=${DEBIAN_MIRROR:-$(apt_mirror)}
+  local sources
+  sources=$(bookworm_sources)
+  mirror=${DEBIAN_MIRROR:-$(awk '$2 == "bookworm" { print $1; exit }' <<<"$sources")}
+  if [ -z "$mirror" ]; then
+    log "no apt source for bookworm in $apt_etc/sources.list or $apt_etc/sources.list.d/ (*.list, *.sources):"
+    log "configure one for apt on this machine, or set DEBIAN_MIRROR to a Debian mirror's URL"
+    exit 1
+  fi
   rootfs=$(mktemp -d)
   log "bootstrapping the missing local base images ($base: $have_base, $base-slim: $have_slim) from $mirror"
   debootstrap --variant=minbase bookworm "$rootfs" "$mirror" >/dev/null
-  # Same sources as a Docker Hub debian:bookworm, so apt-get in the Dockerfile behaves the same.
-  printf 'deb %s bookworm main\ndeb %s bookworm-updates main\ndeb http://deb.debian.org/debian-security bookworm-security main\n' \
-    "$mirror" "$mirror" >"$rootfs/etc/apt/sources.list"
+  # The machine's own bookworm sources (main suite, updates, security), so apt-get in the Dockerfile reaches
+  # what apt reaches here.
+  if [ -n "$sources" ]; then
+    awk '{ line = "deb " $1; for (i = 2; i <= NF; i++) line = line " " $i; print line }' <<<"$sources" \
+      >"$rootfs/etc/apt/sources.list"
+  else
+    printf 'deb %s bookworm main\n' "$mirror" >"$rootfs/etc/apt/sources.list"
+  fi
   rm -rf "$rootfs"/var/cache/apt/archives/*.deb "$rootfs"/var/lib/apt/lists/*
   [ $have_base = yes ] || commit_rootfs "$rootfs" "$base"
   printf '%s\n' "path-exclude /usr/share/doc/*" "path-include /usr/share/doc/*/copyright" \
@@ -191,8 +241,9 @@ case $action in
 build) need_tools && build_images ;;
 run) run_demo && log "demo crawl and SIGTERM check passed" ;;
 all) need_tools && build_images && run_demo && log "image built, demo crawl and SIGTERM check passed" ;;
+sources) bookworm_sources ;;
 *)
-  echo "usage: $0 [build|run|all]" >&2
+  echo "usage: $0 [build|run|all|sources]" >&2
   exit 2
   ;;
 esac

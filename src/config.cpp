@@ -1,5 +1,8 @@
 #include <asiocrawl/config.hpp>
 
+#include <asiocrawl/scope.hpp>
+#include <asiocrawl/url.hpp>
+
 #include "fetch_settings.hpp"
 
 #include <string_view>
@@ -28,19 +31,19 @@ bool has_control_character(std::string_view text) noexcept {
     return false;
 }
 
-/// HOST:PORT with a non-empty host (a name, an IPv4 address or a bracketed IPv6 address) and a port 0-65535.
-bool is_host_and_port(std::string_view text) noexcept {
-    const auto colon = text.rfind(':');
-    if (colon == std::string_view::npos || colon == 0)
+/// A host name to compare hosts with: letters, digits, '-', '.', '_' and non-ASCII (IDN) bytes, with at
+/// least one character that is not a dot.
+bool is_domain_name(std::string_view text) noexcept {
+    if (text.find_first_not_of('.') == std::string_view::npos)
         return false;
-    const std::string_view host = text.substr(0, colon);
-    const std::string_view port = text.substr(colon + 1);
-    if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string_view::npos ||
-        std::stoul(std::string(port)) > 65535)
-        return false;
-    if (host.front() == '[')
-        return host.size() > 2 && host.back() == ']';
-    return host.find_first_of(":[]/ \t") == std::string_view::npos;
+    for (char c : text) {
+        const auto byte = static_cast<unsigned char>(c);
+        const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                        c == '-' || c == '.' || c == '_' || byte >= 0x80;
+        if (!ok)
+            return false;
+    }
+    return true;
 }
 
 bool is_ip_address(const std::string& text) noexcept {
@@ -58,10 +61,42 @@ std::vector<std::string> validate(const crawler_config& config) {
         problems.emplace_back("roots must contain at least one URL");
     }
     for (std::size_t i = 0; i < config.roots.size(); ++i) {
+        const std::string name = "roots[" + std::to_string(i) + "]";
         if (is_blank(config.roots[i])) {
-            problems.push_back("roots[" + std::to_string(i) + "] must not be empty");
+            problems.push_back(name + " must not be empty");
+        } else if (auto parsed = parse_root(config.roots[i]); !parsed) {
+            problems.push_back(name + " must be an http or https URL (" + parsed.error().message() +
+                               "), got \"" + config.roots[i] + "\"");
         }
     }
+    const auto check_patterns = [&](std::string_view key, const std::vector<std::string>& patterns) {
+        for (std::size_t i = 0; i < patterns.size(); ++i)
+            if (std::string why = pattern_error(patterns[i]); !why.empty())
+                problems.push_back(std::string(key) + "[" + std::to_string(i) +
+                                   "] must be a regular expression (Perl syntax): " + why + ", got \"" +
+                                   patterns[i] + "\"");
+    };
+    check_patterns("include", config.include);
+    check_patterns("exclude", config.exclude);
+    const auto check_domains = [&](std::string_view key, const std::vector<std::string>& domains) {
+        for (std::size_t i = 0; i < domains.size(); ++i)
+            if (!is_domain_name(domains[i]))
+                problems.push_back(std::string(key) + "[" + std::to_string(i) +
+                                   "] must be a domain name such as " +
+                                   "example.com (no scheme, port or path), got \"" + domains[i] + "\"");
+    };
+    check_domains("domains", config.domains);
+    check_domains("exclude_domains", config.exclude_domains);
+    const auto check_names = [&](std::string_view key, const std::vector<std::string>& names) {
+        for (std::size_t i = 0; i < names.size(); ++i)
+            if (is_blank(names[i]) || names[i].find('/') != std::string::npos)
+                problems.push_back(std::string(key) + "[" + std::to_string(i) +
+                                   "] must be a file-name suffix or pattern such as pdf or *.jpg (no '/'), "
+                                   "got \"" +
+                                   names[i] + "\"");
+    };
+    check_names("accept", config.accept);
+    check_names("reject", config.reject);
 
     if (config.max_tasks < 1) {
         problems.emplace_back("max_tasks must be at least 1");
@@ -145,32 +180,6 @@ std::vector<std::string> validate(const crawler_config& config) {
     if (config.state.window < 1)
         problems.emplace_back("state.window must be at least 1");
 
-    return problems;
-}
-
-} // namespace asiocrawl
-
-namespace asiocrawl {
-
-std::vector<std::string> validate(const app_config& config) {
-    auto problems = validate(config.crawl);
-    const output_config& output = config.output;
-    if (!output.metrics_listen.empty() && !is_host_and_port(output.metrics_listen))
-        problems.push_back("output.metrics_listen must be HOST:PORT (127.0.0.1:9100, [::1]:9100), got \"" +
-                           output.metrics_listen + "\"");
-    if (!output.records.empty() && output.records != "-" && output.records == output.report_json)
-        problems.emplace_back("output.report_json must not be the same file as output.records");
-    // One stdout, one reader: JSON Lines followed by the text report parse as neither.
-    if (output.records == "-" && (output.report || output.report_json == "-"))
-        problems.emplace_back("output.records cannot be stdout (\"-\") while the report goes there too (set "
-                              "output.report: false, or --no-report)");
-    else if (output.report_json == "-" && output.report)
-        problems.emplace_back("output.report_json cannot be stdout (\"-\") while the text report goes there "
-                              "too (set output.report: false, or --no-report)");
-    if (config.output.warc.max_file_bytes < 1024)
-        problems.emplace_back("output.warc.max_file_bytes must be at least 1024");
-    if (config.run.grace_period.count() < 0)
-        problems.emplace_back("run.grace_period must not be negative");
     return problems;
 }
 

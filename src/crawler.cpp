@@ -114,7 +114,7 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
     body_sink bodies;
     exchange_sink exchanges;
     std::function<bool()> busy;
-    std::function<void(std::function<void()>)> output_flush;
+    crawler::output_flush output_flush;
     std::size_t live_workers = 0;
     event workers_exited;
     event outputs_drained;
@@ -132,6 +132,7 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
     event commit_done;
     event flush_done;
     bool flushed = false;
+    std::string flush_error;
     std::uint64_t commits_started = 0;
     std::uint64_t commits_done = 0;
     bool committer_running = false;
@@ -280,11 +281,13 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
 
     // ---- durability ----
 
-    /// Runs `f` on the storage thread; the awaiting coroutine resumes on the crawler's executor.
+    /// Runs `f` on the storage thread; the awaiting coroutine resumes on the crawler's executor. Not a
+    /// coroutine itself, and callers pass a named function object: g++ 12 destroys temporaries of a co_await
+    /// expression twice when they own memory.
     template <class F>
     asio::awaitable<std::invoke_result_t<F&>> on_storage(F f) {
         using result_type = std::invoke_result_t<F&>;
-        co_return co_await asio::co_spawn(
+        return asio::co_spawn(
             storage->get_executor(),
             [f = std::move(f)]() mutable -> asio::awaitable<result_type> { co_return f(); },
             asio::use_awaitable);
@@ -302,14 +305,18 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
         if (!output_flush)
             co_return;
         flushed = false;
-        output_flush([self = shared_from_this()] {
-            asio::post(self->executor, [self] {
+        output_flush(config.state.fsync, [self = shared_from_this()](const std::string& error) {
+            asio::post(self->executor, [self, error] {
+                self->flush_error = error;
                 self->flushed = true;
                 self->flush_done.notify();
             });
         });
         while (!flushed)
             co_await flush_done.wait();
+        if (!flush_error.empty())
+            throw state_error("an output could not be written (" + flush_error +
+                              "): the crawl stops rather than count URLs whose output was lost as done");
     }
 
     /// Writes the state's changes as they come, one batch at a time (group commit: whatever accumulated
@@ -329,14 +336,16 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
                 if (!batch.empty()) {
                     // The outputs first: a URL the state counts as done must have its record written.
                     co_await flush_outputs();
-                    const bool sync = config.state.fsync;
-                    co_await on_storage(
-                        [store = store.get(), b = std::move(batch), sync] { store->write(b, sync); });
+                    auto write = [store = store.get(), &batch, sync = config.state.fsync] {
+                        store->write(batch, sync);
+                    };
+                    co_await on_storage(write);
                 }
                 for (const auto& refill : refills) {
-                    auto items = co_await on_storage([store = store.get(), refill] {
+                    auto read = [store = store.get(), &refill] {
                         return store->read_waiting(refill.host, refill.from_seq, refill.count);
-                    });
+                    };
+                    auto items = co_await on_storage(read);
                     state.on_refill(refill.host, std::move(items));
                 }
                 commits_done = generation;
@@ -358,7 +367,7 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
         const std::string definition = detail::crawl_definition_json(config);
         const std::uint64_t fresh_seed = state.seed();
         auto& seen = state.seen_set();
-        auto [opened, seed, restored] = co_await on_storage([&]() {
+        auto open = [&]() {
             const std::filesystem::path dir = config.state.dir;
             if (config.state.reset)
                 detail::state_store::reset(dir);
@@ -373,7 +382,8 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
                                   *change + " (use --state-reset to start over, or another state directory)");
             auto loaded = s->load(seen);
             return std::tuple{std::move(s), meta->seed, std::move(loaded)};
-        });
+        };
+        auto [opened, seed, restored] = co_await on_storage(open);
         store = std::move(opened);
         state.set_seed(seed);
         state.restore(restored);
@@ -387,7 +397,7 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
     asio::awaitable<void> close_state() {
         std::vector<record> records;
         const bool keep = config.keep_records;
-        co_await on_storage([&] {
+        auto read_and_close = [&] {
             if (keep) {
                 store->for_each_record([&](std::string_view url, std::string_view bytes) {
                     auto r = detail::decode_record(bytes);
@@ -398,7 +408,8 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
                 });
             }
             store.reset();
-        });
+        };
+        co_await on_storage(read_and_close);
         state.result().records = std::move(records);
     }
 
@@ -427,6 +438,8 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
         aborting = true;
         log(log_level::info,
             "aborting: " + std::to_string(state.in_flight()) + " fetches in flight cancelled");
+        if (state.in_flight() > 0)
+            state.result().stats["aborted_in_flight"] += state.in_flight();
         for (auto& signal : worker_signals)
             signal.emit(asio::cancellation_type::terminal);
         outputs_drained.notify();
@@ -486,8 +499,12 @@ void crawler::notify_drained() {
     asio::post(impl_->executor, [self = impl_] { self->outputs_drained.notify(); });
 }
 
-void crawler::set_output_flush(std::function<void(std::function<void()> done)> flush) {
+void crawler::set_output_flush(output_flush flush) {
     impl_->output_flush = std::move(flush);
+}
+
+bool crawler::has_saved_state(const std::string& state_dir) {
+    return !state_dir.empty() && detail::state_store::holds_state(state_dir);
 }
 
 crawl_progress crawler::progress() const {
@@ -561,7 +578,7 @@ asio::awaitable<report> crawler::run(std::shared_ptr<impl> self) {
 
     // Only now: fetches that were in flight when a stop came have finished and are no longer "todo".
     auto& result = state.result();
-    result.todo = self->queue.unfinished();
+    result.todo = self->queue.unfinished() + state.deferred();
     result.elapsed = state.progress().elapsed;
     self->log(log_level::info, "finished: " + std::to_string(result.done) + " records, " +
                                    std::to_string(result.todo) + " left");

@@ -103,6 +103,7 @@ public:
         ++waiting_;
         if (window_ != 0 && (h.spilled > 0 || h.waiting.size() >= window_)) {
             ++h.spilled;
+            ++spilled_;
             return false;
         }
         h.waiting.push_back(std::move(item));
@@ -123,6 +124,7 @@ public:
     void add_spilled(host_id host, std::size_t n) {
         auto& h = state(host);
         h.spilled += n;
+        spilled_ += n;
         waiting_ += n;
         want_refill(host, h);
     }
@@ -202,9 +204,11 @@ public:
         for (std::size_t i = 0; i < n; ++i)
             h.waiting.push_back(std::move(items[i]));
         h.spilled -= n;
+        spilled_ -= n;
         if (items.empty() && h.spilled > 0) {
             // The owner has nothing more: what was counted is gone (it finished elsewhere).
             waiting_ -= h.spilled;
+            spilled_ -= h.spilled;
             h.spilled = 0;
         }
         refresh(host, h, now);
@@ -243,6 +247,8 @@ public:
     /// Items waiting (for a host slot, a delay, a backoff or robots.txt; spilled ones included), not counting
     /// those handed out.
     std::size_t waiting() const noexcept { return waiting_; }
+    /// Items held in memory, all hosts together.
+    std::size_t in_memory() const noexcept { return waiting_ - spilled_; }
     /// Items of a host held in memory.
     std::size_t in_memory(host_id host) const {
         return host < hosts_.size() ? hosts_[host].waiting.size() : 0;
@@ -269,6 +275,7 @@ public:
         ready_.clear();
         refills_.clear();
         waiting_ = 0;
+        spilled_ = 0;
         return dropped;
     }
 
@@ -378,6 +385,7 @@ private:
     std::vector<std::pair<host_id, std::size_t>> refills_;
     std::size_t sequence_ = 0;
     std::size_t waiting_ = 0;
+    std::size_t spilled_ = 0;
 };
 
 } // namespace asiocrawl::detail

@@ -4,13 +4,16 @@
 #include <asiocrawl/links.hpp>
 
 #include <boost/json/serialize.hpp>
+#include <boost/json/value.hpp>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <ostream>
 #include <string_view>
+#include <tuple>
 
 namespace asiocrawl {
 
@@ -100,6 +103,31 @@ void write_summary(std::ostream& out, const report& r) {
 
 } // namespace
 
+std::string_view failure_class(const record& r) noexcept {
+    if (r.error == error::robots_denied)
+        return "robots";
+    if (r.status >= 500 && r.status < 600)
+        return "5xx";
+    if (r.status >= 400 && r.status < 500)
+        return "4xx";
+    if (r.failed())
+        return "network";
+    return "";
+}
+
+std::optional<broken_link> broken_link_of(const record& r) {
+    const std::string_view kind = failure_class(r);
+    if (kind.empty() || kind == "robots")
+        return std::nullopt;
+    broken_link link;
+    link.url = r.url;
+    link.referrer = r.referrer;
+    link.status = r.status;
+    if (r.failed())
+        link.error_kind = error_kind(r.error);
+    return link;
+}
+
 void count_record(counters& stats, const record& r) {
     if (r.error == error::robots_denied) {
         ++stats["robots_denied"];
@@ -167,7 +195,7 @@ bool starts_with(std::string_view text, std::string_view prefix) {
 
 } // namespace
 
-boost::json::object summary_json(const report& r) {
+boost::json::object summary_json(const report& r, const broken_links* broken) {
     boost::json::object summary;
     summary["done"] = static_cast<std::uint64_t>(r.done);
     summary["todo"] = static_cast<std::uint64_t>(r.todo);
@@ -215,11 +243,93 @@ boost::json::object summary_json(const report& r) {
         timings["max_ms"] = elapsed_ms.back();
     }
     summary["timings"] = std::move(timings);
+    if (broken) {
+        std::vector<const broken_link*> sorted;
+        for (const auto& link : broken->links)
+            sorted.push_back(&link);
+        // Grouped by the page to fix.
+        std::stable_sort(sorted.begin(), sorted.end(), [](const broken_link* a, const broken_link* b) {
+            return std::tie(a->referrer, a->url) < std::tie(b->referrer, b->url);
+        });
+        boost::json::array links;
+        for (const broken_link* link : sorted) {
+            boost::json::object entry;
+            entry["url"] = link->url;
+            entry["referrer"] = link->referrer;
+            entry["status"] = link->status;
+            if (!link->error_kind.empty())
+                entry["error_kind"] = link->error_kind;
+            links.push_back(std::move(entry));
+        }
+        summary["broken_links"] = std::move(links);
+        summary["broken_links_omitted"] = static_cast<std::uint64_t>(broken->omitted);
+    }
     return summary;
 }
 
-void write_report_json(std::ostream& out, const report& r) {
-    out << boost::json::serialize(summary_json(r)) << '\n';
+void write_report_json(std::ostream& out, const report& r, const broken_links* broken) {
+    out << to_json_text(summary_json(r, broken)) << '\n';
+}
+
+namespace {
+
+void append_json(std::string& out, const boost::json::value& value) {
+    switch (value.kind()) {
+    case boost::json::kind::object: {
+        out += '{';
+        bool first = true;
+        for (const auto& [key, member] : value.get_object()) {
+            if (!first)
+                out += ',';
+            first = false;
+            out += boost::json::serialize(boost::json::value(key));
+            out += ':';
+            append_json(out, member);
+        }
+        out += '}';
+        break;
+    }
+    case boost::json::kind::array: {
+        out += '[';
+        bool first = true;
+        for (const auto& item : value.get_array()) {
+            if (!first)
+                out += ',';
+            first = false;
+            append_json(out, item);
+        }
+        out += ']';
+        break;
+    }
+    case boost::json::kind::double_: {
+        const double number = value.get_double();
+        if (!std::isfinite(number)) {
+            out += "null"; // JSON has no infinity; Boost.JSON writes 1e99999 for it
+            break;
+        }
+        // The shortest decimal that reads back as the same double, without an exponent.
+        char buffer[400];
+        const auto [end, ec] =
+            std::to_chars(buffer, buffer + sizeof buffer, number, std::chars_format::fixed);
+        const std::string_view digits(buffer, ec == std::errc{} ? static_cast<std::size_t>(end - buffer) : 0);
+        out += digits;
+        // A whole double keeps its ".0": a reader must not see an integer where the field is a measure.
+        if (digits.find('.') == std::string_view::npos)
+            out += ".0";
+        break;
+    }
+    default:
+        out += boost::json::serialize(value);
+        break;
+    }
+}
+
+} // namespace
+
+std::string to_json_text(const boost::json::value& value) {
+    std::string out;
+    append_json(out, value);
+    return out;
 }
 
 boost::json::object to_json(const record& r) {
@@ -227,6 +337,9 @@ boost::json::object to_json(const record& r) {
     object["url"] = r.url;
     if (!r.next_url.empty()) {
         object["next_url"] = r.next_url;
+    }
+    if (!r.referrer.empty()) {
+        object["referrer"] = r.referrer;
     }
     object["status"] = r.status;
     if (r.failed()) {
@@ -246,7 +359,7 @@ boost::json::object to_json(const record& r) {
 }
 
 std::string to_json_line(const record& r) {
-    std::string line = boost::json::serialize(to_json(r));
+    std::string line = to_json_text(to_json(r));
     line += '\n';
     return line;
 }

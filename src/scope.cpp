@@ -1,4 +1,5 @@
-// Crawl scope: host rule (strict or public-suffix based), then exclude and include patterns.
+// Crawl scope: excluded domains, host rule (strict or public-suffix based) or listed domains, the roots'
+// directories, trap limits, file names, then exclude and include patterns.
 #include <asiocrawl/scope.hpp>
 
 #include "ascii.hpp"
@@ -7,6 +8,8 @@
 #include <boost/url/ipv4_address.hpp>
 
 #include <libpsl.h>
+
+#include <fnmatch.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -139,16 +142,21 @@ bool same_host(const server& candidate, const server& root, host_scope mode) {
     return same_host_strict(candidate, root);
 }
 
-std::optional<boost::regex> compile_pattern(std::string_view option_name, std::string_view pattern) {
-    if (pattern.empty()) {
-        return std::nullopt;
+std::vector<boost::regex> compile_patterns(std::string_view option_name,
+                                           const std::vector<std::string>& patterns) {
+    std::vector<boost::regex> compiled;
+    for (const auto& pattern : patterns) {
+        if (pattern.empty()) {
+            continue;
+        }
+        try {
+            compiled.emplace_back(pattern.begin(), pattern.end(), boost::regex::perl);
+        } catch (const boost::regex_error& e) {
+            throw std::invalid_argument("invalid " + std::string(option_name) + " pattern \"" + pattern +
+                                        "\": " + e.what());
+        }
     }
-    try {
-        return boost::regex(pattern.begin(), pattern.end(), boost::regex::perl);
-    } catch (const boost::regex_error& e) {
-        throw std::invalid_argument("invalid " + std::string(option_name) + " pattern \"" +
-                                    std::string(pattern) + "\": " + e.what());
-    }
+    return compiled;
 }
 
 enum class match_result { matched, not_matched, failed };
@@ -161,6 +169,76 @@ match_result search(const boost::regex& pattern, std::string_view text) noexcept
         // Boost.Regex throws when a pathological pattern exceeds its complexity limit (or memory runs out).
         return match_result::failed;
     }
+}
+
+// Any of the patterns: matched when one matches, failed when none matches and one could not be evaluated.
+match_result search_any(const std::vector<boost::regex>& patterns, std::string_view text) noexcept {
+    bool failed = false;
+    for (const auto& pattern : patterns) {
+        const match_result result = search(pattern, text);
+        if (result == match_result::matched) {
+            return result;
+        }
+        failed = failed || result == match_result::failed;
+    }
+    return failed ? match_result::failed : match_result::not_matched;
+}
+
+std::string domain_key(std::string_view domain) {
+    std::string key = lowercase_without_trailing_dot(domain);
+    while (key.starts_with('.')) {
+        key.erase(0, 1);
+    }
+    return key;
+}
+
+// "example.com" covers "example.com" and "a.example.com", never "badexample.com".
+bool in_domains(std::string_view host, const std::vector<std::string>& domains) {
+    for (const auto& domain : domains) {
+        if (host == domain || (host.size() > domain.size() && host.ends_with(domain) &&
+                               host[host.size() - domain.size() - 1] == '.')) {
+            return true;
+        }
+    }
+    return false;
+}
+
+// wget's directory of a URL: the path up to and including its last '/'.
+std::string_view directory_of(std::string_view path) noexcept {
+    const auto slash = path.rfind('/');
+    return slash == std::string_view::npos ? std::string_view("/") : path.substr(0, slash + 1);
+}
+
+std::string file_name_of(urls::url_view url) {
+    const std::string_view path = url.encoded_path();
+    const auto slash = path.rfind('/');
+    return percent_decoded(slash == std::string_view::npos ? path : path.substr(slash + 1));
+}
+
+bool name_matches(const std::string& name, const std::vector<std::string>& entries) {
+    for (const auto& entry : entries) {
+        if (entry.find_first_of("*?[") != std::string::npos) {
+            if (::fnmatch(entry.c_str(), name.c_str(), 0) == 0) {
+                return true;
+            }
+        } else if (name.ends_with(entry)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+bool name_acceptable(const std::string& name, const std::vector<std::string>& accept,
+                     const std::vector<std::string>& reject) {
+    if (!accept.empty() && !name_matches(name, accept)) {
+        return false;
+    }
+    return !name_matches(name, reject);
+}
+
+bool has_html_suffix(std::string_view name) {
+    const std::string lower = detail::ascii::to_lower(name);
+    return lower.ends_with(".html") || lower.ends_with(".htm");
 }
 
 // Path segments as written (still encoded), without the empty one after a trailing slash: "/a/b/" is
@@ -286,8 +364,51 @@ std::string_view to_string(scope_verdict v) noexcept {
         return "too_many_params";
     case scope_verdict::permuted_query:
         return "permuted_query";
+    case scope_verdict::excluded_domain:
+        return "excluded_domain";
+    case scope_verdict::parent_directory:
+        return "parent_directory";
+    case scope_verdict::rejected_file:
+        return "rejected_file";
     }
     return "unknown";
+}
+
+std::string pattern_error(std::string_view pattern) {
+    try {
+        boost::regex compiled(pattern.begin(), pattern.end(), boost::regex::perl);
+        return {};
+    } catch (const boost::regex_error& e) {
+        std::string why = e.what();
+        // Boost's sentence ends in a period; the message it goes into goes on.
+        while (!why.empty() && (why.back() == '.' || why.back() == ' '))
+            why.pop_back();
+        return why;
+    }
+}
+
+bool file_name_wanted(urls::url_view url, const std::vector<std::string>& accept,
+                      const std::vector<std::string>& reject) {
+    if (accept.empty() && reject.empty()) {
+        return true;
+    }
+    const std::string name = file_name_of(url);
+    if (name.empty() || has_html_suffix(name)) {
+        return true;
+    }
+    return name_acceptable(name, accept, reject);
+}
+
+bool file_name_kept(urls::url_view url, const std::vector<std::string>& accept,
+                    const std::vector<std::string>& reject) {
+    if (accept.empty() && reject.empty()) {
+        return true;
+    }
+    std::string name = file_name_of(url);
+    if (name.empty()) {
+        name = "index.html"; // what save_dir names a directory URL's page, as wget does
+    }
+    return name_acceptable(name, accept, reject);
 }
 
 std::string registrable_domain(std::string_view host) {
@@ -302,24 +423,77 @@ std::string registrable_domain(std::string_view host) {
 struct scope::impl {
     host_scope mode;
     std::vector<server> roots;
-    std::optional<boost::regex> include;
-    std::optional<boost::regex> exclude;
+    // no_parent: each root's directory, beside its server in `roots`; empty when no_parent is off.
+    std::vector<std::string> root_directories;
+    std::vector<std::string> domains;
+    std::vector<std::string> exclude_domains;
+    std::vector<std::string> accept;
+    std::vector<std::string> reject;
+    std::vector<boost::regex> include;
+    std::vector<boost::regex> exclude;
     trap_config traps;
     query_orderings orderings;
+
+    bool below_a_root_directory(const server& candidate, urls::url_view url) const {
+        bool on_a_root_host = false;
+        for (std::size_t i = 0; i < roots.size(); ++i) {
+            if (candidate.port_key != roots[i].port_key || !same_host_strict(candidate, roots[i])) {
+                continue;
+            }
+            on_a_root_host = true;
+            if (url.encoded_path().starts_with(root_directories[i])) {
+                return true;
+            }
+        }
+        // wget's rule too: the parent check only concerns the roots' own hosts.
+        return !on_a_root_host;
+    }
 };
+
+scope::scope(const std::vector<urls::url>& roots, const crawler_config& config)
+    : impl_(std::make_unique<impl>()) {
+    impl_->mode = config.scope;
+    impl_->traps = config.traps;
+    impl_->roots.reserve(roots.size());
+    for (const auto& root : roots) {
+        impl_->roots.emplace_back(root, config.scope);
+        if (config.no_parent) {
+            impl_->root_directories.emplace_back(directory_of(root.encoded_path()));
+        }
+    }
+    for (const auto& domain : config.domains) {
+        impl_->domains.push_back(domain_key(domain));
+    }
+    for (const auto& domain : config.exclude_domains) {
+        impl_->exclude_domains.push_back(domain_key(domain));
+    }
+    impl_->accept = config.accept;
+    impl_->reject = config.reject;
+    impl_->include = compile_patterns("include", config.include);
+    impl_->exclude = compile_patterns("exclude", config.exclude);
+}
+
+namespace {
+
+crawler_config single_patterns(host_scope mode, std::string_view include, std::string_view exclude,
+                               const trap_config& traps) {
+    crawler_config config;
+    config.scope = mode;
+    config.traps = traps;
+    if (!include.empty()) {
+        config.include.emplace_back(include);
+    }
+    if (!exclude.empty()) {
+        config.exclude.emplace_back(exclude);
+    }
+    return config;
+}
+
+} // namespace
 
 scope::scope(const std::vector<urls::url>& roots, host_scope mode, std::string_view include,
              std::string_view exclude, const trap_config& traps)
-    : impl_(std::make_unique<impl>()) {
-    impl_->mode = mode;
-    impl_->traps = traps;
-    impl_->roots.reserve(roots.size());
-    for (const auto& root : roots) {
-        impl_->roots.emplace_back(root, mode);
-    }
-    impl_->include = compile_pattern("include", include);
-    impl_->exclude = compile_pattern("exclude", exclude);
-}
+    : scope(roots, single_patterns(mode, include, exclude, traps)) {}
 
 scope::~scope() = default;
 scope::scope(scope&&) noexcept = default;
@@ -327,27 +501,40 @@ scope& scope::operator=(scope&&) noexcept = default;
 
 bool scope::host_in_scope(urls::url_view url) const {
     const server candidate(url, impl_->mode);
+    if (!impl_->exclude_domains.empty() && in_domains(candidate.host, impl_->exclude_domains)) {
+        return false;
+    }
     for (const auto& root : impl_->roots) {
         if (candidate.port_key == root.port_key && same_host(candidate, root, impl_->mode)) {
             return true;
         }
     }
-    return false;
+    return !impl_->domains.empty() && in_domains(candidate.host, impl_->domains);
 }
 
 scope_verdict scope::check(urls::url_view url) const {
+    const server candidate(url, impl_->mode);
+    if (!impl_->exclude_domains.empty() && in_domains(candidate.host, impl_->exclude_domains)) {
+        return scope_verdict::excluded_domain;
+    }
     if (!host_in_scope(url)) {
         return scope_verdict::off_host;
+    }
+    if (!impl_->root_directories.empty() && !impl_->below_a_root_directory(candidate, url)) {
+        return scope_verdict::parent_directory;
     }
     if (const auto trapped = trap_verdict(url, impl_->traps)) {
         return *trapped;
     }
+    if (!file_name_wanted(url, impl_->accept, impl_->reject)) {
+        return scope_verdict::rejected_file;
+    }
     const std::string_view text = url.buffer();
     // A pattern that cannot be evaluated fails closed: a URL we cannot prove wanted is not fetched.
-    if (impl_->exclude && search(*impl_->exclude, text) != match_result::not_matched) {
+    if (!impl_->exclude.empty() && search_any(impl_->exclude, text) != match_result::not_matched) {
         return scope_verdict::excluded;
     }
-    if (impl_->include && search(*impl_->include, text) != match_result::matched) {
+    if (!impl_->include.empty() && search_any(impl_->include, text) != match_result::matched) {
         return scope_verdict::not_included;
     }
     // Last, so that only URLs otherwise admitted claim an ordering.

@@ -560,6 +560,44 @@ boost::system::result<urls::url> normalize_reference(urls::url_view base, std::s
     return normalize(*resolved);
 }
 
+namespace {
+
+// "localhost:8080" and "127.0.0.1:8000/x" are a host and a port, "mailto:a@b.c" and "javascript:x" a scheme
+// and what follows it: a port is all digits up to the end or the path. A dot in the name before ':' makes it
+// a host too ("example.com:8x" is a bad port, not a scheme).
+bool is_host_and_port_prefix(std::string_view text, std::size_t colon) noexcept {
+    if (text.substr(0, colon).find('.') != std::string_view::npos) {
+        return true;
+    }
+    const std::string_view rest = text.substr(colon + 1);
+    const auto digits_end = rest.find_first_not_of("0123456789");
+    return digits_end != 0 && (digits_end == std::string_view::npos || rest[digits_end] == '/' ||
+                               rest[digits_end] == '?' || rest[digits_end] == '#');
+}
+
+// A root is typed by a person: a space, a control character or one of these in its host means it is not a
+// URL at all ("not a url"), although the lenient clean_reference would percent-encode it into a host.
+bool host_has_forbidden_characters(std::string_view text) noexcept {
+    const auto authority = find_authority(text);
+    if (!authority) {
+        return false;
+    }
+    std::string_view host = text.substr(authority->begin, authority->end - authority->begin);
+    if (const auto at = host.rfind('@'); at != std::string_view::npos) {
+        host.remove_prefix(at + 1);
+    }
+    for (char c : host) {
+        const auto byte = static_cast<unsigned char>(c);
+        if (byte <= 0x20 || byte == 0x7f ||
+            std::string_view("<>^|\"{}`\\").find(c) != std::string_view::npos) {
+            return true;
+        }
+    }
+    return false;
+}
+
+} // namespace
+
 boost::system::result<urls::url> parse_root(std::string_view root) {
     std::string text(trim_c0_controls_and_spaces(root));
     if (text.empty()) {
@@ -567,11 +605,20 @@ boost::system::result<urls::url> parse_root(std::string_view root) {
     }
     const auto colon = scheme_end(text);
     const bool has_scheme_and_authority = colon && text.substr(*colon + 1, 2) == "//";
+    if (colon && !has_scheme_and_authority && !is_host_and_port_prefix(text, *colon)) {
+        // "mailto:a@b.c" would otherwise become http://b.c/ with "mailto:a" as its user.
+        const std::string scheme = detail::ascii::to_lower(std::string_view(text).substr(0, *colon));
+        return make_error_code(scheme == "http" || scheme == "https" ? error::invalid_url
+                                                                     : error::unsupported_scheme);
+    }
     if (text.starts_with("//")) {
         text.insert(0, "http:");
     } else if (!has_scheme_and_authority) {
         // "localhost:8080" also lands here: without "//" the part before ':' is a host, not a scheme.
         text.insert(0, "http://");
+    }
+    if (host_has_forbidden_characters(text)) {
+        return make_error_code(error::invalid_url);
     }
     const std::string cleaned = clean_reference(text); // must outlive the url_view parsed from it
     const auto parsed = urls::parse_uri(cleaned);

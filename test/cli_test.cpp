@@ -2,6 +2,7 @@
 
 #include "support/loopback.hpp"
 #include "support/process.hpp"
+#include "support/temp_dir.hpp"
 
 #include <asiocrawl_demo/site.hpp>
 
@@ -100,8 +101,9 @@ std::vector<std::string> read_lines(const std::string& path) {
 } // namespace
 
 TEST(cli, crawls_the_demo_site_and_prints_the_report) {
-    const std::string expected_path = "/tmp/asiocrawl-cli-test-expected.txt";
-    const std::string records_path = "/tmp/asiocrawl-cli-test-records.jsonl";
+    const temp_dir dir{"cli-demo"};
+    const std::string expected_path = (dir.path / "expected.txt").string();
+    const std::string records_path = (dir.path / "records.jsonl").string();
     demo_server_process server{{"--pages", "120", "--seed", "3", "--expected", expected_path}};
     ASSERT_THAT(server.root, HasSubstr("http://127.0.0.1:"));
 
@@ -124,8 +126,6 @@ TEST(cli, crawls_the_demo_site_and_prints_the_report) {
     }
     EXPECT_EQ(recorded, std::set<std::string>(expected.begin(), expected.end()));
     EXPECT_THAT(result.out, HasSubstr("Done: " + std::to_string(expected.size())));
-    std::remove(expected_path.c_str());
-    std::remove(records_path.c_str());
 }
 
 TEST(cli, a_root_without_scheme_gets_http) {
@@ -169,7 +169,18 @@ TEST(cli, help_and_version_exit_zero) {
                                "--grace-period",
                                "--refuse-private-addresses",
                                "--user-agent",
-                               "--contact-url"})
+                               "--contact-url",
+                               "--no-parent",
+                               "--domains",
+                               "--exclude-domains",
+                               "--accept",
+                               "--reject",
+                               "--fail-on",
+                               "--overwrite",
+                               "--obey-robots",
+                               "--report",
+                               "--compression",
+                               "--warc-revisits"})
         EXPECT_THAT(help.out, HasSubstr(option));
     // Grouped by topic, with defaults.
     for (const char* heading :
@@ -199,6 +210,15 @@ TEST(cli, wrong_usage_exits_2_with_a_clear_message) {
         {{"ftp://example.com/"}, "ftp://example.com/"},
         {{"--timeout", "0", "http://127.0.0.1/"}, "--timeout"},
         {{"--max-depth", "-1", "http://127.0.0.1/"}, "--max-depth"},
+        {{"not a url"}, "roots[0] must be an http or https URL (invalid URL), got \"not a url\""},
+        {{"mailto:a@b.c"},
+         "roots[0] must be an http or https URL (unsupported URL scheme), got \"mailto:a@b.c\""},
+        {{"--exclude", "(unclosed", "http://127.0.0.1/"},
+         "option --exclude: exclude[0] must be a regular expression"},
+        {{"--print-config", "--include", "[", "http://127.0.0.1/"}, "option --include: include[0]"},
+        {{"--max-tasks", "many", "http://127.0.0.1/"}, "a whole number from 1 to 100000"},
+        {{"--fail-on", "sometimes", "http://127.0.0.1/"},
+         "run.fail_on[0] must be one of 4xx, 5xx, network, robots"},
     };
     for (const auto& c : cases) {
         std::vector<std::string> argv{cli};
@@ -237,7 +257,8 @@ TEST(cli, sigint_and_sigterm_stop_the_crawl_and_still_print_the_report) {
 
 TEST(cli, fetches_that_outlive_the_grace_period_are_abandoned_and_outputs_still_flushed) {
     threaded_server server{root_then_hang};
-    const std::string records = "/tmp/asiocrawl-cli-test-grace-" + std::to_string(::getpid()) + ".jsonl";
+    const temp_dir dir{"cli-grace"};
+    const std::string records = (dir.path / "records.jsonl").string();
     child_process crawl{
         {cli, "--grace-period", "300ms", "--ignore-robots", "-o", records, server.server.origin() + "/"}};
     wait_until([&] { return server.requests.load() >= 3; });
@@ -252,12 +273,12 @@ TEST(cli, fetches_that_outlive_the_grace_period_are_abandoned_and_outputs_still_
     const auto lines = read_lines(records);
     ASSERT_EQ(lines.size(), 1u) << "the root's record, flushed";
     EXPECT_THAT(lines[0], HasSubstr("\"status\":200"));
-    std::remove(records.c_str());
 }
 
 TEST(cli, a_second_signal_aborts_at_once_and_outputs_are_still_flushed) {
     threaded_server server{root_then_hang};
-    const std::string records = "/tmp/asiocrawl-cli-test-abort-" + std::to_string(::getpid()) + ".jsonl";
+    const temp_dir dir{"cli-abort"};
+    const std::string records = (dir.path / "records.jsonl").string();
     child_process crawl{
         {cli, "--grace-period", "1h", "--ignore-robots", "-o", records, server.server.origin() + "/"}};
     wait_until([&] { return server.requests.load() >= 3; });
@@ -270,27 +291,56 @@ TEST(cli, a_second_signal_aborts_at_once_and_outputs_are_still_flushed) {
     EXPECT_THAT(result.err, HasSubstr("second signal, abandoning"));
     EXPECT_THAT(result.out, HasSubstr(server.server.origin() + "/ 200 text/html"));
     EXPECT_EQ(read_lines(records).size(), 1u);
-    std::remove(records.c_str());
 }
 
-TEST(cli, fail_on_errors_turns_failed_urls_into_exit_status_1) {
+TEST(cli, a_crawl_that_fetched_nothing_exits_4) {
     asio::io_context ctx;
     const std::string root = "http://127.0.0.1:" + std::to_string(unused_port(ctx)) + "/";
     const std::vector<std::string> base{cli, "--max-tries", "1", "--ignore-robots", root};
 
-    auto tolerant = run_process(base);
-    EXPECT_EQ(tolerant.exit_code, 0) << tolerant.err;
-    EXPECT_THAT(tolerant.out, HasSubstr("Finished "));
+    auto refused = run_process(base);
+    EXPECT_EQ(refused.exit_code, 4) << refused.err;
+    EXPECT_THAT(refused.err, HasSubstr("nothing was fetched: no URL got an HTTP answer"));
+    EXPECT_THAT(refused.out, HasSubstr("Finished ")) << "the report is printed all the same";
 
     auto strict = base;
     strict.push_back("--fail-on-errors");
     auto failing = run_process(strict);
-    EXPECT_EQ(failing.exit_code, 1) << failing.err;
-    EXPECT_THAT(failing.err, HasSubstr("1 URLs failed"));
-    EXPECT_THAT(failing.out, HasSubstr("Finished ")) << "the report is printed all the same";
+    EXPECT_EQ(failing.exit_code, 4) << failing.err;
+    EXPECT_THAT(failing.err, HasSubstr("1 URL failed (1 network; --fail-on network,5xx,4xx)"));
+}
 
-    auto from_env = run_process(base, {"ASIOCRAWL_RUN_FAIL_ON_ERRORS=true"});
-    EXPECT_EQ(from_env.exit_code, 1) << from_env.err;
+TEST(cli, fail_on_turns_broken_links_into_exit_status_1) {
+    threaded_server server{[](const http_request& req) -> asio::awaitable<std::optional<http_response>> {
+        if (req.target() == "/")
+            co_return make_response(
+                200, "<a href=/gone>1</a><a href=/gone2>2</a><a href=/oops>3</a><a href=/ok>4</a>");
+        if (req.target() == "/ok")
+            co_return make_response(200, "<p>fine</p>");
+        if (req.target() == "/oops")
+            co_return make_response(500, "broken");
+        co_return make_response(404, "not found");
+    }};
+    const std::vector<std::string> base{cli,           "-q", "--no-report",
+                                        "--max-tries", "1",  server.server.origin() + "/"};
+
+    auto tolerant = run_process(base);
+    EXPECT_EQ(tolerant.exit_code, 0) << "error pages are records, not a failed run; " << tolerant.err;
+
+    auto with = [&](std::vector<std::string> extra, std::vector<std::string> env = {}) {
+        auto argv = base;
+        argv.insert(argv.end() - 1, extra.begin(), extra.end());
+        return run_process(argv, env);
+    };
+    auto all = with({"--fail-on-errors"});
+    EXPECT_EQ(all.exit_code, 1) << all.err;
+    EXPECT_THAT(all.err, HasSubstr("3 URLs failed (2 4xx, 1 5xx; --fail-on network,5xx,4xx)"));
+    auto server_errors = with({"--fail-on", "5xx"});
+    EXPECT_EQ(server_errors.exit_code, 1) << server_errors.err;
+    EXPECT_THAT(server_errors.err, HasSubstr("1 URL failed (1 5xx; --fail-on 5xx)"));
+    EXPECT_EQ(with({"--fail-on", "network,robots"}).exit_code, 0);
+    EXPECT_EQ(with({}, {"ASIOCRAWL_RUN_FAIL_ON_ERRORS=true"}).exit_code, 1);
+    EXPECT_EQ(with({}, {"ASIOCRAWL_RUN_FAIL_ON=4xx"}).exit_code, 1);
 }
 
 TEST(cli, config_errors_exit_2_before_any_request) {
@@ -362,12 +412,150 @@ TEST(cli, print_config_round_trips_through_the_process) {
 
 TEST(cli, a_config_file_drives_a_crawl) {
     demo_server_process server{{"--pages", "10", "--seed", "5"}};
-    const std::string records = "/tmp/asiocrawl-cli-test-config-" + std::to_string(::getpid()) + ".jsonl";
+    const temp_dir dir{"cli-config"};
+    const std::string records = (dir.path / "records.jsonl").string();
     const temp_file config{"crawl.yaml", "roots: [\"" + server.root +
                                              "\"]\nmax_tasks: 3\noutput:\n  records: \"" + records + "\"\n"};
     auto result = run_process({cli, "--config", config.path});
     EXPECT_EQ(result.exit_code, 0) << result.err;
     EXPECT_THAT(result.out, HasSubstr("(max_tasks=3)"));
     EXPECT_FALSE(read_lines(records).empty());
-    std::remove(records.c_str());
+}
+
+namespace {
+
+std::size_t read_lines_of(const std::string& text) {
+    return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+}
+
+std::string read_text(const std::filesystem::path& path) {
+    std::ifstream in{path, std::ios::binary};
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+} // namespace
+
+TEST(cli, outputs_create_their_directories_and_never_replace_a_file) {
+    demo_server_process server{{"--pages", "5"}};
+    const temp_dir dir{"cli-outputs"};
+    const std::string records = (dir.path / "archive" / "2024" / "records.jsonl").string();
+    const std::string summary = (dir.path / "archive" / "report.json").string();
+    const std::vector<std::string> argv{cli, "-q", "-o", records, "--report-json", summary, server.root};
+    auto first = run_process(argv);
+    EXPECT_EQ(first.exit_code, 0) << first.err;
+    const std::string written = read_text(records);
+    EXPECT_FALSE(written.empty());
+
+    auto again = run_process(argv);
+    EXPECT_EQ(again.exit_code, 2) << again.err;
+    EXPECT_THAT(again.err, HasSubstr("output.records: " + records));
+    EXPECT_THAT(again.err, HasSubstr("output.report_json: " + summary));
+    EXPECT_THAT(again.err, HasSubstr("--overwrite"));
+    EXPECT_TRUE(again.out.empty()) << "refused before any request";
+    EXPECT_EQ(read_text(records), written) << "left as it was";
+
+    auto replaced = argv;
+    replaced.insert(replaced.begin() + 1, "--overwrite");
+    auto overwritten = run_process(replaced);
+    EXPECT_EQ(overwritten.exit_code, 0) << overwritten.err;
+    EXPECT_EQ(read_lines(records).size(), read_lines_of(written)) << "replaced, not appended to";
+}
+
+TEST(cli, an_output_that_cannot_be_written_fails_the_run_whichever_it_is) {
+    demo_server_process server{{"--pages", "3"}};
+    for (const char* flag : {"-o", "--report-json"}) {
+        SCOPED_TRACE(flag);
+        auto result = run_process({cli, "-q", "--no-report", flag, "/dev/full", server.root});
+        EXPECT_EQ(result.exit_code, 1) << result.err;
+        EXPECT_THAT(result.err, HasSubstr("cannot write /dev/full: No space left on device"));
+    }
+}
+
+TEST(cli, a_busy_metrics_port_is_named_without_library_internals) {
+    asio::io_context ctx;
+    asio::ip::tcp::acceptor taken{ctx, {asio::ip::make_address("127.0.0.1"), 0}};
+    const std::string listen = "127.0.0.1:" + std::to_string(taken.local_endpoint().port());
+    auto result = run_process({cli, "--metrics-listen", listen, "http://127.0.0.1:1/"});
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_THAT(result.err,
+                HasSubstr("output.metrics_listen: cannot listen on " + listen + ": Address already in use"));
+    EXPECT_THAT(result.err, ::testing::Not(HasSubstr("boost")));
+    EXPECT_THAT(result.err, ::testing::Not(HasSubstr("function")));
+}
+
+TEST(cli, progress_always_off_a_terminal_writes_plain_lines) {
+    demo_server_process server{{"--pages", "20"}};
+    auto result = run_process({cli, "--progress", "always", "--no-report", server.root});
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_THAT(result.err, HasSubstr("done: "));
+    EXPECT_EQ(result.err.find('\r'), std::string::npos) << "no carriage return in a log";
+    EXPECT_EQ(result.err.find("\x1b["), std::string::npos) << "no terminal codes in a log";
+}
+
+TEST(cli, repeated_patterns_and_wget_style_filters_shape_the_crawl) {
+    threaded_server server{[](const http_request& req) -> asio::awaitable<std::optional<http_response>> {
+        if (req.target() == "/docs/")
+            co_return make_response(
+                200, "<a href=/docs/a.pdf>a</a><a href=/docs/b.zip>b</a><a href=/docs/c.html>c</a>"
+                     "<a href=/private/x.pdf>x</a><a href=/>up</a><a href=/docs/tmp/y.pdf>y</a>");
+        co_return make_response(200, "<p>page</p>");
+    }};
+    const temp_dir dir{"cli-filters"};
+    const std::string records = (dir.path / "records.jsonl").string();
+    auto result =
+        run_process({cli, "-q", "--no-report", "--ignore-robots", "--no-parent", "-A", "pdf", "--exclude",
+                     "/private/", "--exclude", "/tmp/", "-o", records, server.server.origin() + "/docs/"});
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    std::set<std::string> fetched;
+    for (const auto& line : read_lines(records)) {
+        const std::string url(boost::json::parse(line).at("url").as_string());
+        fetched.insert(url.substr(server.server.origin().size()));
+    }
+    EXPECT_EQ(fetched, (std::set<std::string>{"/docs/", "/docs/a.pdf", "/docs/c.html"}));
+}
+
+// Every shipped example configuration runs against the demo site as it is, with only what a loopback
+// test needs changed: private addresses allowed (the demo is on 127.0.0.1), no politeness delay, an
+// ephemeral metrics port. Each runs in a fresh directory, where its relative output paths land.
+TEST(cli, every_shipped_config_crawls_the_demo_site) {
+    demo_server_process server{{"--pages", "25", "--seed", "9"}};
+    ASSERT_THAT(server.root, HasSubstr("http://127.0.0.1:"));
+    std::vector<std::filesystem::path> configs;
+    for (const auto& entry :
+         std::filesystem::directory_iterator{std::string(ASIOCRAWL_SOURCE_DIR) + "/config"})
+        if (entry.path().extension() == ".yaml")
+            configs.push_back(entry.path());
+    std::sort(configs.begin(), configs.end());
+    ASSERT_GE(configs.size(), 4u);
+    for (const auto& config : configs) {
+        SCOPED_TRACE(config.filename().string());
+        const temp_dir dir{"cli-shipped-config"};
+        const std::string command = "cd '" + dir.path.string() + "' && exec '" + cli + "' --config '" +
+                                    config.string() + "' --no-refuse-private-addresses --delay 0 " +
+                                    "--metrics-listen 127.0.0.1:0 " + server.root;
+        auto result = run_process({"/bin/sh", "-c", command});
+        ASSERT_FALSE(result.timed_out);
+        // internal-check.yaml fails CI on broken links, and the demo site has some on purpose.
+        const bool checks_links = config.filename() == "internal-check.yaml";
+        EXPECT_EQ(result.exit_code, checks_links ? 1 : 0) << result.err;
+        if (checks_links) {
+            EXPECT_THAT(result.err, HasSubstr("URLs failed"));
+        }
+        EXPECT_THAT(result.err, ::testing::Not(HasSubstr("error: ")));
+        const std::string name = config.filename().string();
+        if (name == "polite-archive.yaml") {
+            EXPECT_FALSE(read_lines((dir.path / "archive" / "records.jsonl").string()).empty());
+            EXPECT_TRUE(std::filesystem::exists(dir.path / "archive" / "report.json"));
+            EXPECT_TRUE(std::filesystem::exists(dir.path / "archive" / "crawl-00000.warc.gz"));
+        } else if (checks_links) {
+            EXPECT_FALSE(read_lines((dir.path / "link-check.jsonl").string()).empty());
+            const auto summary = boost::json::parse(read_text(dir.path / "link-check.json"));
+            EXPECT_FALSE(summary.at("broken_links").as_array().empty());
+        } else {
+            // asiocrawl.yaml (the defaults) and demo.yaml print the report and write no file.
+            EXPECT_THAT(result.out, HasSubstr("Todo: 0"));
+        }
+    }
 }

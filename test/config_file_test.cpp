@@ -41,9 +41,19 @@ app_config every_key_changed() {
     c.crawl.max_pages = 12345;
     c.crawl.sitemaps = true;
     c.crawl.parse_threads = 3;
+    c.crawl.state.dir = "/data/state dir";
+    c.crawl.state.fsync = true;
+    c.crawl.state.window = 9;
+    c.crawl.state.reset = true;
     c.crawl.scope = host_scope::lenient;
-    c.crawl.exclude = R"(\?(sort|page)=.*#"quoted")";
-    c.crawl.include = "null";
+    c.crawl.exclude = {R"(\?(sort|page)=.*#"quoted")", "a{1,3}, b"};
+    c.crawl.include = {"null"};
+    c.crawl.no_parent = true;
+    c.crawl.domains = {"a.example", "b.example"};
+    c.crawl.exclude_domains = {"ads.example"};
+    c.crawl.accept = {"pdf", "*.jpg"};
+    c.crawl.reject = {"zip"};
+    c.crawl.traps.skip_query_permutations = false;
     c.crawl.fetch.connect_timeout = 1500ms;
     c.crawl.fetch.request_timeout = 2min;
     c.crawl.fetch.max_body_bytes = 1'000'001;
@@ -95,8 +105,11 @@ app_config every_key_changed() {
     c.output.save_dir = "~";
     c.output.metrics_listen = "[::1]:9100";
     c.output.progress = progress_mode::never;
+    c.output.mode = open_mode::overwrite;
+    c.output.queue_limit_bytes = 2u << 20;
     c.run.log_level = log_level::debug;
     c.run.fail_on_errors = true;
+    c.run.fail_on = {"5xx", "robots"};
     c.run.grace_period = 0ms;
     c.run.unicode_hosts_in_logs = true;
     return c;
@@ -173,6 +186,17 @@ TEST(config_keys, environment_names_are_the_paths_in_capitals) {
         EXPECT_TRUE(flags.insert(std::string(flag.flag)).second) << flag.flag;
         EXPECT_NE(find_key(flag.path), nullptr) << flag.path;
     }
+    // Every boolean key has a flag, and its opposite is free: a file's `robots.obey: false` can always be
+    // undone on the command line.
+    for (const auto& key : config_keys()) {
+        if (!key.codec.is_switch)
+            continue;
+        EXPECT_FALSE(key.flag.empty()) << key.path << " has no flag";
+        const std::string name(key.flag.substr(0, key.flag.find(',')));
+        EXPECT_TRUE(flags.insert(opposite_flag(name)).second) << opposite_flag(name);
+    }
+    EXPECT_EQ(opposite_flag("sitemaps"), "no-sitemaps");
+    EXPECT_EQ(opposite_flag("no-parent"), "parent");
 }
 
 TEST(config_keys, every_key_is_covered_by_the_round_trip_config) {
@@ -199,7 +223,9 @@ TEST(config_keys, printed_config_loads_back_to_the_same_config) {
     app_config loaded;
     ASSERT_THAT(load_config_text(to_yaml(every_key_changed()), "printed", loaded), IsEmpty());
     EXPECT_EQ(loaded.crawl.exclude, every_key_changed().crawl.exclude);
-    EXPECT_EQ(loaded.crawl.include, "null");
+    EXPECT_EQ(loaded.crawl.include, std::vector<std::string>{"null"});
+    EXPECT_EQ(loaded.crawl.accept, every_key_changed().crawl.accept);
+    EXPECT_EQ(loaded.output.mode, open_mode::overwrite);
     EXPECT_EQ(loaded.crawl.fetch.user_agent, "true");
     EXPECT_EQ(loaded.crawl.roots, every_key_changed().crawl.roots);
     EXPECT_EQ(loaded.crawl.fetch.host_overrides, every_key_changed().crawl.fetch.host_overrides);
@@ -321,7 +347,9 @@ TEST(config_errors, an_unknown_key_names_itself_its_place_and_the_closest_key) {
 TEST(config_errors, a_wrong_value_names_the_key_the_expected_form_and_what_was_seen) {
     const error_case cases[] = {
         {"max_tasks: many", 1, 12, {"max_tasks: expected a whole number", "got \"many\""}},
-        {"max_tasks: -3", 1, 12, {"max_tasks:", "0 or more", "got \"-3\""}},
+        {"max_tasks: -3", 1, 12, {"max_tasks:", "a whole number from 1 to 100000", "got \"-3\""}},
+        {"max_tries: x", 1, 12, {"max_tries:", "a whole number, 1 or more", "got \"x\""}},
+        {"exclude: {a: b}", 1, 10, {"exclude: expected a list of regular expressions", "got a map"}},
         {"fetch:\n  connect_timeout: [1]\n",
          2,
          20,
@@ -524,8 +552,8 @@ TEST(config_environment, a_bad_value_is_an_error_and_a_near_miss_a_warning) {
     const auto& error = errors[0].warning ? errors[1] : errors[0];
     EXPECT_FALSE(error.warning);
     EXPECT_EQ(to_string(error),
-              "environment variable ASIOCRAWL_MAX_TASKS: max_tasks: expected a whole number, "
-              "0 or more, got \"lots\"");
+              "environment variable ASIOCRAWL_MAX_TASKS: max_tasks: expected a whole number from 1 to "
+              "100000, got \"lots\"");
     EXPECT_TRUE(warning.warning);
     EXPECT_THAT(to_string(warning), HasSubstr("ASIOCRAWL_MAX_TAKS: warning: unknown variable"));
     EXPECT_THAT(to_string(warning), HasSubstr("did you mean ASIOCRAWL_MAX_TASKS?"));
@@ -644,6 +672,95 @@ TEST(config_precedence, switches_have_opposites_and_quiet_flags_move_the_level) 
     EXPECT_EQ(silent.run.log_level, log_level::off);
     EXPECT_FALSE(silent.output.report) << "-qq silences the report too";
     EXPECT_EQ(parsed_config({"-vvvvv", "a.example"}).run.log_level, log_level::debug);
+}
+
+TEST(config_precedence, every_boolean_can_be_undone_on_the_command_line) {
+    temp_file file{
+        "roots: [a.example]\nrobots:\n  obey: false\nfetch:\n  compression: false\noutput:\n  report: "
+        "false\n  warc:\n    revisits: false\nno_parent: true\n"};
+    const app_config c = parsed_config(
+        {"--config", file.path, "--obey-robots", "--compression", "--report", "--warc-revisits", "--parent"});
+    EXPECT_TRUE(c.crawl.robots.obey);
+    EXPECT_TRUE(c.crawl.fetch.compression);
+    EXPECT_TRUE(c.output.report);
+    EXPECT_TRUE(c.output.warc.revisits);
+    EXPECT_FALSE(c.crawl.no_parent);
+    const app_config off = parsed_config(
+        {"--no-obey-robots", "--no-compression", "--no-report", "--no-parent", "--overwrite", "a.example"});
+    EXPECT_FALSE(off.crawl.robots.obey);
+    EXPECT_FALSE(off.crawl.fetch.compression);
+    EXPECT_FALSE(off.output.report);
+    EXPECT_TRUE(off.crawl.no_parent);
+    EXPECT_EQ(off.output.mode, open_mode::overwrite);
+    for (const auto& clash : std::vector<std::vector<std::string>>{{"--ignore-robots", "--obey-robots"},
+                                                                   {"--report", "--no-report"},
+                                                                   {"--no-parent", "--parent"}}) {
+        auto args = clash;
+        args.push_back("a.example");
+        auto outcome = parse(args);
+        ASSERT_TRUE(std::holds_alternative<usage_error>(outcome)) << clash[0];
+        EXPECT_THAT(std::get<usage_error>(outcome).message, HasSubstr("exclude each other"));
+    }
+    // Saying the same thing twice is not a clash.
+    EXPECT_FALSE(parsed_config({"--ignore-robots", "--no-obey-robots", "a.example"}).crawl.robots.obey);
+}
+
+TEST(config_precedence, list_flags_repeat_and_patterns_keep_their_commas) {
+    const app_config c =
+        parsed_config({"--exclude", "a{1,3}", "--exclude", "x y", "--include", "/docs/", "--domains",
+                       "a.example,b.example", "--domains", "c.example", "--exclude-domains", "ads.example",
+                       "-A", "pdf,*.jpg", "-R", "zip", "--fail-on", "4xx,network", "a.example"});
+    EXPECT_EQ(c.crawl.exclude, (std::vector<std::string>{"a{1,3}", "x y"}));
+    EXPECT_EQ(c.crawl.include, std::vector<std::string>{"/docs/"});
+    EXPECT_EQ(c.crawl.domains, (std::vector<std::string>{"a.example", "b.example", "c.example"}));
+    EXPECT_EQ(c.crawl.exclude_domains, std::vector<std::string>{"ads.example"});
+    EXPECT_EQ(c.crawl.accept, (std::vector<std::string>{"pdf", "*.jpg"}));
+    EXPECT_EQ(c.crawl.reject, std::vector<std::string>{"zip"});
+    EXPECT_EQ(c.run.fail_on, (std::vector<std::string>{"4xx", "network"}));
+    // The environment: one pattern a line; other lists split on commas and spaces.
+    const app_config env = parsed_config(
+        {"a.example"}, {"ASIOCRAWL_EXCLUDE=a{1,3}\nb c", "ASIOCRAWL_DOMAINS=a.example b.example"});
+    EXPECT_EQ(env.crawl.exclude, (std::vector<std::string>{"a{1,3}", "b c"}));
+    EXPECT_EQ(env.crawl.domains, (std::vector<std::string>{"a.example", "b.example"}));
+    // YAML: a list, or one scalar for a one-item list (the older form of include/exclude).
+    temp_file file{"roots: [a.example]\nexclude: \"\\\\?sort=\"\ninclude:\n  - /docs/\n  - /blog/\n"};
+    const app_config yaml = parsed_config({"--config", file.path});
+    EXPECT_EQ(yaml.crawl.exclude, std::vector<std::string>{"\\?sort="});
+    EXPECT_EQ(yaml.crawl.include, (std::vector<std::string>{"/docs/", "/blog/"}));
+}
+
+TEST(config_precedence, bad_patterns_roots_and_classes_name_their_source) {
+    temp_file file{"roots: [a.example]\nexclude:\n  - ok\n  - \"(unclosed\"\n"};
+    const struct {
+        std::vector<std::string> args;
+        std::vector<std::string> env;
+        std::string says;
+    } cases[] = {
+        {{"--exclude", "(unclosed", "a.example"},
+         {},
+         "option --exclude: exclude[0] must be a regular expression"},
+        {{"a.example"},
+         {"ASIOCRAWL_INCLUDE=[x"},
+         "environment variable ASIOCRAWL_INCLUDE: include[0] must be"},
+        {{"--config", file.path}, {}, file.path + ":2:1: exclude[1] must be a regular expression"},
+        {{"--print-config", "--exclude", "("}, {}, "exclude[0] must be a regular expression"},
+        {{"not a url"},
+         {},
+         "ROOT arguments: roots[0] must be an http or https URL (invalid URL), got \"not a url\""},
+        {{"mailto:a@b.c"}, {}, "roots[0] must be an http or https URL (unsupported URL scheme)"},
+        {{"--fail-on", "404", "a.example"},
+         {},
+         "option --fail-on: run.fail_on[0] must be one of 4xx, 5xx, network, robots"},
+        {{"--domains", "http://x.example/", "a.example"},
+         {},
+         "option --domains: domains[0] must be a domain name"},
+    };
+    for (const auto& c : cases) {
+        SCOPED_TRACE(testing::PrintToString(c.args));
+        auto outcome = parse(c.args, c.env);
+        ASSERT_TRUE(std::holds_alternative<usage_error>(outcome));
+        EXPECT_THAT(std::get<usage_error>(outcome).message, HasSubstr(c.says));
+    }
 }
 
 TEST(config_precedence, errors_name_the_layer_that_set_the_value) {

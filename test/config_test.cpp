@@ -112,12 +112,27 @@ TEST(Validate, ReportsEveryProblem) {
                                      "fetch.request_timeout must be positive"));
 }
 
-TEST(Validate, DoesNotJudgePatterns) {
-    // Regular expressions are compiled (and rejected) by the scope, which has the regex engine.
+TEST(Validate, JudgesPatternsRootsAndDomains) {
     crawler_config config = valid_config();
-    config.exclude = "(";
-    config.include = "[";
-    EXPECT_THAT(validate(config), testing::IsEmpty());
+    config.exclude = {"ok", "("};
+    config.include = {"["};
+    config.roots = {"http://a.example/", "not a url", "mailto:a@b.c"};
+    config.domains = {"b.example", "http://c.example/"};
+    config.exclude_domains = {""};
+    config.accept = {"pdf", "a/b"};
+    const auto problems = validate(config);
+    ASSERT_EQ(problems.size(), 7u) << testing::PrintToString(problems);
+    EXPECT_THAT(problems[0], testing::StartsWith(
+                                 "roots[1] must be an http or https URL (invalid URL), got \"not a url\""));
+    EXPECT_THAT(problems[1],
+                testing::StartsWith(
+                    "roots[2] must be an http or https URL (unsupported URL scheme), got \"mailto:a@b.c\""));
+    EXPECT_THAT(problems[2], testing::StartsWith("include[0] must be a regular expression"));
+    EXPECT_THAT(problems[2], testing::EndsWith(", got \"[\""));
+    EXPECT_THAT(problems[3], testing::StartsWith("exclude[1] must be a regular expression"));
+    EXPECT_THAT(problems[4], testing::StartsWith("domains[1] must be a domain name"));
+    EXPECT_THAT(problems[5], testing::StartsWith("exclude_domains[0] must be a domain name"));
+    EXPECT_THAT(problems[6], testing::StartsWith("accept[1] must be a file-name suffix or pattern"));
 }
 
 } // namespace

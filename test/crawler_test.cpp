@@ -19,6 +19,7 @@ namespace http = boost::beast::http;
 using namespace asiocrawl;
 using namespace asiocrawl::test;
 using namespace std::chrono_literals;
+using ::testing::HasSubstr;
 using ::testing::UnorderedElementsAre;
 using ::testing::UnorderedElementsAreArray;
 
@@ -198,7 +199,7 @@ TEST_F(crawler_fixture, lenient_host_checking_admits_subdomains) {
 }
 
 TEST_F(crawler_fixture, exclude_pattern) {
-    config.exclude = R"(/private/|\.pdf$)";
+    config.exclude = {R"(/private/|\.pdf$)"};
     add_page("/", {"/private/a", "/doc.pdf", "/public"});
     add_page("/public", {"/private/b"});
     auto r = crawl();
@@ -207,7 +208,7 @@ TEST_F(crawler_fixture, exclude_pattern) {
 }
 
 TEST_F(crawler_fixture, include_pattern) {
-    config.include = "/docs/";
+    config.include = {"/docs/"};
     add_page("/", {"/docs/a", "/blog/b"});
     add_page("/docs/a", {"/docs/c"});
     crawl();
@@ -288,7 +289,7 @@ TEST_F(crawler_fixture, redirect_chain_ends_at_max_redirect) {
 }
 
 TEST_F(crawler_fixture, redirect_targets_pass_scope_and_exclude) {
-    config.exclude = "excluded";
+    config.exclude = {"excluded"};
     add_page("/", {"/off", "/ex"});
     add("/off", redirect_to(301, "http://localhost:" + port() + "/stolen"));
     add("/ex", redirect_to(301, "/excluded"));
@@ -564,8 +565,17 @@ TEST_F(crawler_fixture, invalid_config_is_rejected_before_any_request) {
     EXPECT_THROW((crawler{ctx.get_executor(), config}), std::invalid_argument);
     config.roots = {"ftp://example.com/"};
     EXPECT_THROW((crawler{ctx.get_executor(), config}), std::invalid_argument);
+    for (const char* not_a_root : {"not a url", "mailto:a@b.c"}) {
+        config.roots = {not_a_root};
+        try {
+            crawler c{ctx.get_executor(), config};
+            ADD_FAILURE() << not_a_root << " was accepted as a root";
+        } catch (const std::invalid_argument& e) {
+            EXPECT_THAT(e.what(), HasSubstr("roots[0] must be an http or https URL"));
+        }
+    }
     config.roots = {url("/")};
-    config.exclude = "(unclosed";
+    config.exclude = {"(unclosed"};
     EXPECT_THROW((crawler{ctx.get_executor(), config}), std::invalid_argument);
     EXPECT_EQ(server.requests(), 0u);
 }

@@ -246,7 +246,7 @@ TEST_F(hostile_cli, a_robots_txt_that_never_answers_costs_its_origin_one_error_e
     site.server.page("/", links_to({"/a", "/b"}));
     const auto result = crawl({});
     ASSERT_FALSE(result.timed_out) << "the crawl did not end by itself";
-    EXPECT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_EQ(result.exit_code, 4) << "nothing was fetched; " << result.err;
     const auto records = read_records(records_file);
     const auto root = records.find(site.server.url("/"));
     ASSERT_NE(root, records.end());

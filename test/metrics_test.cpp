@@ -463,7 +463,7 @@ TEST(OutputSet, OpensEveryOutputAndFinishWritesTheJsonSummary) {
     EXPECT_EQ(summary.at("done").to_number<std::uint64_t>(), result->done);
     EXPECT_EQ(summary.at("counters").as_object().at("html").to_number<std::uint64_t>(), 1u);
     // The progress line's summary, written by stop().
-    EXPECT_THAT(terminal, testing::HasSubstr("\rdone: 1 pages in "));
+    EXPECT_THAT(terminal, testing::HasSubstr("\rdone: 1 page in "));
     EXPECT_THAT(terminal, testing::EndsWith("\n"));
     std::filesystem::remove_all(dir);
 }
@@ -473,12 +473,17 @@ TEST(OutputSet, UnusableOutputsFailAtConstruction) {
     output_config bad_listen;
     bad_listen.metrics_listen = "nowhere";
     EXPECT_THROW(output_set(ctx.get_executor(), bad_listen), std::invalid_argument);
+    // Below a regular file no directory can be made, even by root.
+    const std::string below_a_file = "/proc/self/status/sub/";
     output_config bad_warc;
-    bad_warc.warc.path = "/nonexistent-dir/for/sure/crawl.warc";
+    bad_warc.warc.path = below_a_file + "crawl.warc";
     EXPECT_THROW(output_set(ctx.get_executor(), bad_warc), std::runtime_error);
     output_config bad_json;
-    bad_json.report_json = "/nonexistent-dir/for/sure/summary.json";
+    bad_json.report_json = below_a_file + "summary.json";
     EXPECT_THROW(output_set(ctx.get_executor(), bad_json), std::runtime_error);
+    output_config bad_records;
+    bad_records.records = below_a_file + "records.jsonl";
+    EXPECT_THROW(output_set(ctx.get_executor(), bad_records), std::runtime_error);
 }
 
 } // namespace

@@ -79,7 +79,7 @@ TEST(ProgressSummary, Formats) {
     EXPECT_EQ(progress_summary(snapshot(500, 14'400'000, 12'000ms, 0, 0, 3, 2)),
               "done: 500 pages in 0:00:12 (41.7 pages/s, 1.20 MB/s), 2 errors, 3 hosts");
     EXPECT_EQ(progress_summary(snapshot(1, 0, 0ms, 0, 0, 1, 1, 2)),
-              "done: 1 pages in 0:00:00 (0.0 pages/s, 0.00 MB/s), 1 error, 2 denied by robots.txt, 1 host");
+              "done: 1 page in 0:00:00 (0.0 pages/s, 0.00 MB/s), 1 error, 2 denied by robots.txt, 1 host");
 }
 
 struct enabled_case {

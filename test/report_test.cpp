@@ -34,6 +34,7 @@ using asiocrawl::to_json_line;
 using asiocrawl::write_report;
 using boost::system::error_code;
 using testing::ElementsAre;
+using testing::HasSubstr;
 using testing::Pair;
 using namespace std::chrono_literals;
 
@@ -530,6 +531,78 @@ TEST(ToJson, LargeSizesSurvive) {
     r.size = 0xFFFF'FFFF'FFFFull;
     const boost::json::value parsed = boost::json::parse(to_json_line(r));
     EXPECT_EQ(parsed.at("size").to_number<std::uint64_t>(), 0xFFFF'FFFF'FFFFull);
+}
+
+TEST(ToJson, NumbersArePlainDecimals) {
+    record r = html_page();
+    r.started = std::chrono::microseconds{89}; // 0.089 ms: Boost.JSON alone writes 8.9E-2
+    r.elapsed = std::chrono::microseconds{1'240'000};
+    const std::string line = to_json_line(r);
+    EXPECT_THAT(line, HasSubstr("\"started_ms\":0.089,"));
+    EXPECT_THAT(line, HasSubstr("\"elapsed_ms\":1240.0}"));
+    EXPECT_EQ(line.find('E'), std::string::npos) << line;
+    EXPECT_EQ(asiocrawl::to_json_text(boost::json::value(37.2)), "37.2");
+    EXPECT_EQ(asiocrawl::to_json_text(boost::json::value(0.08992923)), "0.08992923");
+    EXPECT_EQ(asiocrawl::to_json_text(boost::json::value(1e21)), "1000000000000000000000.0");
+    EXPECT_EQ(asiocrawl::to_json_text(boost::json::value(-3)), "-3");
+    EXPECT_EQ(asiocrawl::to_json_text(boost::json::parse(R"({"a":[1,2.5,"x\"y"],"b":null,"c":true})")),
+              R"({"a":[1,2.5,"x\"y"],"b":null,"c":true})");
+}
+
+TEST(ToJson, ReferrerIsWrittenWhenKnown) {
+    record r = html_page();
+    EXPECT_FALSE(boost::json::parse(to_json_line(r)).as_object().contains("referrer")) << "a root has none";
+    r.referrer = "http://example.com/index.html";
+    EXPECT_EQ(boost::json::parse(to_json_line(r)).at("referrer").as_string(), r.referrer);
+}
+
+TEST(FailureClass, SortsRecordsForFailOnAndBrokenLinks) {
+    record page = html_page();
+    EXPECT_EQ(asiocrawl::failure_class(page), "");
+    EXPECT_FALSE(asiocrawl::broken_link_of(page));
+    record missing = html_page();
+    missing.status = 404;
+    missing.referrer = "http://example.com/a";
+    EXPECT_EQ(asiocrawl::failure_class(missing), "4xx");
+    const auto link = asiocrawl::broken_link_of(missing);
+    ASSERT_TRUE(link);
+    EXPECT_EQ(link->referrer, "http://example.com/a");
+    EXPECT_EQ(link->status, 404);
+    EXPECT_EQ(link->error_kind, "");
+    record busy = html_page();
+    busy.status = 503;
+    busy.error = error::retry_limit;
+    EXPECT_EQ(asiocrawl::failure_class(busy), "5xx");
+    EXPECT_EQ(asiocrawl::broken_link_of(busy)->error_kind, "retry_limit");
+    record refused = html_page();
+    refused.status = 0;
+    refused.error = boost::asio::error::connection_refused;
+    EXPECT_EQ(asiocrawl::failure_class(refused), "network");
+    EXPECT_EQ(asiocrawl::failure_class(redirect_limit_failure()), "network");
+    record denied = html_page();
+    denied.status = 0;
+    denied.error = error::robots_denied;
+    EXPECT_EQ(asiocrawl::failure_class(denied), "robots");
+    EXPECT_FALSE(asiocrawl::broken_link_of(denied)) << "robots.txt said no: nothing is broken";
+}
+
+TEST(SummaryJson, ListsBrokenLinksByReferrer) {
+    asiocrawl::broken_links broken;
+    broken.links = {{"http://h/z", "http://h/b", 404, ""},
+                    {"http://h/y", "http://h/a", 0, "connection_refused"},
+                    {"http://h/x", "http://h/b", 500, ""}};
+    broken.omitted = 2;
+    const auto summary = asiocrawl::summary_json(summary_fixture(), &broken);
+    const auto& links = summary.at("broken_links").as_array();
+    ASSERT_EQ(links.size(), 3u);
+    EXPECT_EQ(links[0].at("referrer").as_string(), "http://h/a");
+    EXPECT_EQ(links[0].at("error_kind").as_string(), "connection_refused");
+    EXPECT_EQ(links[1].at("url").as_string(), "http://h/x");
+    EXPECT_EQ(links[2].at("url").as_string(), "http://h/z");
+    EXPECT_EQ(links[2].at("status").to_number<int>(), 404);
+    EXPECT_FALSE(links[2].as_object().contains("error_kind"));
+    EXPECT_EQ(summary.at("broken_links_omitted").to_number<int>(), 2);
+    EXPECT_FALSE(asiocrawl::summary_json(summary_fixture()).contains("broken_links"));
 }
 
 // ---------------------------------------------------------------------------------------------------------------

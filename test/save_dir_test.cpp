@@ -174,12 +174,22 @@ TEST(SaveDirWriter, ASymlinkInTheTreeIsNotFollowed) {
     fs::create_directories(dir.path / "outside");
     fs::create_directories(dir.path / "site" / "example.com");
     fs::create_directory_symlink(dir.path / "outside", dir.path / "site" / "example.com" / "link");
-    save_dir_writer writer{dir.path / "site"};
+    save_dir_writer writer{dir.path / "site", asiocrawl::outputs::open_mode::overwrite};
     writer.write(page("http://example.com/link/x"), "must not land outside");
     writer.write(page("http://example.com/fine"), "fine");
     EXPECT_THAT(writer.close(), testing::HasSubstr("refusing"));
     EXPECT_TRUE(fs::is_empty(dir.path / "outside"));
     EXPECT_EQ(slurp(dir.path / "site" / "example.com" / "fine"), "fine");
+}
+
+TEST(SaveDirWriter, ADirectoryWithFilesIsRefusedUnlessOverwriting) {
+    save_test_dir dir;
+    fs::create_directories(dir.path / "site" / "example.com");
+    EXPECT_THROW(save_dir_writer{dir.path / "site"}, asiocrawl::outputs::output_exists);
+    save_dir_writer writer{dir.path / "site", asiocrawl::outputs::open_mode::append};
+    writer.write(page("http://example.com/p"), "more");
+    EXPECT_EQ(writer.close(), "");
+    EXPECT_EQ(slurp(dir.path / "site" / "example.com" / "p"), "more");
 }
 
 TEST(SaveDirWriter, LaterCopyOfAUrlReplacesTheEarlierOne) {

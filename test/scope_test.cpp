@@ -324,10 +324,126 @@ TEST(ScopeVerdict, Names) {
         {scope_verdict::repeated_segment, "repeated_segment"},
         {scope_verdict::too_many_params, "too_many_params"},
         {scope_verdict::permuted_query, "permuted_query"},
+        {scope_verdict::excluded_domain, "excluded_domain"},
+        {scope_verdict::parent_directory, "parent_directory"},
+        {scope_verdict::rejected_file, "rejected_file"},
     };
     for (const auto& [verdict, name] : cases) {
         EXPECT_EQ(asiocrawl::to_string(verdict), name);
     }
+}
+
+// ---- the rules a crawler_config adds: domains, no_parent, accept/reject, pattern lists ----
+
+struct rule_case {
+    std::string_view url;
+    scope_verdict expected;
+};
+
+void expect_verdicts(const asiocrawl::scope& scope, const std::vector<rule_case>& cases) {
+    for (const auto& c : cases) {
+        SCOPED_TRACE(c.url);
+        const auto url = asiocrawl::parse_root(c.url);
+        ASSERT_TRUE(url.has_value());
+        EXPECT_EQ(asiocrawl::to_string(scope.check(*url)), asiocrawl::to_string(c.expected));
+    }
+}
+
+TEST(ScopeRules, DomainsAddHostsWithTheirSubdomains) {
+    asiocrawl::crawler_config config;
+    config.domains = {"example.org", "CDN.Example.NET."};
+    config.exclude_domains = {"ads.example.org", "tracker.example.com"};
+    const asiocrawl::scope scope(parse_roots({"http://example.com/"}), config);
+    expect_verdicts(scope, {
+                               {"http://example.com/a", in_scope},
+                               {"http://www.example.com/a", in_scope},
+                               {"http://example.org/a", in_scope},
+                               {"http://deep.www.example.org/a", in_scope},
+                               {"http://cdn.example.net/x.js", in_scope},
+                               {"http://badexample.org/", off_host},
+                               {"http://example.org.evil.test/", off_host},
+                               {"http://other.example.net/", off_host},
+                               {"http://ads.example.org/", scope_verdict::excluded_domain},
+                               {"http://x.ads.example.org/", scope_verdict::excluded_domain},
+                               {"http://tracker.example.com/", scope_verdict::excluded_domain},
+                               {"http://notads.example.org/", in_scope},
+                           });
+    const auto excluded_root_host = asiocrawl::parse_root("http://tracker.example.com/");
+    EXPECT_FALSE(scope.host_in_scope(*excluded_root_host));
+}
+
+TEST(ScopeRules, NoParentKeepsEachRootsDirectoryOnItsHost) {
+    asiocrawl::crawler_config config;
+    config.no_parent = true;
+    config.domains = {"other.example"};
+    const asiocrawl::scope scope(
+        parse_roots({"http://example.com/docs/v2/", "http://example.com/blog/post.html",
+                     "http://example.com:8080/a/b"}),
+        config);
+    expect_verdicts(scope, {
+                               {"http://example.com/docs/v2/", in_scope},
+                               {"http://example.com/docs/v2/intro", in_scope},
+                               {"http://www.example.com/docs/v2/x/y", in_scope},
+                               {"http://example.com/docs/v1/", scope_verdict::parent_directory},
+                               {"http://example.com/docs/", scope_verdict::parent_directory},
+                               {"http://example.com/docs/v2", scope_verdict::parent_directory},
+                               {"http://example.com/blog/other.html", in_scope},
+                               {"http://example.com/blog/2024/x", in_scope},
+                               {"http://example.com/", scope_verdict::parent_directory},
+                               // "/a/b" names a file in "/a/", as wget reads it
+                               {"http://example.com:8080/a/c", in_scope},
+                               {"http://example.com:8080/z", scope_verdict::parent_directory},
+                               // a host no root has is not restricted
+                               {"http://other.example/anywhere", in_scope},
+                           });
+}
+
+TEST(ScopeRules, AcceptAndRejectFollowWget) {
+    asiocrawl::crawler_config config;
+    config.accept = {"pdf", "*.jp*g"};
+    config.reject = {"secret*.pdf"};
+    const asiocrawl::scope scope(parse_roots({"http://example.com/"}), config);
+    expect_verdicts(scope, {
+                               {"http://example.com/report.pdf", in_scope},
+                               {"http://example.com/reportpdf", in_scope}, // a suffix, as wget's
+                               {"http://example.com/a/photo.jpeg?size=2", in_scope},
+                               {"http://example.com/photo.jpg", in_scope},
+                               {"http://example.com/photo.JPG", scope_verdict::rejected_file},
+                               {"http://example.com/notes.txt", scope_verdict::rejected_file},
+                               {"http://example.com/secret-plan.pdf", scope_verdict::rejected_file},
+                               {"http://example.com/secret%2Dplan.pdf", scope_verdict::rejected_file},
+                               // fetched to be traversed
+                               {"http://example.com/docs/", in_scope},
+                               {"http://example.com/index.html", in_scope},
+                               {"http://example.com/PAGE.HTM", in_scope},
+                               {"http://example.com/list.php?page=2", scope_verdict::rejected_file},
+                           });
+    const auto kept = [&](std::string_view text) {
+        return asiocrawl::file_name_kept(*asiocrawl::parse_root(text), config.accept, config.reject);
+    };
+    EXPECT_TRUE(kept("http://example.com/report.pdf"));
+    EXPECT_FALSE(kept("http://example.com/index.html")) << "traversed, then not kept";
+    EXPECT_FALSE(kept("http://example.com/docs/"));
+    EXPECT_TRUE(asiocrawl::file_name_kept(*asiocrawl::parse_root("http://example.com/docs/"), {}, {}));
+    EXPECT_TRUE(asiocrawl::file_name_kept(*asiocrawl::parse_root("http://example.com/docs/"), {"html"}, {}));
+}
+
+TEST(ScopeRules, AnyOfSeveralPatterns) {
+    asiocrawl::crawler_config config;
+    config.exclude = {"/private/", R"(\.pdf$)"};
+    config.include = {"/docs/", "/blog/"};
+    const asiocrawl::scope scope(parse_roots({"http://example.com/"}), config);
+    expect_verdicts(scope, {
+                               {"http://example.com/docs/a", in_scope},
+                               {"http://example.com/blog/b", in_scope},
+                               {"http://example.com/shop/c", not_included},
+                               {"http://example.com/docs/private/d", excluded},
+                               {"http://example.com/blog/e.pdf", excluded},
+                           });
+    config.exclude = {"ok", "(unclosed"};
+    EXPECT_THROW(asiocrawl::scope(parse_roots({"http://example.com/"}), config), std::invalid_argument);
+    EXPECT_EQ(asiocrawl::pattern_error("a{1,3}"), "");
+    EXPECT_NE(asiocrawl::pattern_error("(unclosed"), "");
 }
 
 TEST(RegistrableDomain, PublicSuffixList) {

@@ -388,6 +388,18 @@ TEST(ParseRoot, AddsSchemeAndNormalizes) {
         {"   ", fails_with(error::invalid_url)},
         {"http://", fails_with(error::invalid_url)},
         {"http://[bad", fails_with(error::invalid_url)},
+        // Not URLs at all: refused rather than turned into a host or a user name.
+        {"not a url", fails_with(error::invalid_url)},
+        {"http://not a url/", fails_with(error::invalid_url)},
+        {"exa<mple>.com", fails_with(error::invalid_url)},
+        {"mailto:a@b.c", fails_with(error::unsupported_scheme)},
+        {"javascript:alert(1)", fails_with(error::unsupported_scheme)},
+        {"data:text/html,hi", fails_with(error::unsupported_scheme)},
+        {"http:example.com", fails_with(error::invalid_url)},
+        {"example.com:8x", fails_with(error::invalid_url)},
+        {"localhost:8080?q", {"http://localhost:8080/?q"}},
+        {"user@example.com/a", {"http://example.com/a"}},
+        {"http://example.com/a b", {"http://example.com/a%20b"}},
     };
     for (const auto& [input, expected] : cases) {
         SCOPED_TRACE(::testing::Message() << "root: \"" << input << "\"");

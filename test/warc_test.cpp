@@ -3,7 +3,6 @@
 #include <asiocrawl/error.hpp>
 
 #include "fetcher.hpp"
-#include "outputs/background_worker.hpp"
 #include "support/loopback.hpp"
 #include "support/raw_server.hpp"
 #include "support/temp_dir.hpp"
@@ -192,30 +191,6 @@ INSTANTIATE_TEST_SUITE_P(Patterns, WarcFileName,
                                          name_case{"archive", 3, "archive-00003"},
                                          name_case{"dir.v2/archive", 1, "dir.v2/archive-00001"},
                                          name_case{"./.warc", 1, "./.warc-00001"}));
-
-TEST(BackgroundWorker, BusyPastTheHighWaterMarkUntilTheThreadCatchesUp) {
-    outputs::detail::background_worker worker{100};
-    std::promise<void> release;
-    std::shared_future<void> released = release.get_future().share();
-    worker.post(60, [released] { released.wait(); });
-    EXPECT_FALSE(worker.busy());
-    worker.post(60, [] {});
-    EXPECT_TRUE(worker.busy()); // 120 bytes waiting, the first job holds the thread
-    release.set_value();
-    worker.finish();
-    EXPECT_FALSE(worker.busy());
-    EXPECT_EQ(worker.pending_bytes(), 0u);
-}
-
-TEST(BackgroundWorker, AFailingJobIsReportedAndLaterJobsStillRun) {
-    outputs::detail::background_worker worker{1 << 20};
-    int ran = 0;
-    worker.post(1, [] { throw std::runtime_error("disk full"); });
-    worker.post(1, [&] { ++ran; });
-    worker.finish();
-    EXPECT_EQ(worker.error(), "disk full");
-    EXPECT_EQ(ran, 1);
-}
 
 // ---- the writer, fed with exchanges captured from real loopback servers ----
 
@@ -513,7 +488,177 @@ TEST_F(WarcWriterLoopback, RotationKeepsFilesNearTheLimit) {
 }
 
 TEST(WarcWriter, UnwritablePathThrowsAtOnce) {
-    EXPECT_THROW(warc_writer({"/nonexistent-dir/for/sure/crawl.warc", 1000, true}), std::runtime_error);
+    asiocrawl::test::temp_dir dir{"warc-unwritable"};
+    std::ofstream{dir.path / "a-file"} << "";
+    // Below a regular file no directory can be made, even by root.
+    EXPECT_THROW(warc_writer({(dir.path / "a-file" / "sub" / "crawl.warc").string(), 1000, true}),
+                 std::exception);
+}
+
+TEST(WarcWriter, CreatesTheDirectoriesOfItsPath) {
+    asiocrawl::test::temp_dir dir{"warc-dirs"};
+    warc_writer writer{{(dir.path / "archive" / "2024" / "crawl-{serial}.warc.gz").string(), 1000, true}};
+    EXPECT_EQ(writer.close(), "");
+    EXPECT_TRUE(fs::exists(dir.path / "archive" / "2024" / "crawl-00000.warc.gz"));
+}
+
+TEST(ExistingWarcFiles, FindsTheSeriesInSerialOrder) {
+    asiocrawl::test::temp_dir dir{"warc-series"};
+    for (const char* name :
+         {"crawl-00002.warc.gz", "crawl-00000.warc.gz", "crawl-0003.warc.gz", "crawl-00001.warc", "other.txt",
+          "crawl.warc", "crawl-00011.warc", "crawl-1.warc"})
+        std::ofstream{dir.path / name} << "";
+    const std::string in = dir.path.string() + "/";
+    EXPECT_EQ(existing_warc_files(in + "crawl-{serial}.warc.gz"),
+              (std::vector<std::string>{in + "crawl-00000.warc.gz", in + "crawl-00002.warc.gz"}));
+    EXPECT_EQ(
+        existing_warc_files(in + "crawl.warc"),
+        (std::vector<std::string>{in + "crawl.warc", in + "crawl-00001.warc", in + "crawl-00011.warc"}));
+    EXPECT_THAT(existing_warc_files(in + "none-{serial}.warc"), testing::IsEmpty());
+    EXPECT_THAT(existing_warc_files(in + "missing-dir/x.warc"), testing::IsEmpty());
+}
+
+// Where each gzip member ends, found independently of the code under test.
+std::vector<std::size_t> member_ends(std::string_view data) {
+    std::vector<std::size_t> ends;
+    std::size_t at = 0;
+    while (at < data.size()) {
+        z_stream stream{};
+        inflateInit2(&stream, 15 + 16);
+        stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data() + at));
+        stream.avail_in = static_cast<uInt>(data.size() - at);
+        char buffer[4096];
+        int result = Z_OK;
+        while (result == Z_OK) {
+            stream.next_out = reinterpret_cast<Bytef*>(buffer);
+            stream.avail_out = sizeof buffer;
+            result = inflate(&stream, Z_NO_FLUSH);
+        }
+        at += stream.total_in;
+        inflateEnd(&stream);
+        if (result != Z_STREAM_END)
+            break;
+        ends.push_back(at);
+    }
+    return ends;
+}
+
+// Where each plain record ends: the test payloads never hold "WARC/1.1\r\nWARC-Type".
+std::vector<std::size_t> record_ends(const std::string& text) {
+    std::vector<std::size_t> ends;
+    for (auto at = text.find("WARC/1.1\r\nWARC-Type", 1); at != std::string::npos;
+         at = text.find("WARC/1.1\r\nWARC-Type", at + 1))
+        ends.push_back(at);
+    ends.push_back(text.size());
+    return ends;
+}
+
+TEST_F(WarcWriterLoopback, RepairCutsATornTailToTheLastWholeRecord) {
+    capture_site();
+    for (const char* name : {"crawl.warc", "crawl.warc.gz"}) {
+        SCOPED_TRACE(name);
+        const auto files = archive({(dir.path / name).string(), 1'000'000'000, true});
+        ASSERT_EQ(files.size(), 1u);
+        const std::string whole = slurp(files[0]);
+        const bool gzip = std::string_view(name).ends_with(".gz");
+        const std::vector<std::size_t> ends = gzip ? member_ends(whole) : record_ends(whole);
+        ASSERT_EQ(ends.size(), 19u) << "warcinfo and 9 pairs";
+        ASSERT_EQ(ends.back(), whole.size());
+
+        const tail_repair intact = repair_warc_tail(files[0]);
+        EXPECT_EQ(intact.cut_bytes, 0u);
+        EXPECT_EQ(intact.whole_records, 19u);
+        EXPECT_EQ(slurp(files[0]), whole);
+
+        // Cut everywhere near a boundary and at steps through every record: a kill can strike anywhere.
+        std::vector<std::size_t> cuts;
+        for (std::size_t end : ends)
+            for (std::size_t delta : {0, 1, 2, 5, 30})
+                if (end > delta)
+                    cuts.push_back(end - delta);
+        for (std::size_t cut = 0; cut < whole.size(); cut += whole.size() / 97 + 1)
+            cuts.push_back(cut);
+        const fs::path torn = dir.path / (std::string("torn-") + name);
+        for (std::size_t cut : cuts) {
+            std::ofstream{torn, std::ios::binary | std::ios::trunc} << whole.substr(0, cut);
+            const tail_repair repair = repair_warc_tail(torn.string());
+            std::size_t expected_kept = 0, expected_records = 0;
+            for (std::size_t end : ends) {
+                if (end <= cut) {
+                    expected_kept = end;
+                    ++expected_records;
+                }
+            }
+            ASSERT_EQ(repair.kept_bytes, expected_kept) << "cut at " << cut;
+            EXPECT_EQ(repair.whole_records, expected_records) << "cut at " << cut;
+            EXPECT_EQ(repair.cut_bytes, cut - expected_kept);
+            EXPECT_EQ(slurp(torn), whole.substr(0, expected_kept));
+        }
+        // Garbage after whole records is cut as well.
+        std::ofstream{torn, std::ios::binary | std::ios::trunc} << whole << "not a record at all";
+        EXPECT_EQ(repair_warc_tail(torn.string()).cut_bytes, 19u);
+        EXPECT_EQ(slurp(torn), whole);
+    }
+    EXPECT_THROW(repair_warc_tail((dir.path / "missing.warc").string()), std::system_error);
+}
+
+TEST_F(WarcWriterLoopback, ExistingSeriesIsRefusedReplacedOrContinued) {
+    capture_site();
+    const std::string pattern = (dir.path / "crawl-{serial}.warc.gz").string();
+    const auto first = archive({pattern, 3000, true});
+    ASSERT_GT(first.size(), 1u);
+    EXPECT_THROW(warc_writer({pattern, 3000, true}), output_exists);
+
+    // A kill in the middle of a write: the last file ends in half a gzip member.
+    const std::string last = slurp(first.back());
+    std::ofstream{first.back(), std::ios::binary | std::ios::trunc} << last.substr(0, last.size() - 10);
+    {
+        warc_writer resumed{{pattern, 3000, true}, open_mode::append};
+        ASSERT_EQ(resumed.notes().size(), 1u);
+        EXPECT_THAT(resumed.notes()[0], testing::HasSubstr(first.back() + " ended in a torn record: cut "));
+        EXPECT_EQ(resumed.files(), std::vector<std::string>{warc_file_name(pattern, first.size())})
+            << "a new file of the series, never the old one";
+        EXPECT_EQ(resumed.close(), "");
+    }
+    EXPECT_EQ(repair_warc_tail(first.back()).cut_bytes, 0u) << "the old file was left whole";
+    EXPECT_EQ(existing_warc_files(pattern).size(), first.size() + 1);
+
+    // overwrite: the series starts again at 00000.
+    warc_writer again{{pattern, 1'000'000'000, true}, open_mode::overwrite};
+    EXPECT_EQ(again.files(), std::vector<std::string>{warc_file_name(pattern, 0)});
+    EXPECT_EQ(again.close(), "");
+    int members = 0;
+    gunzip_all(slurp(warc_file_name(pattern, 0)), &members);
+    EXPECT_EQ(members, 1) << "only the new warcinfo";
+}
+
+TEST_F(WarcWriterLoopback, ResumedArchivesReadBackWithWarcio) {
+    SKIP_WITHOUT_WARCIO();
+    capture_site();
+    const std::string pattern = (dir.path / "resumed-{serial}.warc").string();
+    auto files = archive({pattern, 1'000'000'000, true});
+    ASSERT_EQ(files.size(), 1u);
+    const std::string whole = slurp(files[0]);
+    // Killed while writing the last pair: its response record is torn, its request never written.
+    const std::size_t last_pair = whole.rfind("WARC/1.1\r\nWARC-Type: response");
+    ASSERT_NE(last_pair, std::string::npos);
+    std::ofstream{files[0], std::ios::binary | std::ios::trunc} << whole.substr(0, last_pair + 40);
+    std::vector<std::string> more;
+    {
+        warc_writer resumed{{pattern, 1'000'000'000, true}, open_mode::append};
+        EXPECT_EQ(resumed.close(), "");
+        more = resumed.files();
+    }
+    files.insert(files.end(), more.begin(), more.end());
+    ASSERT_EQ(files.size(), 2u);
+    // Every record left is whole and paired: warcio reads both files, and only the torn capture is missing.
+    const fs::path expectations = dir.path / "expected.json";
+    auto without_last = expected();
+    without_last.pop_back();
+    write_expectations(expectations, without_last);
+    const node_result result = run_warcio_check(expectations, files);
+    EXPECT_EQ(result.status, 0) << result.output;
+    EXPECT_THAT(result.output, testing::HasSubstr("ok 18 records in 2 file(s), 8 captures, 1 revisits"));
 }
 
 TEST_F(WarcWriterLoopback, WarcioReadsEveryRecordAndDigestsMatch) {

@@ -208,8 +208,10 @@ struct state_config {
 
 /// One crawl: where it starts, how far it goes, how hard it works.
 struct crawler_config {
-    /// Start URLs (at least one). A root without a scheme gets "http://". Roots are always fetched: the
-    /// include/exclude patterns, depth and page limits apply to what is discovered from them.
+    /// Start URLs (at least one). A root without a scheme gets "http://"; a root that is not an http(s) URL
+    /// ("not a url", "mailto:a@b.c") is a configuration error (validate() names it). Roots are always
+    /// fetched: the scope rules, include/exclude patterns, depth and page limits apply to what is discovered
+    /// from them.
     std::vector<std::string> roots;
     /// Worker coroutines, and so the largest number of requests in flight at once. At least 1. Default 100.
     std::size_t max_tasks = 100;
@@ -222,12 +224,33 @@ struct crawler_config {
     int max_tries = 4;
     /// Host matching rule, see host_scope. Default strict.
     host_scope scope = host_scope::strict;
-    /// Regular expression (Perl syntax, Boost.Regex) searched in each discovered URL (normalized form); a
-    /// match keeps the URL out. Empty: nothing excluded. Default empty.
-    std::string exclude;
-    /// Regular expression searched in each discovered URL; when set, only matching URLs are crawled. Empty:
-    /// everything in scope is included. Default empty.
-    std::string include;
+    /// Regular expressions (Perl syntax, Boost.Regex) searched in each discovered URL (normalized form); a
+    /// URL in which any of them is found stays out. Empty: nothing excluded. Default empty.
+    std::vector<std::string> exclude;
+    /// Regular expressions searched in each discovered URL; when any are given, only URLs in which at least
+    /// one is found are crawled. Empty: everything in scope is included. Default empty.
+    std::vector<std::string> include;
+    /// Stay below each root's directory, like wget --no-parent: a discovered URL on a root's host (and port)
+    /// must have a path that starts with the root's directory, the path up to its last '/' ("/a/b/" for
+    /// "http://h/a/b/", "/a/" for "http://h/a/b.html" and for "http://h/a/b"). URLs on hosts that no root
+    /// has (admitted by `scope: lenient` or `domains`) are not restricted. Default false.
+    bool no_parent = false;
+    /// More hosts to crawl: a discovered URL whose host is one of these domains or a subdomain of one
+    /// ("example.org" admits "example.org" and "www.example.org") is in scope, besides the roots' hosts
+    /// (wget -H -D). Lowercase names, no scheme. Default empty.
+    std::vector<std::string> domains;
+    /// Hosts never crawled: a discovered URL whose host is one of these domains or a subdomain of one is out
+    /// of scope, whatever the other rules say (wget --exclude-domains). Default empty.
+    std::vector<std::string> exclude_domains;
+    /// wget -A: file-name suffixes ("pdf", ".jpg") or shell patterns ("*report*.pdf", "img[0-9].png")
+    /// that a discovered URL's file name (the last path segment, percent-decoded, without the query) must
+    /// match, case-sensitively. Directory URLs (ending in '/') and names ending in ".html" or ".htm" are
+    /// exempt: they are fetched anyway so that the crawl can go through them. Empty: every name. Default
+    /// empty.
+    std::vector<std::string> accept;
+    /// wget -R: the same forms; a discovered URL whose file name matches one is not fetched (same
+    /// exemptions as `accept`). Default empty.
+    std::vector<std::string> reject;
     /// Largest link depth crawled: roots are depth 0, a link found on a depth-d page is depth d+1. A redirect
     /// keeps the depth of the URL that redirected. Unset: unlimited. Default unset.
     std::optional<int> max_depth;
@@ -258,70 +281,8 @@ struct crawler_config {
     state_config state;
 };
 
-/// How the CLI shows progress on stderr.
-enum class progress_mode {
-    /// A self-overwriting line when stderr is a terminal and the log level is not quiet.
-    automatic,
-    always,
-    never,
-};
-
-/// WARC 1.1 output.
-struct warc_config {
-    /// File name, or a pattern with "{serial}" (00000, 00001, ...) for rotation; ".gz" at the end writes one
-    /// gzip member per record. Empty: no WARC. Default empty.
-    std::string path;
-    /// Start a new file when the current one reaches this size, in bytes. A "{serial}" is added before the
-    /// extension when the path has none. Default 1 GB.
-    std::uint64_t max_file_bytes = 1'000'000'000;
-    /// Write a "revisit" record instead of a second copy when a payload digest repeats. Default true.
-    bool revisits = true;
-};
-
-/// Where results go: everything the CLI and the container job write besides logs.
-struct output_config {
-    /// JSON Lines file, one record per line ("-": stdout). Empty: none. Default empty.
-    std::string records;
-    /// The summary (counters, per-status, per-error-kind, timings) as one JSON document. Empty: none.
-    std::string report_json;
-    /// Print the classic text report on stdout at the end. Default true.
-    bool report = true;
-    /// WARC archive.
-    warc_config warc;
-    /// Store response bodies under DIR/host/path (wget's layout). Empty: none. Default empty.
-    std::string save_dir;
-    /// host:port for a Prometheus /metrics and /healthz HTTP endpoint. Empty: none. Default empty.
-    std::string metrics_listen;
-    /// Progress line on stderr. Default automatic.
-    progress_mode progress = progress_mode::automatic;
-};
-
-/// Logging, exit status and signals of the CLI / container job.
-struct run_config {
-    /// Least severe messages logged on stderr. Default warning.
-    asiocrawl::log_level log_level = asiocrawl::log_level::warning;
-    /// Exit with status 1 when any URL failed (the crawl itself completed). Default false.
-    bool fail_on_errors = false;
-    /// After SIGINT/SIGTERM, how long fetches in flight may take to finish before they are abandoned.
-    /// Default 10 s.
-    std::chrono::milliseconds grace_period{10'000};
-    /// Show internationalized host names in log lines in Unicode ("faß.example") rather than punycode
-    /// ("xn--fa-hia.example"), which is what is requested and what records hold. Default false.
-    bool unicode_hosts_in_logs = false;
-};
-
-/// Everything one run of the CLI is configured by: the YAML file's tree. The library needs only `crawl`.
-struct app_config {
-    crawler_config crawl;
-    output_config output;
-    run_config run;
-};
-
 /// Checks a config without touching the network. Returns one message per problem, each naming the field
 /// ("max_tasks must be at least 1"); empty when the config is usable.
 std::vector<std::string> validate(const crawler_config& config);
-
-/// The same for the whole application config (output paths, listen address, ...), crawl included.
-std::vector<std::string> validate(const app_config& config);
 
 } // namespace asiocrawl

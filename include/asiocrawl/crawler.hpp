@@ -18,6 +18,7 @@
 #include <functional>
 #include <memory>
 #include <stdexcept>
+#include <string>
 #include <utility>
 
 namespace asiocrawl {
@@ -68,10 +69,15 @@ public:
     /// An output that was busy() has room again: waiting fetches may start. Safe from any thread.
     void notify_drained();
     /// With a state directory: called before each commit of the crawl's state, with a completion to call
-    /// (from any thread) once everything handed to the sinks so far has been written out. The commit waits
-    /// for it, so a resumed crawl never lacks the output of a URL its state counts as done. Set before
-    /// async_run.
-    void set_output_flush(std::function<void(std::function<void()> done)> flush);
+    /// (from any thread) once everything handed to the sinks so far has been written out; `sync` asks for
+    /// fsync too (state.fsync). The commit waits for it, so a resumed crawl never lacks the output of a URL
+    /// its state counts as done. A non-empty error ends the crawl (async_run completes with a state_error)
+    /// instead of counting as done URLs whose output was lost. Set before async_run.
+    using output_flush = std::function<void(bool sync, std::function<void(const std::string& error)> done)>;
+    void set_output_flush(output_flush flush);
+
+    /// True when `state_dir` holds a crawl's state (a crawl run with it would resume). Reads one file.
+    static bool has_saved_state(const std::string& state_dir);
 
     /// A snapshot for progress lines and metrics. Call on the crawler's executor.
     crawl_progress progress() const;

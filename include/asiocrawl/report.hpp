@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <iosfwd>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,33 @@ struct report {
     std::chrono::steady_clock::duration elapsed{};
 };
 
+/// A record's failure class, the vocabulary of the CLI's --fail-on: "robots" when robots.txt denied the URL,
+/// "5xx" or "4xx" when the last response had such a status (an error page, or 429/503 through every
+/// attempt), "network" for any other failure (no answer or no usable one: connection, DNS, TLS, timeouts,
+/// size limits, broken redirects, robots.txt unavailable), and "" for a page or a redirect.
+std::string_view failure_class(const record& r) noexcept;
+
+/// A URL that does not work — failure class 4xx, 5xx or network — and where the crawl found it.
+struct broken_link {
+    std::string url;
+    /// The page that links to it, or the URL that redirected to it ("" for a root or a sitemap URL).
+    std::string referrer;
+    int status = 0;
+    /// error_kind() of the record's error; "" for an error page without one (a plain 404).
+    std::string error_kind;
+};
+
+/// The broken link a record describes, or nullopt for a record that is not one.
+std::optional<broken_link> broken_link_of(const record& r);
+
+/// Broken links collected for the JSON summary, with a bound: a crawl of a million dead links must not
+/// keep them all.
+struct broken_links {
+    std::vector<broken_link> links;
+    /// Broken links seen beyond the bound.
+    std::size_t omitted = 0;
+};
+
 /// Adds one record's contribution to the counters (what the crawler does for every record it makes).
 void count_record(counters& stats, const record& r);
 
@@ -48,11 +76,16 @@ void write_report(std::ostream& out, const report& r, bool verbose = false);
 /// ISO 8601), "elapsed_s", "urls_per_sec", "counters" (every counter), "status" (code -> count), "errors"
 /// (kind -> count), "skipped" (reason -> count), and "timings" over the kept records' elapsed times
 /// ("count", "min_ms", "mean_ms", "p50_ms", "p90_ms", "p99_ms", "max_ms"; only "count": 0 when no record
-/// was kept).
-boost::json::object summary_json(const report& r);
+/// was kept). With `broken`: "broken_links", a list of {"url", "referrer", "status", "error_kind"?} sorted
+/// by referrer then URL, and "broken_links_omitted".
+boost::json::object summary_json(const report& r, const broken_links* broken = nullptr);
 
-/// summary_json(r) serialized, with a trailing newline.
-void write_report_json(std::ostream& out, const report& r);
+/// summary_json(r, broken) as JSON text (see to_json_text), with a trailing newline.
+void write_report_json(std::ostream& out, const report& r, const broken_links* broken = nullptr);
+
+/// JSON text in which every number is written in plain decimal notation ("37.2", "0.0899"), never with an
+/// exponent as Boost.JSON's serializer writes doubles ("3.72E1"); integers stay integers.
+std::string to_json_text(const boost::json::value& value);
 
 /// One record as a JSON object (field names are the record's; error is {"error": message, "error_kind":
 /// kind}).

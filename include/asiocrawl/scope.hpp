@@ -1,4 +1,5 @@
-// Which discovered URLs a crawl may fetch: host scope, include/exclude patterns. Sans-io.
+// Which discovered URLs a crawl may fetch: host scope, domains, the roots' directories, file names,
+// include/exclude patterns and trap limits. Sans-io.
 #pragma once
 
 #include <asiocrawl/config.hpp>
@@ -24,10 +25,14 @@ enum class scope_verdict {
     repeated_segment,  ///< one path segment occurs more than trap_config::max_segment_repetitions times
     too_many_params,   ///< the query has more than trap_config::max_query_params parameters
     permuted_query,    ///< the parameters of an already admitted URL of the same path, in another order
+    excluded_domain,   ///< the host is one of crawler_config::exclude_domains or a subdomain of one
+    parent_directory,  ///< crawler_config::no_parent: on a root's host, but not below the root's directory
+    rejected_file,     ///< the file name fails crawler_config::accept / reject (wget -A / -R)
 };
 
 /// The lowercase name used in "skipped_<name>" counters: "in_scope", "off_host", "excluded", "not_included",
-/// "url_too_long", "too_many_segments", "repeated_segment", "too_many_params", "permuted_query".
+/// "url_too_long", "too_many_segments", "repeated_segment", "too_many_params", "permuted_query",
+/// "excluded_domain", "parent_directory", "rejected_file".
 std::string_view to_string(scope_verdict v) noexcept;
 
 /// Decides scope for normalized URLs. Hosts are compared as strings after normalization; ports must match
@@ -35,19 +40,24 @@ std::string_view to_string(scope_verdict v) noexcept;
 /// Built once per crawl; check() is cheap. Not thread-safe: use it from the crawl's executor only.
 class scope {
 public:
-    /// `roots` are normalized absolute URLs. Throws std::invalid_argument naming the pattern when `include`
-    /// or `exclude` is not a valid regular expression. `traps` limits what check() admits (a 0 limit is off).
+    /// `roots` are normalized absolute URLs; every rule comes from `config` (scope, include, exclude,
+    /// no_parent, domains, exclude_domains, accept, reject, traps). Throws std::invalid_argument naming the
+    /// pattern when one of include/exclude is not a valid regular expression.
+    scope(const std::vector<boost::urls::url>& roots, const crawler_config& config);
+    /// One include and one exclude pattern ("" for none), and no other rule than `mode` and `traps`.
     scope(const std::vector<boost::urls::url>& roots, host_scope mode, std::string_view include,
           std::string_view exclude, const trap_config& traps = {});
     ~scope();
     scope(scope&&) noexcept;
     scope& operator=(scope&&) noexcept;
 
-    /// Host rule only.
+    /// Host rules only: not an excluded domain, and a root's host (under the host_scope rule) or one of the
+    /// domains.
     bool host_in_scope(boost::urls::url_view url) const;
 
-    /// Host rule, then the trap limits (before any pattern, so a hostile 1 MB URL never reaches the regex
-    /// engine), then exclude, then include, on the normalized URL string. With
+    /// In this order: excluded domains, the host rules, no_parent, the trap limits (before any pattern, so a
+    /// hostile 1 MB URL never reaches the regex engine), accept/reject, then exclude, then include, on the
+    /// normalized URL string. With
     /// trap_config::skip_query_permutations, an in-scope URL with two or more query parameters is remembered
     /// (a 64-bit hash of its sorted parameters per path), so a later call with a reordering of it answers
     /// permuted_query while the same URL keeps answering in_scope.
@@ -57,6 +67,25 @@ private:
     struct impl;
     std::unique_ptr<impl> impl_;
 };
+
+/// Why `pattern` is not a valid regular expression for include/exclude (Perl syntax, Boost.Regex), or ""
+/// when it is one.
+std::string pattern_error(std::string_view pattern);
+
+/// wget's -A/-R rule on the file name of a normalized URL: true when the URL is wanted. The file name is the
+/// last path segment, percent-decoded, without the query. A name with '*', '?' or '[' in an entry is
+/// matched as a shell pattern (fnmatch), any other entry as a suffix, both case-sensitively. With `accept`
+/// non-empty the name must match one of its entries; a name that matches a `reject` entry is unwanted.
+/// Directory URLs (an empty name) and names ending in ".html" or ".htm" (any case) are always wanted,
+/// as wget always fetches what it may need to traverse.
+bool file_name_wanted(boost::urls::url_view url, const std::vector<std::string>& accept,
+                      const std::vector<std::string>& reject);
+
+/// The same rule without the exemption for HTML names and directories: whether the file would be kept
+/// after the fetch (wget deletes the HTML pages it fetched only to traverse them; asiocrawl's save_dir
+/// does not store them).
+bool file_name_kept(boost::urls::url_view url, const std::vector<std::string>& accept,
+                    const std::vector<std::string>& reject);
 
 /// The registrable domain ("eTLD+1") of a host per the public suffix list: "news.bbc.co.uk" -> "bbc.co.uk".
 /// Empty for IP addresses, single-label hosts and public suffixes themselves.

@@ -226,8 +226,34 @@ std::vector<config_error> apply_text(std::string_view key_path, std::string_view
         error.message = "unknown key \"" + std::string(key_path) + "\"";
         return {error};
     }
-    if (!key->codec.set(config, raw_from_text(key->codec, text))) {
+    if (!key->codec.set(config, raw_from_text(key->codec.shape, text, key->codec.separators))) {
         error.message = type_error(*key, quote(text));
+        return {error};
+    }
+    note_origin(origins, key_path, {std::string(source), 0, 0});
+    return {};
+}
+
+std::vector<config_error> apply_items(std::string_view key_path, const std::vector<std::string>& texts,
+                                      std::string_view source, app_config& config, config_origins* origins) {
+    const config_key* key = find_key(key_path);
+    if (!key || key->codec.shape != value_shape::list) {
+        config_error error;
+        error.source = source;
+        error.key = key_path;
+        error.message = "\"" + std::string(key_path) + "\" is not a list key";
+        return {error};
+    }
+    raw_value value;
+    for (const auto& text : texts) {
+        auto items = raw_from_text(value_shape::list, text, key->codec.separators).items;
+        value.items.insert(value.items.end(), items.begin(), items.end());
+    }
+    if (!key->codec.set(config, value)) {
+        config_error error;
+        error.source = source;
+        error.key = key_path;
+        error.message = type_error(*key, "an unusable list");
         return {error};
     }
     note_origin(origins, key_path, {std::string(source), 0, 0});

@@ -2,7 +2,7 @@
 // errors a user can act on, and printing it back as YAML. Sans-io except load_config_file; never prints.
 #pragma once
 
-#include <asiocrawl/config.hpp>
+#include "cli/app_config.hpp"
 
 #include <map>
 #include <string>
@@ -60,6 +60,12 @@ std::vector<config_error> apply_environment(const std::vector<std::string>& envi
 /// Sets one key from text (a command-line flag), shaped as for the environment. `source` names the flag.
 std::vector<config_error> apply_text(std::string_view key, std::string_view text, std::string_view source,
                                      app_config& config, config_origins* origins = nullptr);
+
+/// Sets a list key from the values of a repeated flag: each value is split on the key's separators and the
+/// items of all of them make the list, in order.
+std::vector<config_error> apply_items(std::string_view key, const std::vector<std::string>& texts,
+                                      std::string_view source, app_config& config,
+                                      config_origins* origins = nullptr);
 
 /// validate(config), each problem located at the layer that set the key concerned.
 std::vector<config_error> check_config(const app_config& config, const config_origins& origins);

@@ -118,11 +118,15 @@ struct unwrap_optional<std::optional<T>> {
     using type = T;
 };
 
+/// A whole number; `least` and `most` only describe the range in messages (validate() checks it, so that
+/// a value out of range is reported with the range, not as a wrong type).
 template <class Access>
-key_codec whole(Access access) {
+key_codec whole(Access access, long long least = 0, std::optional<long long> most = std::nullopt) {
     using T = typename unwrap_optional<field_t<Access>>::type;
     static_assert(std::is_integral_v<T>);
-    const std::string expected = std::is_signed_v<T> ? "a whole number" : "a whole number, 0 or more";
+    const std::string expected =
+        most ? "a whole number from " + std::to_string(least) + " to " + std::to_string(*most)
+             : "a whole number, " + std::to_string(least) + " or more";
     return scalar_codec(
         access, expected, "N",
         [](std::string_view text) -> std::optional<T> {
@@ -253,13 +257,53 @@ key_codec strings(Access access) {
     return codec;
 }
 
-/// A list of items that hold spaces and commas (header fields).
+/// Header fields ("Name: value"), which hold commas and spaces: one per flag occurrence or per line of an
+/// environment variable.
 template <class Access>
 key_codec lines(Access access) {
-    auto codec = strings(access);
+    key_codec codec = strings(access);
     codec.expected = "a list of text items (one per line in an environment variable)";
     codec.value_name = "TEXT";
-    codec.whole_items = true;
+    codec.separators = "\n\r";
+    return codec;
+}
+
+/// The same codec with another placeholder in --help ("DOMAIN,...").
+key_codec named(key_codec codec, std::string value_name) {
+    codec.value_name = std::move(value_name);
+    return codec;
+}
+
+/// Regular expressions: one per flag occurrence or per line of an environment variable.
+template <class Access>
+key_codec patterns(Access access) {
+    key_codec codec = strings(access);
+    codec.expected = "a list of regular expressions";
+    codec.value_name = "REGEX";
+    codec.separators = "\n\r";
+    return codec;
+}
+
+/// output.overwrite: a switch over output_config::mode (create_new or overwrite; append is set by code).
+key_codec overwrite_switch() {
+    key_codec codec = boolean([](auto& c) -> auto& { return c.output.report; });
+    codec.set = [](app_config& config, const raw_value& value) {
+        const std::string word = lowercase(trim(value.scalar));
+        if (value.null)
+            return false;
+        if (word == "true" || word == "yes" || word == "on")
+            config.output.mode = open_mode::overwrite;
+        else if (word == "false" || word == "no" || word == "off")
+            config.output.mode = open_mode::create_new;
+        else
+            return false;
+        return true;
+    };
+    codec.get = [](const app_config& config) {
+        raw_value value;
+        value.scalar = config.output.mode == open_mode::overwrite ? "true" : "false";
+        return value;
+    };
     return codec;
 }
 
@@ -306,6 +350,7 @@ constexpr std::string_view fetching = "Fetching";
 constexpr std::string_view polite = "Politeness and robots.txt";
 constexpr std::string_view output = "Output";
 constexpr std::string_view run = "Run";
+constexpr std::string_view state = "Durable state";
 constexpr std::string_view none = "";
 
 } // namespace
@@ -315,16 +360,21 @@ const std::vector<config_key>& config_keys() {
     static const std::vector<config_key> keys{
         // path                                flag                        group     codec                                              help
         {"roots",                              none,                       crawl,    strings(FIELD(crawl.roots)),                       "start URLs (ROOT arguments replace them)"},
-        {"max_tasks",                          "max-tasks",                crawl,    whole(FIELD(crawl.max_tasks)),                     "worker coroutines: the most requests in flight at once"},
+        {"max_tasks",                          "max-tasks",                crawl,    whole(FIELD(crawl.max_tasks), 1, 100'000),          "worker coroutines: the most requests in flight at once"},
         {"max_redirect",                       "max-redirect",             crawl,    whole(FIELD(crawl.max_redirect)),                  "redirects followed in one chain"},
-        {"max_tries",                          "max-tries",                crawl,    whole(FIELD(crawl.max_tries)),                     "attempts per URL when the network fails or the server answers 429/503"},
+        {"max_tries",                          "max-tries",                crawl,    whole(FIELD(crawl.max_tries), 1),                  "attempts per URL when the network fails or the server answers 429/503"},
         {"max_depth",                          "max-depth",                crawl,    whole(FIELD(crawl.max_depth)),                     "deepest link level crawled; roots are 0 (default: unlimited)"},
-        {"max_pages",                          "max-pages",                crawl,    whole(FIELD(crawl.max_pages)),                     "most distinct URLs queued (default: unlimited)"},
+        {"max_pages",                          "max-pages",                crawl,    whole(FIELD(crawl.max_pages), 1),                  "most distinct URLs queued (default: unlimited)"},
         {"sitemaps",                           "sitemaps",                 crawl,    boolean(FIELD(crawl.sitemaps)),                    "also queue the URLs listed in sitemaps"},
-        {"parse_threads",                      "parse-threads",            crawl,    whole(FIELD(crawl.parse_threads)),                 "threads parsing HTML; 0 parses on the crawl thread"},
+        {"parse_threads",                      "parse-threads",            crawl,    whole(FIELD(crawl.parse_threads), 0, 256),         "threads parsing HTML; 0 parses on the crawl thread"},
         {"scope",                              none,                       scope,    choice(FIELD(crawl.scope), scope_names),           "how a link's host is compared with the roots' hosts"},
-        {"exclude",                            "exclude",                  scope,    text(FIELD(crawl.exclude)),                        "skip URLs in which this regular expression is found"},
-        {"include",                            "include",                  scope,    text(FIELD(crawl.include)),                        "crawl only URLs in which this regular expression is found"},
+        {"exclude",                            "exclude",                  scope,    patterns(FIELD(crawl.exclude)),                    "skip URLs in which this regular expression is found (repeatable)"},
+        {"include",                            "include",                  scope,    patterns(FIELD(crawl.include)),                    "crawl only URLs in which one of these regular expressions is found (repeatable)"},
+        {"no_parent",                          "no-parent",                scope,    boolean(FIELD(crawl.no_parent)),                   "stay below each root's directory on the roots' hosts (wget -np)"},
+        {"domains",                            "domains",                  scope,    named(strings(FIELD(crawl.domains)), "DOMAIN,..."),                     "also crawl these domains and their subdomains (a.com,b.org; wget -H -D)"},
+        {"exclude_domains",                    "exclude-domains",          scope,    named(strings(FIELD(crawl.exclude_domains)), "DOMAIN,..."),             "never crawl these domains or their subdomains"},
+        {"accept",                             "accept,A",                 scope,    named(strings(FIELD(crawl.accept)), "SUFFIX|PATTERN,..."),                      "fetch only files whose name ends in one of these suffixes or matches a pattern (pdf,*.jpg; HTML pages are still fetched to traverse; wget -A)"},
+        {"reject",                             "reject,R",                 scope,    named(strings(FIELD(crawl.reject)), "SUFFIX|PATTERN,..."),                      "do not fetch files whose name ends in one of these suffixes or matches a pattern (wget -R)"},
         {"fetch.connect_timeout",              "connect-timeout",          fetching, duration(FIELD(crawl.fetch.connect_timeout)),      "DNS, TCP connect and TLS handshake to one endpoint"},
         {"fetch.request_timeout",              "timeout",                  fetching, duration(FIELD(crawl.fetch.request_timeout)),      "one request and its whole response"},
         {"fetch.max_body_bytes",               "max-body-size",            fetching, bytes(FIELD(crawl.fetch.max_body_bytes)),          "largest response body accepted"},
@@ -332,7 +382,7 @@ const std::vector<config_key>& config_keys() {
         {"fetch.idle_timeout",                 none,                       fetching, duration(FIELD(crawl.fetch.idle_timeout)),         "idle keep-alive connections older than this are not reused"},
         {"fetch.user_agent",                   "user-agent",               fetching, text(FIELD(crawl.fetch.user_agent)),               "User-Agent header (default: asiocrawl/VERSION (+CONTACT-URL))"},
         {"fetch.contact_url",                  "contact-url",              fetching, text(FIELD(crawl.fetch.contact_url)),              "your page about this crawl, put in the default User-Agent"},
-        {"fetch.compression",                  none,                       fetching, boolean(FIELD(crawl.fetch.compression)),           "ask for gzip/deflate bodies"},
+        {"fetch.compression",                  "compression",                      fetching, boolean(FIELD(crawl.fetch.compression)),           "ask for gzip/deflate bodies"},
         {"fetch.refuse_private_addresses",     "refuse-private-addresses", fetching, boolean(FIELD(crawl.fetch.refuse_private_addresses)), "never connect to loopback, private, link-local or multicast addresses"},
         {"fetch.tls.insecure",                 "insecure",                 fetching, boolean(FIELD(crawl.fetch.tls.insecure)),          "skip TLS certificate and host name verification"},
         {"fetch.tls.ca_file",                  "ca-file",                  fetching, text(FIELD(crawl.fetch.tls.ca_file)),              "PEM file of extra trusted CA certificates"},
@@ -355,29 +405,37 @@ const std::vector<config_key>& config_keys() {
         {"retry.multiplier",                   none,                       crawl,    real(FIELD(crawl.retry.multiplier)),               "growth factor of the wait"},
         {"retry.jitter",                       none,                       crawl,    real(FIELD(crawl.retry.jitter)),                   "random spread of a wait, 0 to 1"},
         {"retry.max_backoff",                  none,                       crawl,    duration(FIELD(crawl.retry.max_backoff)),          "cap on one wait"},
-        {"robots.obey",                        none,                       polite,   boolean(FIELD(crawl.robots.obey)),                 "fetch and obey robots.txt"},
+        {"robots.obey",                        "obey-robots",                      polite,   boolean(FIELD(crawl.robots.obey)),                 "fetch and obey robots.txt"},
         {"robots.max_bytes",                   none,                       polite,   bytes(FIELD(crawl.robots.max_bytes)),              "largest robots.txt read"},
         {"robots.max_redirects",               none,                       polite,   whole(FIELD(crawl.robots.max_redirects)),          "redirects followed for robots.txt"},
         {"robots.unavailable_retry",           none,                       polite,   duration(FIELD(crawl.robots.unavailable_retry)),   "how long an origin with an unreachable robots.txt stays disallowed"},
         {"robots.max_crawl_delay",             none,                       polite,   duration(FIELD(crawl.robots.max_crawl_delay)),     "largest Crawl-delay honored"},
-        {"politeness.max_per_host",            "max-per-host",             polite,   whole(FIELD(crawl.politeness.max_per_host)),       "most requests in flight to one host"},
+        {"politeness.max_per_host",            "max-per-host",             polite,   whole(FIELD(crawl.politeness.max_per_host), 1),    "most requests in flight to one host"},
         {"politeness.delay",                   "delay",                    polite,   duration(FIELD(crawl.politeness.delay)),           "least time between two request starts to one host"},
         {"traps.max_url_length",               none,                       scope,    whole(FIELD(crawl.traps.max_url_length)),          "longest discovered URL; 0: no limit"},
         {"traps.max_path_segments",            none,                       scope,    whole(FIELD(crawl.traps.max_path_segments)),       "most path segments; 0: no limit"},
         {"traps.max_segment_repetitions",      none,                       scope,    whole(FIELD(crawl.traps.max_segment_repetitions)), "most repeats of one path segment; 0: no limit"},
         {"traps.max_query_params",             none,                       scope,    whole(FIELD(crawl.traps.max_query_params)),        "most query parameters; 0: no limit"},
         {"traps.max_links_per_page",           none,                       scope,    whole(FIELD(crawl.traps.max_links_per_page)),      "most links taken from one page; 0: no limit"},
+        {"traps.skip_query_permutations",      "skip-query-permutations",  scope,    boolean(FIELD(crawl.traps.skip_query_permutations)), "skip a URL whose query is a reordering of an admitted one's"},
+        {"state.dir",                          "state-dir",                state,    text(FIELD(crawl.state.dir)),                      "keep the crawl's state in this directory: resumable after any kill"},
+        {"state.fsync",                        "state-fsync",              state,    boolean(FIELD(crawl.state.fsync)),                 "fsync every state commit (survives power loss too)"},
+        {"state.window",                       none,                       state,    whole(FIELD(crawl.state.window)),                  "waiting URLs of one host held in memory; the rest wait on disk"},
+        {"state.reset",                        "state-reset",              state,    boolean(FIELD(crawl.state.reset)),                 "delete the state dir's previous crawl and start over"},
         {"output.records",                     "output,o",                 output,   text(FIELD(output.records)),                       "write every record to this file as JSON Lines (-: stdout)"},
         {"output.report_json",                 "report-json",              output,   text(FIELD(output.report_json)),                   "write the summary to this file as JSON (-: stdout)"},
-        {"output.report",                      none,                       output,   boolean(FIELD(output.report)),                     "print the text report on stdout at the end"},
+        {"output.report",                      "report",                       output,   boolean(FIELD(output.report)),                     "print the text report on stdout at the end"},
         {"output.warc.path",                   "warc",                     output,   text(FIELD(output.warc.path)),                     "write a WARC archive (.gz: compressed; {serial}: rotation)"},
         {"output.warc.max_file_bytes",         none,                       output,   bytes(FIELD(output.warc.max_file_bytes)),          "start a new WARC file at this size"},
-        {"output.warc.revisits",               none,                       output,   boolean(FIELD(output.warc.revisits)),              "write revisit records for repeated payloads"},
+        {"output.warc.revisits",               "warc-revisits",                      output,   boolean(FIELD(output.warc.revisits)),              "write revisit records for repeated payloads"},
         {"output.save_dir",                    "save-dir",                 output,   text(FIELD(output.save_dir)),                      "store response bodies under DIR/host/path"},
         {"output.metrics_listen",              "metrics-listen",           output,   text(FIELD(output.metrics_listen)),                "serve Prometheus /metrics and /healthz on HOST:PORT"},
         {"output.progress",                    "progress",                 output,   choice(FIELD(output.progress), progress_names),    "progress line on stderr"},
+        {"output.queue_limit",                 none,                       output,   bytes(FIELD(output.queue_limit_bytes)),            "most bytes an output writer thread may hold waiting before the crawl pauses"},
+        {"output.overwrite",                   "overwrite",                output,   overwrite_switch(),                                "replace output files that exist (default: refuse them, exit 2)"},
         {"run.log_level",                      "log-level",                run,      choice(FIELD(run.log_level), log_level_names),     "least severe messages logged on stderr (-v/-q move it)"},
-        {"run.fail_on_errors",                 "fail-on-errors",           run,      boolean(FIELD(run.fail_on_errors)),                "exit with status 1 when any URL failed"},
+        {"run.fail_on_errors",                 "fail-on-errors",           run,      boolean(FIELD(run.fail_on_errors)),                "exit with status 1 when a URL failed: a network failure, 5xx or 4xx"},
+        {"run.fail_on",                        "fail-on",                  run,      named(strings(FIELD(run.fail_on)), "CLASS,..."),                       "exit with status 1 when a URL failed in one of these classes: 4xx,5xx,network,robots"},
         {"run.grace_period",                   "grace-period",             run,      duration(FIELD(run.grace_period)),                 "after SIGINT/SIGTERM, time left to fetches in flight"},
         {"run.unicode_hosts_in_logs",          "unicode-hosts",            run,      boolean(FIELD(run.unicode_hosts_in_logs)),         "show internationalized host names in logs in Unicode, not punycode"},
     };
@@ -394,14 +452,12 @@ const std::vector<switch_flag>& switch_flags() {
         {"lenient", "scope", "lenient", scope,
          "a link's host may be any host of a root's registrable domain"},
         {"ignore-robots", "robots.obey", "false", polite, "do not fetch or obey robots.txt"},
-        {"no-compression", "fetch.compression", "false", fetching, "do not ask for compressed bodies"},
-        {"no-report", "output.report", "false", output, "do not print the text report"},
     };
     return switches;
 }
 
 const std::vector<std::string_view>& flag_groups() {
-    static const std::vector<std::string_view> groups{crawl, scope, fetching, polite, output, run};
+    static const std::vector<std::string_view> groups{crawl, scope, fetching, polite, state, output, run};
     return groups;
 }
 
@@ -426,7 +482,13 @@ std::string env_name(std::string_view path) {
     return name;
 }
 
-raw_value raw_from_text(value_shape shape, std::string_view text) {
+std::string opposite_flag(std::string_view flag) {
+    if (flag.starts_with("no-"))
+        return std::string(flag.substr(3));
+    return "no-" + std::string(flag);
+}
+
+raw_value raw_from_text(value_shape shape, std::string_view text, std::string_view separators) {
     raw_value value;
     if (shape == value_shape::scalar) {
         value.scalar = std::string(text);
@@ -434,7 +496,7 @@ raw_value raw_from_text(value_shape shape, std::string_view text) {
     }
     std::size_t at = 0;
     while (at < text.size()) {
-        const auto end = std::min(text.find_first_of(", \t\n\r", at), text.size());
+        const auto end = std::min(text.find_first_of(separators, at), text.size());
         const std::string_view item = text.substr(at, end - at);
         at = end + 1;
         if (item.empty())
@@ -447,23 +509,6 @@ raw_value raw_from_text(value_shape shape, std::string_view text) {
                                        eq == std::string_view::npos ? std::string{}
                                                                     : std::string(item.substr(eq + 1)));
         }
-    }
-    return value;
-}
-
-raw_value raw_from_text(const key_codec& codec, std::string_view text) {
-    if (!codec.whole_items)
-        return raw_from_text(codec.shape, text);
-    raw_value value;
-    std::size_t at = 0;
-    while (at <= text.size()) {
-        const auto end = std::min(text.find('\n', at), text.size());
-        auto item = text.substr(at, end - at);
-        if (!item.empty() && item.back() == '\r')
-            item.remove_suffix(1);
-        if (!item.empty())
-            value.items.emplace_back(item);
-        at = end + 1;
     }
     return value;
 }

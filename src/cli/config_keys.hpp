@@ -3,7 +3,7 @@
 // in config_keys.cpp (plus its documented line in config/asiocrawl.yaml, which a test checks).
 #pragma once
 
-#include <asiocrawl/config.hpp>
+#include "cli/app_config.hpp"
 
 #include <functional>
 #include <optional>
@@ -36,11 +36,13 @@ struct key_codec {
     std::string value_name;
     /// Printed in double quotes (free text, which YAML might otherwise read as a number, bool or null).
     bool quoted = false;
-    /// Boolean: its flag is a switch (`--sitemaps`, or `--sitemaps=false`).
+    /// Boolean: its flag is a switch (`--sitemaps`), with an opposite (`--no-sitemaps`; `--parent` for
+    /// `--no-parent`).
     bool is_switch = false;
-    /// A list whose items may hold spaces and commas (header fields): in an environment variable they are
-    /// one per line, and each repetition of its flag is one item.
-    bool whole_items = false;
+    /// Lists and maps: what separates items in an environment variable or a flag value. A list flag may
+    /// also repeat, each occurrence adding its items. Patterns split on line breaks only, since a regular
+    /// expression may hold commas and spaces.
+    std::string_view separators = ", \t\n\r";
     /// Sets the field. False when the value does not have the expected form (the field is then unchanged).
     std::function<bool(app_config&, const raw_value&)> set;
     /// The field's value in canonical form: `set(c, get(c))` leaves c unchanged.
@@ -82,11 +84,12 @@ bool is_section(std::string_view path);
 /// "fetch.connect_timeout" -> "ASIOCRAWL_FETCH_CONNECT_TIMEOUT".
 std::string env_name(std::string_view path);
 
-/// Splits an environment variable or flag value into the key's shape: lists on commas and white space,
-/// maps as NAME=VALUE pairs separated the same way.
-raw_value raw_from_text(value_shape shape, std::string_view text);
-/// The same for one key: a list of whole items (key_codec::whole_items) splits on newlines only.
-raw_value raw_from_text(const key_codec& codec, std::string_view text);
+/// Splits an environment variable or flag value into the key's shape: lists on `separators` (commas and
+/// white space unless the key says otherwise), maps as NAME=VALUE pairs separated the same way.
+raw_value raw_from_text(value_shape shape, std::string_view text, std::string_view separators = ", \t\n\r");
+
+/// The --no-X opposite of a switch flag X ("sitemaps" -> "no-sitemaps", "no-parent" -> "parent").
+std::string opposite_flag(std::string_view flag);
 /// The value as one line of text (for --help defaults and error messages).
 std::string raw_to_text(const raw_value& value);
 

@@ -2,12 +2,15 @@
 // Logs and JSON Lines records go through background writers so the io thread never blocks on output.
 //
 // Shutdown: the first SIGINT/SIGTERM calls crawler::stop() (no new URLs; fetches in flight finish) and arms a
-// timer of run.grace_period. When the timer fires or a second signal arrives, the crawl is aborted: the
-// io_context is stopped, abandoning the fetches still in flight. Either way the code after ctx.run() flushes
-// every output and prints the report — on an abort, one assembled here from the records received so far.
+// timer of run.grace_period. When the timer fires or a second signal arrives, crawler::abort() cancels the
+// fetches still in flight. Either way async_run completes with the report, the io_context runs dry, and the
+// code after ctx.run() flushes every output and prints the report.
+//
+// With a state directory that holds a crawl already, the run resumes it: outputs are appended to (the WARC
+// series goes on in a new file), and the report covers every run of the crawl.
 
-#include "cli/background_writer.hpp"
 #include "cli/options.hpp"
+#include "outputs/text_writer.hpp"
 #include "url_host.hpp"
 
 #include <asiocrawl/crawler.hpp>
@@ -19,10 +22,12 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <map>
 #include <optional>
 
 #include <sys/resource.h>
@@ -33,6 +38,10 @@ extern char** environ;
 namespace {
 
 using namespace asiocrawl;
+
+/// Exit status of a crawl in which no URL got an HTTP answer: nothing was fetched at all (wget's 4,
+/// "network failure", is the closest meaning a shell script already knows).
+constexpr int nothing_fetched_status = 4;
 
 /// Many connections need many file descriptors; the soft limit is often far below what the system allows.
 void raise_open_file_limit() {
@@ -59,40 +68,40 @@ std::string_view level_name(log_level level) {
     return "";
 }
 
-/// What main learns from the record sink. The crawler keeps no records of its own (keep_records is off):
-/// these are the report's records on a normal end, and the whole report when the crawl is aborted and
-/// async_run never completes.
+std::string count_of(std::size_t n, std::string_view one, std::string_view many) {
+    return std::to_string(n) + " " + std::string(n == 1 ? one : many);
+}
+
+/// What main learns from the record sink: the failures of this run in the classes of run.fail_on.
 struct received_records {
-    bool keep = true;
-    std::vector<record> records;
-    counters stats;
-    std::size_t done = 0;
-    std::size_t failures = 0;
+    std::vector<std::string> fail_on;
+    /// Failures in the classes of run.fail_on, by class.
+    std::map<std::string, std::size_t, std::less<>> failing;
 
     void add(const record& r) {
-        ++done;
-        count_record(stats, r);
-        if (r.failed() && r.error != make_error_code(error::robots_denied))
-            ++failures;
-        if (keep)
-            records.push_back(r);
+        if (const auto kind = failure_class(r);
+            !kind.empty() && std::find(fail_on.begin(), fail_on.end(), kind) != fail_on.end())
+            ++failing[std::string(kind)];
+    }
+
+    std::size_t failures() const {
+        std::size_t total = 0;
+        for (const auto& [kind, n] : failing)
+            total += n;
+        return total;
     }
 };
 
-int run(const cli::cli_options& options) {
-    const app_config& config = options.config;
+// Out of line: where g++ 12 inlines Asio's co_spawn into a large caller, it sees the coroutine frame's
+// allocation and its aligned delete together and warns, wrongly, that they do not match
+// (-Wmismatched-new-delete).
+[[gnu::noinline]] void start_crawl(crawler& crawl, std::function<void(std::exception_ptr, report)> done) {
+    crawl.async_run(std::move(done));
+}
 
-    // ---- Files are opened before anything is fetched: one that cannot be written is a usage error. ----
-    std::FILE* records_file = nullptr;
-    const bool records_to_stdout = config.output.records == "-";
-    if (!config.output.records.empty() && !records_to_stdout) {
-        records_file = std::fopen(config.output.records.c_str(), "w");
-        if (!records_file) {
-            std::cerr << "asiocrawl: cannot open output.records file " << config.output.records << ": "
-                      << std::strerror(errno) << "\n";
-            return 2;
-        }
-    }
+int run(const cli::cli_options& options) {
+    const cli::app_config& config = options.config;
+
     const std::string& ca_file = config.crawl.fetch.tls.ca_file;
     if (!ca_file.empty() && ::access(ca_file.c_str(), R_OK) != 0) {
         std::cerr << "asiocrawl: cannot read fetch.tls.ca_file " << ca_file << ": " << std::strerror(errno)
@@ -100,18 +109,15 @@ int run(const cli::cli_options& options) {
         return 2;
     }
 
-    cli::background_writer log_writer{stderr, false};
+    outputs::detail::text_writer log_writer{STDERR_FILENO, false, "stderr"};
     for (const auto& warning : options.warnings)
         log_writer.write("asiocrawl: " + warning + "\n");
-    std::optional<cli::background_writer> records_writer;
-    if (records_file)
-        records_writer.emplace(records_file, true);
-    else if (records_to_stdout)
-        records_writer.emplace(stdout, false);
 
     boost::asio::io_context ctx{1};
     crawler_config crawl_config = config.crawl;
-    crawl_config.keep_records = false;
+    // The crawler keeps the records only for the classic per-URL report (on disk, with a state directory).
+    crawl_config.keep_records = config.output.report;
+    const bool resuming = !crawl_config.state.reset && crawler::has_saved_state(crawl_config.state.dir);
     std::optional<crawler> crawl;
     try {
         crawl.emplace(ctx.get_executor(), std::move(crawl_config));
@@ -131,49 +137,47 @@ int run(const cli::cli_options& options) {
                      }};
     crawl->set_logger(log);
     received_records received;
-    received.keep = config.output.report;
-    auto record_to_cli = [&](const record& r) {
-        received.add(r);
-        if (records_writer)
-            records_writer->write(to_json_line(r));
-    };
+    received.fail_on = cli::effective_fail_on(config.run);
+    // A resumed crawl continues its outputs: records appended, the WARC series in a new file.
+    outputs::output_config output = config.output;
+    if (resuming && output.mode == outputs::open_mode::create_new)
+        output.mode = outputs::open_mode::append;
 
-    // ==== OUTPUTS: attach here ==========================================================================
-    // Every further output (WARC: set_exchange_sink; save_dir: set_body_sink; progress line and metrics:
-    // a timer reading crawl->progress(); back-pressure of a writer thread: set_backpressure) is created and
-    // attached between this line and async_run, and finished in the "OUTPUTS: finish" block below, which
-    // runs on every path that reaches async_run (normal end, interrupted, aborted).
-    // ====================================================================================================
+    // Every output (records, WARC, saved pages, metrics, progress, JSON summary) is opened here, before
+    // anything is fetched: one that cannot be written, or that exists already, is a usage error.
     const bool quiet = config.run.log_level >= log_level::error;
-    const bool show_progress = outputs::progress_enabled(config.output.progress, ::isatty(2) == 1, quiet);
+    const bool stderr_is_tty = ::isatty(STDERR_FILENO) == 1;
+    const bool show_progress = outputs::progress_enabled(config.output.progress, stderr_is_tty, quiet);
     std::optional<outputs::output_set> outs;
     try {
-        outs.emplace(ctx.get_executor(), config.output, log,
+        outs.emplace(ctx.get_executor(), output, log,
                      show_progress ? std::function<void(std::string)>(
                                          [&](std::string bytes) { log_writer.write(std::move(bytes)); })
-                                   : std::function<void(std::string)>{});
+                                   : std::function<void(std::string)>{},
+                     stderr_is_tty);
     } catch (const std::exception& e) {
         log_writer.close();
-        std::cerr << "asiocrawl: cannot open an output: " << e.what() << "\n";
+        std::cerr << "asiocrawl: " << e.what() << "\n";
         return 2;
     }
-    outs->attach(*crawl, record_to_cli);
+    outs->attach(
+        *crawl, [&](const record& r) { received.add(r); }, [&] { return log_writer.busy(); });
+    log_writer.set_on_drained([c = &*crawl] { c->notify_drained(); });
+    for (const auto& note : outs->notes())
+        log_writer.write("asiocrawl: " + note + "\n");
     outs->start();
 
     int exit_code = 0;
     bool aborted = false;
-    std::size_t abandoned = 0, todo_at_abort = 0;
     boost::asio::steady_timer grace{ctx};
     auto abort_now = [&](const char* why) {
         if (aborted)
             return;
         aborted = true;
-        const crawl_progress now = crawl->progress();
-        abandoned = now.in_flight;
-        todo_at_abort = now.queued + now.in_flight;
-        log_writer.write(std::string("asiocrawl: ") + why + ", abandoning " + std::to_string(abandoned) +
-                         " fetches in flight\n");
-        ctx.stop();
+        log_writer.write(std::string("asiocrawl: ") + why + ", abandoning " +
+                         count_of(crawl->progress().in_flight, "fetch", "fetches") + " in flight\n");
+        // The crawl still completes (at once): the report and every output are finished as usual.
+        crawl->abort();
     };
     boost::asio::signal_set signals{ctx, SIGINT, SIGTERM};
     std::function<void(boost::system::error_code, int)> on_signal = [&](boost::system::error_code ec,
@@ -199,11 +203,9 @@ int run(const cli::cli_options& options) {
     };
     signals.async_wait(on_signal);
 
-    const auto started_at = std::chrono::system_clock::now();
-    const auto started = std::chrono::steady_clock::now();
     std::optional<report> result;
     std::exception_ptr failure;
-    crawl->async_run([&](std::exception_ptr e, report r) {
+    start_crawl(*crawl, [&](std::exception_ptr e, report r) {
         failure = e;
         result = std::move(r);
         signals.cancel();
@@ -212,40 +214,45 @@ int run(const cli::cli_options& options) {
     });
     ctx.run();
 
-    // ==== OUTPUTS: finish here (flush and close; also after an abort) ===================================
-    const bool records_ok = !records_writer || records_writer->close();
-    // ====================================================================================================
+    if (!result)
+        result.emplace(); // the crawl failed before it began (its exception says why)
+    // One rule for every output, records and summary alike: a write that failed fails the run.
+    const auto output_problems = outs->finish(*result);
+    for (const auto& problem : output_problems)
+        log_writer.write("asiocrawl: error: " + problem + "\n");
 
     if (failure) {
         log_writer.close();
         try {
             std::rethrow_exception(failure);
+        } catch (const state_error& e) {
+            // The state directory cannot serve this crawl: nothing was fetched, as with any usage error.
+            std::cerr << "asiocrawl: " << e.what() << "\n";
+            return 2;
         } catch (const std::exception& e) {
             std::cerr << "asiocrawl: error: crawl failed: " << e.what() << "\n";
         }
         return 1;
     }
-    if (!result) {
-        // Aborted: async_run never completed. The report holds what the record sink saw.
-        result.emplace();
-        result->stats = received.stats;
-        result->done = received.done;
-        result->todo = todo_at_abort;
-        result->max_tasks = config.crawl.max_tasks;
-        result->started_at = started_at;
-        result->elapsed = std::chrono::steady_clock::now() - started;
-        result->stats["aborted_in_flight"] = abandoned;
+    // Over the whole crawl (every run of a resumed one): did any URL get an HTTP answer?
+    const bool answered = std::any_of(result->stats.begin(), result->stats.end(), [](const auto& counter) {
+        return counter.first.starts_with("status_") && counter.second > 0;
+    });
+    const bool nothing_fetched = !answered && !aborted && exit_code == 0;
+    if (nothing_fetched)
+        log_writer.write("asiocrawl: error: nothing was fetched: no URL got an HTTP answer (the records say "
+                         "why; exit status 4)\n");
+    const std::size_t failures = received.failures();
+    if (failures > 0) {
+        std::string classes;
+        for (const auto& [kind, n] : received.failing)
+            classes += (classes.empty() ? "" : ", ") + std::to_string(n) + " " + kind;
+        std::string fail_on;
+        for (const auto& kind : received.fail_on)
+            fail_on += (fail_on.empty() ? "" : ",") + kind;
+        log_writer.write("asiocrawl: " + count_of(failures, "URL", "URLs") + " failed (" + classes +
+                         "; --fail-on " + fail_on + ")\n");
     }
-    result->records = std::move(received.records);
-    for (const auto& problem : outs->finish(*result))
-        log_writer.write("asiocrawl: error: " + problem + "\n");
-
-    if (!records_ok)
-        log_writer.write("asiocrawl: error: writing " + config.output.records + " failed\n");
-    const bool failed_urls = config.run.fail_on_errors && received.failures > 0;
-    if (failed_urls)
-        log_writer.write("asiocrawl: " + std::to_string(received.failures) +
-                         " URLs failed (fail_on_errors)\n");
     log_writer.close();
     if (config.output.report) {
         write_report(std::cout, *result, config.run.log_level <= log_level::info);
@@ -253,7 +260,9 @@ int run(const cli::cli_options& options) {
     }
     if (exit_code != 0)
         return exit_code;
-    return !records_ok || failed_urls ? 1 : 0;
+    if (nothing_fetched)
+        return nothing_fetched_status;
+    return !output_problems.empty() || failures > 0 ? 1 : 0;
 }
 
 } // namespace

@@ -26,7 +26,9 @@ constexpr const char* usage_line =
 constexpr const char* help_footer =
     "Durations: 500ms, 10s, 2m, 1h (a plain number is seconds). Sizes: 16MiB, 500KiB, 1GB (plain: bytes).\n"
     "Each switch has an opposite that overrides the file and the environment: --no-sitemaps, "
-    "--no-insecure...\n"
+    "--no-obey-robots,\n"
+    "--no-report, --parent (of --no-parent)... List options repeat, or take comma-separated items\n"
+    "(--domains a.com,b.org); --include/--exclude take one regular expression each time.\n"
     "\n"
     "Every option, and more, can be set in a YAML file (--config; all keys: config/asiocrawl.yaml) and as "
     "an\n"
@@ -35,9 +37,10 @@ constexpr const char* help_footer =
     "Precedence, lowest first: defaults, --config file, environment, command line.\n"
     "\n"
     "Logs go to stderr; the report and results to stdout or the files named above.\n"
-    "Exit status: 0 crawl completed, 1 crawl completed with failed URLs under --fail-on-errors (or an\n"
-    "output could not be written), 2 usage or configuration error (nothing fetched), 130/143 interrupted\n"
-    "by SIGINT/SIGTERM (report still printed; a second signal aborts the fetches in flight).\n";
+    "Exit status: 0 crawl completed, 1 crawl completed with failed URLs under --fail-on-errors/--fail-on\n"
+    "(or an output could not be written), 2 usage or configuration error (nothing fetched), 4 nothing could\n"
+    "be fetched (no URL got an HTTP answer), 130/143 interrupted by SIGINT/SIGTERM (report still printed; a\n"
+    "second signal aborts the fetches in flight).\n";
 
 /// -v, -vv, -q, --verbose and --quiet may repeat, which Program_options does not count: take them out first.
 /// Returns the net count, -v negative (towards debug), -q positive.
@@ -165,11 +168,11 @@ parse_outcome parse_command_line(int argc, const char* const argv[],
 
     po::options_description hidden;
     hidden.add_options()("root", po::value(&roots));
-    // Every switch has its opposite, to override a YAML file or the environment: --no-sitemaps.
+    // Every switch has its opposite, to override a YAML file or the environment: --no-sitemaps, --parent.
     for (const auto& key : config_keys()) {
         if (key.flag.empty() || !key.codec.is_switch)
             continue;
-        all_flags.push_back("no-" + long_name(key.flag));
+        all_flags.push_back(opposite_flag(long_name(key.flag)));
         hidden.add_options()(all_flags.back().c_str(), "");
     }
     po::positional_options_description positional;
@@ -230,41 +233,55 @@ parse_outcome parse_command_line(int argc, const char* const argv[],
         return fail(text);
 
     std::vector<config_error> flag_errors;
+    // Which switch set which key to what: two switches that disagree (--ignore-robots --obey-robots) are an
+    // error rather than a silent last-one-wins.
+    std::map<std::string_view, std::pair<std::string, std::string_view>> switched;
+    auto set_switch = [&](std::string_view path, std::string_view value, const std::string& flag) {
+        if (auto [at, first] = switched.emplace(path, std::pair{flag, value});
+            !first && at->second.second != value)
+            return false;
+        auto errors = apply_text(path, value, "option --" + flag, config, &origins);
+        flag_errors.insert(flag_errors.end(), errors.begin(), errors.end());
+        return true;
+    };
     for (const auto& key : config_keys()) {
         if (key.flag.empty())
             continue;
-        std::string name = long_name(key.flag);
-        if (key.codec.is_switch && vm.count("no-" + name)) {
-            if (vm.count(name))
-                return fail("--" + name + " and --no-" + name + " exclude each other");
-            auto errors = apply_text(key.path, "false", "option --no-" + name, config, &origins);
-            flag_errors.insert(flag_errors.end(), errors.begin(), errors.end());
+        const std::string name = long_name(key.flag);
+        if (key.codec.is_switch) {
+            const std::string opposite = opposite_flag(name);
+            if (vm.count(name) && vm.count(opposite))
+                return fail("--" + name + " and --" + opposite + " exclude each other");
+            if (vm.count(name) || vm.count(opposite)) {
+                const std::string& used = vm.count(name) ? name : opposite;
+                set_switch(key.path, vm.count(name) ? "true" : "false", used);
+            }
             continue;
         }
         if (!vm.count(name))
             continue;
-        std::string text;
-        if (key.codec.is_switch) {
-            text = "true";
-        } else if (key.codec.shape == value_shape::scalar) {
-            text = vm[name].as<std::string>();
+        if (key.codec.shape == value_shape::scalar) {
+            auto errors =
+                apply_text(key.path, vm[name].as<std::string>(), "option --" + name, config, &origins);
+            flag_errors.insert(flag_errors.end(), errors.begin(), errors.end());
+        } else if (key.codec.shape == value_shape::list) {
+            auto errors = apply_items(key.path, vm[name].as<std::vector<std::string>>(), "option --" + name,
+                                      config, &origins);
+            flag_errors.insert(flag_errors.end(), errors.begin(), errors.end());
         } else {
+            std::string text;
             for (const auto& item : vm[name].as<std::vector<std::string>>())
-                text += (text.empty() ? "" : key.codec.whole_items ? "\n" : ",") + item;
+                text += (text.empty() ? "" : ",") + item;
+            auto errors = apply_text(key.path, text, "option --" + name, config, &origins);
+            flag_errors.insert(flag_errors.end(), errors.begin(), errors.end());
         }
-        auto errors = apply_text(key.path, text, "option --" + name, config, &origins);
-        flag_errors.insert(flag_errors.end(), errors.begin(), errors.end());
     }
-    std::map<std::string_view, const switch_flag*> switched;
     for (const auto& flag : switch_flags()) {
-        if (!vm.count(std::string(flag.flag)))
+        const std::string name(flag.flag);
+        if (!vm.count(name))
             continue;
-        if (auto [at, first] = switched.emplace(flag.path, &flag); !first && at->second->value != flag.value)
-            return fail("--" + std::string(at->second->flag) + " and --" + std::string(flag.flag) +
-                        " exclude each other");
-        auto errors =
-            apply_text(flag.path, flag.value, "option --" + std::string(flag.flag), config, &origins);
-        flag_errors.insert(flag_errors.end(), errors.begin(), errors.end());
+        if (!set_switch(flag.path, flag.value, name))
+            return fail("--" + switched.at(flag.path).first + " and --" + name + " exclude each other");
     }
     if (auto text = join_errors(flag_errors); !text.empty())
         return fail(text);

@@ -2,7 +2,7 @@
 // Precedence, lowest first: defaults < YAML file < environment < flags (ROOT arguments are flags).
 #pragma once
 
-#include <asiocrawl/config.hpp>
+#include "cli/app_config.hpp"
 #include <asiocrawl/sink.hpp>
 
 #include <string>

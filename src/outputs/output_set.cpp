@@ -1,63 +1,305 @@
 #include <asiocrawl/outputs/output_set.hpp>
 
+#include "outputs/text_writer.hpp"
+
 #include <asiocrawl/outputs/metrics.hpp>
 #include <asiocrawl/outputs/progress.hpp>
 #include <asiocrawl/outputs/save_dir.hpp>
 #include <asiocrawl/outputs/warc.hpp>
+#include <asiocrawl/scope.hpp>
 
-#include <fstream>
+#include <boost/system/system_error.hpp>
+#include <boost/url/parse.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <mutex>
+#include <sstream>
 #include <stdexcept>
+#include <system_error>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace asiocrawl::outputs {
+
+namespace {
+
+// A link checker's report, not an inventory of a dead web: beyond this, broken links are only counted.
+constexpr std::size_t max_broken_links = 100'000;
+
+bool is_regular_file(const std::string& path) {
+    struct stat info {};
+    return ::stat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode);
+}
+
+bool exists(const std::string& path) {
+    struct stat info {};
+    return ::stat(path.c_str(), &info) == 0;
+}
+
+void write_all(int fd, std::string_view data, const std::string& what) {
+    while (!data.empty()) {
+        const ssize_t n = ::write(fd, data.data(), data.size());
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            throw std::runtime_error(what + ": " + std::strerror(errno));
+        data.remove_prefix(static_cast<std::size_t>(n));
+    }
+}
+
+// What the record sink needs, shared with it: the crawler may call its sink after this object is gone only
+// if the embedder breaks the documented order, and a shared_ptr makes that harmless.
+struct record_outputs {
+    std::shared_ptr<detail::text_writer> records;
+    std::shared_ptr<metrics_registry> metrics;
+    bool collect_broken = false;
+    broken_links broken;
+};
+
+} // namespace
 
 struct output_set::impl {
     boost::asio::any_io_executor executor;
     output_config config;
     logger log;
     std::function<void(std::string)> progress_writer;
+    bool progress_on_terminal = true;
 
+    std::shared_ptr<record_outputs> sink_state = std::make_shared<record_outputs>();
     std::unique_ptr<warc_writer> warc;
     std::unique_ptr<save_dir_writer> saved_pages;
-    // Shared with the record sink, which the crawler may call after this object is gone only if the embedder
-    // breaks the documented order; a shared_ptr makes that harmless.
-    std::shared_ptr<metrics_registry> metrics;
     std::unique_ptr<metrics_server> server;
     std::unique_ptr<progress_reporter> progress;
     crawler* attached = nullptr;
     bool stopped = false;
     bool finished = false;
+    std::vector<std::string> notes;
+    // Files this constructor created, removed again when a later output fails to open.
+    std::vector<std::string> created;
+
+    std::mutex drained_mutex;
+    std::function<void()> on_drained;
+    crawler* drained_crawler = nullptr;
+
+    bool busy() const noexcept {
+        return (sink_state->records && sink_state->records->busy()) || (warc && warc->busy()) ||
+               (saved_pages && saved_pages->busy());
+    }
+
+    // Installed on every writer: one writer catching up does not make the set idle while another lags.
+    std::function<void()> drained_hook() {
+        return [this] {
+            if (busy())
+                return;
+            std::function<void()> callback;
+            crawler* waiting = nullptr;
+            {
+                std::lock_guard lock{drained_mutex};
+                callback = on_drained;
+                waiting = drained_crawler;
+            }
+            if (waiting)
+                waiting->notify_drained(); // safe from any thread
+            if (callback)
+                callback();
+        };
+    }
+
+    std::size_t queue_limit() const {
+        return static_cast<std::size_t>(std::min<std::uint64_t>(config.queue_limit_bytes, SIZE_MAX));
+    }
+
+    void note(std::string text) {
+        if (log.enabled(log_level::warning))
+            log.write(log_level::warning, text);
+        notes.push_back(std::move(text));
+    }
+
+    // Every conflict at once, before anything is created: a refused run leaves no trace behind.
+    void refuse_existing_outputs() const {
+        std::vector<std::string> conflicts;
+        if (!config.records.empty() && config.records != "-" && is_regular_file(config.records))
+            conflicts.push_back("output.records: " + config.records);
+        if (!config.report_json.empty() && config.report_json != "-" && is_regular_file(config.report_json))
+            conflicts.push_back("output.report_json: " + config.report_json);
+        if (!config.warc.path.empty()) {
+            const auto series = existing_warc_files(config.warc.path);
+            if (!series.empty())
+                conflicts.push_back(
+                    "output.warc.path: " + series.front() +
+                    (series.size() > 1 ? " (and " + std::to_string(series.size() - 1) + " more)" : ""));
+        }
+        std::error_code ec;
+        if (!config.save_dir.empty() && std::filesystem::is_directory(config.save_dir, ec) &&
+            !std::filesystem::is_empty(config.save_dir, ec))
+            conflicts.push_back("output.save_dir: " + config.save_dir + " (not empty)");
+        if (conflicts.empty())
+            return;
+        std::string message = "outputs exist already, and are never silently replaced (--overwrite or "
+                              "output.overwrite: true replaces them): ";
+        for (std::size_t i = 0; i < conflicts.size(); ++i)
+            message += (i ? "; " : "") + conflicts[i];
+        throw output_exists(message);
+    }
+
+    void open_all() {
+        if (config.mode == open_mode::create_new)
+            refuse_existing_outputs();
+        // The port first: binding creates no file, and a busy port is the likeliest failure.
+        if (!config.metrics_listen.empty()) {
+            sink_state->metrics = std::make_shared<metrics_registry>();
+            try {
+                // Rendered on the executor at scrape time, so the gauges are live without any lock.
+                server = std::make_unique<metrics_server>(executor, config.metrics_listen, [this] {
+                    if (attached == nullptr)
+                        return sink_state->metrics->render(nullptr);
+                    const crawl_progress live = attached->progress();
+                    return sink_state->metrics->render(&live);
+                });
+            } catch (const boost::system::system_error& e) {
+                // what() would carry Boost's source location and function signature.
+                throw std::runtime_error("output.metrics_listen: cannot listen on " + config.metrics_listen +
+                                         ": " + e.code().message());
+            }
+        }
+        if (!config.save_dir.empty())
+            saved_pages = std::make_unique<save_dir_writer>(config.save_dir, config.mode, queue_limit());
+        if (!config.warc.path.empty()) {
+            warc = std::make_unique<warc_writer>(config.warc, config.mode, queue_limit());
+            if (config.mode == open_mode::create_new)
+                created.push_back(warc->files().front());
+            for (auto& line : warc->notes())
+                note(std::move(line));
+        }
+        if (!config.report_json.empty() && config.report_json != "-") {
+            // Claimed now (and a location that cannot be written fails now), written whole at the end. A
+            // resumed crawl keeps the earlier summary until it has the whole crawl's to put in its place.
+            const bool existed = exists(config.report_json);
+            if (existed && config.mode == open_mode::append) {
+                const int fd = ::open(config.report_json.c_str(), O_WRONLY | O_CLOEXEC);
+                if (fd < 0)
+                    throw std::system_error(errno, std::generic_category(),
+                                            "output.report_json: cannot open " + config.report_json);
+                ::close(fd);
+            } else {
+                ::close(open_output_file(config.report_json,
+                                         config.mode == open_mode::create_new ? open_mode::create_new
+                                                                              : open_mode::overwrite,
+                                         "output.report_json"));
+            }
+            if (!existed)
+                created.push_back(config.report_json);
+        }
+        if (!config.records.empty()) {
+            int fd = STDOUT_FILENO;
+            if (config.records != "-") {
+                const bool existed = exists(config.records);
+                tail_repair repair;
+                fd = open_output_file(config.records, config.mode, "output.records", &repair);
+                if (!existed)
+                    created.push_back(config.records);
+                if (repair.cut_bytes > 0)
+                    note("output.records: " + config.records + " ended in a torn line: cut " +
+                         std::to_string(repair.cut_bytes) + " bytes");
+            }
+            sink_state->records = std::make_shared<detail::text_writer>(
+                fd, config.records != "-", "output.records: cannot write " + config.records, queue_limit());
+        }
+        sink_state->collect_broken = !config.report_json.empty();
+        if (sink_state->records)
+            sink_state->records->set_on_drained(drained_hook());
+        if (warc)
+            warc->set_on_drained(drained_hook());
+        if (saved_pages)
+            saved_pages->set_on_drained(drained_hook());
+    }
+
+    void remove_created() {
+        sink_state->records.reset();
+        warc.reset();
+        for (const auto& path : created)
+            std::remove(path.c_str());
+    }
+
+    void write_report_json(const report& final_report, std::vector<std::string>& problems) {
+        std::ostringstream text;
+        asiocrawl::write_report_json(text, final_report,
+                                     sink_state->collect_broken ? &sink_state->broken : nullptr);
+        const std::string& path = config.report_json;
+        try {
+            if (path == "-") {
+                write_all(STDOUT_FILENO, text.str(), "output.report_json: cannot write to stdout");
+                return;
+            }
+            if (!is_regular_file(path)) {
+                // A device or a FIFO: written as it is.
+                const int fd = open_output_file(path, open_mode::overwrite, "output.report_json");
+                std::string error;
+                try {
+                    write_all(fd, text.str(), "output.report_json: cannot write " + path);
+                } catch (const std::exception& e) {
+                    error = e.what();
+                }
+                ::close(fd);
+                if (!error.empty())
+                    throw std::runtime_error(error);
+                return;
+            }
+            // A reader never sees half a summary: written aside, then renamed over the file.
+            const std::string temporary = path + ".asiocrawl-tmp";
+            const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+            if (fd < 0)
+                throw std::runtime_error("output.report_json: cannot write " + temporary + ": " +
+                                         std::strerror(errno));
+            std::string error;
+            try {
+                write_all(fd, text.str(), "output.report_json: cannot write " + temporary);
+            } catch (const std::exception& e) {
+                error = e.what();
+            }
+            if (::close(fd) != 0 && error.empty())
+                error = "output.report_json: cannot write " + temporary + ": " + std::strerror(errno);
+            if (error.empty() && std::rename(temporary.c_str(), path.c_str()) != 0)
+                error = "output.report_json: cannot replace " + path + ": " + std::strerror(errno);
+            if (!error.empty()) {
+                std::remove(temporary.c_str());
+                throw std::runtime_error(error);
+            }
+        } catch (const std::exception& e) {
+            problems.emplace_back(e.what());
+        }
+    }
 };
 
 output_set::output_set(boost::asio::any_io_executor executor, const output_config& config, logger log,
-                       std::function<void(std::string)> progress_writer)
+                       std::function<void(std::string)> progress_writer, bool progress_on_terminal)
     : impl_(std::make_unique<impl>()) {
     impl_->executor = std::move(executor);
     impl_->config = config;
     impl_->log = std::move(log);
     impl_->progress_writer = std::move(progress_writer);
-    if (!config.warc.path.empty())
-        impl_->warc = std::make_unique<warc_writer>(config.warc);
-    if (!config.save_dir.empty())
-        impl_->saved_pages = std::make_unique<save_dir_writer>(config.save_dir);
-    if (!config.metrics_listen.empty()) {
-        impl_->metrics = std::make_shared<metrics_registry>();
-        // Rendered on the executor at scrape time, so the gauges are live without any lock.
-        impl_->server = std::make_unique<metrics_server>(impl_->executor, config.metrics_listen, [this] {
-            if (impl_->attached == nullptr)
-                return impl_->metrics->render(nullptr);
-            const crawl_progress live = impl_->attached->progress();
-            return impl_->metrics->render(&live);
-        });
-    }
-    if (!config.report_json.empty()) {
-        // Fail before the crawl rather than lose its summary after it.
-        std::ofstream probe{config.report_json, std::ios::app};
-        if (!probe)
-            throw std::runtime_error("report_json: cannot write " + config.report_json);
+    impl_->progress_on_terminal = progress_on_terminal;
+    try {
+        impl_->open_all();
+    } catch (...) {
+        impl_->remove_created();
+        throw;
     }
 }
 
 output_set::~output_set() {
+    {
+        std::lock_guard lock{impl_->drained_mutex};
+        impl_->drained_crawler = nullptr;
+    }
     // No summary line from here: the embedder's progress writer may already be gone.
     if (impl_->server)
         impl_->server->stop();
@@ -67,11 +309,23 @@ output_set::~output_set() {
 void output_set::attach(crawler& crawl, record_sink also, std::function<bool()> also_busy) {
     impl& self = *impl_;
     self.attached = &crawl;
-    if (self.metrics) {
-        crawl.set_record_sink([metrics = self.metrics, also = std::move(also)](const record& r) {
+    const std::shared_ptr<record_outputs> state = self.sink_state;
+    if (state->records || state->metrics || state->collect_broken) {
+        crawl.set_record_sink([state, also = std::move(also)](const record& r) {
             if (also)
                 also(r);
-            metrics->observe(r);
+            if (state->records)
+                state->records->write(to_json_line(r));
+            if (state->metrics)
+                state->metrics->observe(r);
+            if (state->collect_broken) {
+                if (auto link = broken_link_of(r)) {
+                    if (state->broken.links.size() < max_broken_links)
+                        state->broken.links.push_back(std::move(*link));
+                    else
+                        ++state->broken.omitted;
+                }
+            }
         });
     } else if (also) {
         crawl.set_record_sink(std::move(also));
@@ -80,16 +334,35 @@ void output_set::attach(crawler& crawl, record_sink also, std::function<bool()> 
         crawl.set_exchange_sink([w = self.warc.get()](const http_exchange& x) { w->write(x); });
     }
     if (self.saved_pages) {
-        crawl.set_body_sink(
-            [s = self.saved_pages.get()](const record& r, std::string_view body) { s->write(r, body); });
+        const crawler_config& rules = crawl.config();
+        crawl.set_body_sink([s = self.saved_pages.get(), accept = rules.accept,
+                             reject = rules.reject](const record& r, std::string_view body) {
+            if (!accept.empty() || !reject.empty()) {
+                // wget deletes what it fetched only to traverse it; here it is never stored.
+                const auto url = boost::urls::parse_uri(r.url);
+                if (url && !file_name_kept(*url, accept, reject))
+                    return;
+            }
+            s->write(r, body);
+        });
     }
-    if (self.warc || self.saved_pages || also_busy) {
+    if (self.sink_state->records || self.warc || self.saved_pages || also_busy) {
         crawl.set_backpressure(
             [this, also_busy = std::move(also_busy)] { return busy() || (also_busy && also_busy()); });
+        std::lock_guard lock{self.drained_mutex};
+        self.drained_crawler = &crawl;
+    }
+    if (self.sink_state->records || self.warc || self.saved_pages) {
+        // Before the crawl commits its state, what it handed over is written (write(2): a kill -9 loses none
+        // of it; flush(done, true) is there for machine crashes too).
+        crawl.set_output_flush([this](bool sync, std::function<void(const std::string&)> done) {
+            flush(std::move(done), sync);
+        });
     }
     if (self.progress_writer) {
         self.progress = std::make_unique<progress_reporter>(
-            self.executor, [c = &crawl] { return c->progress(); }, self.progress_writer);
+            self.executor, [c = &crawl] { return c->progress(); }, self.progress_writer,
+            std::chrono::milliseconds{500}, self.progress_on_terminal);
     }
 }
 
@@ -122,6 +395,15 @@ std::vector<std::string> output_set::finish(const report& final_report) {
         return problems;
     impl_->finished = true;
     stop();
+    {
+        // The crawl is over; the crawler may be destroyed while the writers drain.
+        std::lock_guard lock{impl_->drained_mutex};
+        impl_->drained_crawler = nullptr;
+    }
+    if (impl_->sink_state->records) {
+        if (std::string e = impl_->sink_state->records->close(); !e.empty())
+            problems.push_back(std::move(e));
+    }
     if (impl_->warc) {
         if (std::string e = impl_->warc->close(); !e.empty())
             problems.push_back(std::move(e));
@@ -130,18 +412,65 @@ std::vector<std::string> output_set::finish(const report& final_report) {
         if (std::string e = impl_->saved_pages->close(); !e.empty())
             problems.push_back(std::move(e));
     }
-    if (!impl_->config.report_json.empty()) {
-        std::ofstream out{impl_->config.report_json, std::ios::trunc};
-        write_report_json(out, final_report);
-        out.close();
-        if (!out)
-            problems.push_back("report_json: cannot write " + impl_->config.report_json);
-    }
+    if (!impl_->config.report_json.empty())
+        impl_->write_report_json(final_report, problems);
     return problems;
 }
 
+void output_set::flush(std::function<void(const std::string& error)> done, bool sync) {
+    struct barrier_state {
+        std::atomic<int> remaining{0};
+        std::function<void(const std::string&)> done;
+        std::vector<std::function<std::string()>> errors;
+    };
+    auto shared = std::make_shared<barrier_state>();
+    shared->done = std::move(done);
+    impl& self = *impl_;
+    std::vector<std::function<void(std::function<void()>)>> barriers;
+    if (auto records = self.sink_state->records) {
+        barriers.emplace_back(
+            [records, sync](std::function<void()> arrived) { records->barrier(sync, std::move(arrived)); });
+        shared->errors.emplace_back([records] { return records->error(); });
+    }
+    if (auto* w = self.warc.get()) {
+        barriers.emplace_back(
+            [w, sync](std::function<void()> arrived) { w->barrier(sync, std::move(arrived)); });
+        shared->errors.emplace_back([w] { return w->error(); });
+    }
+    if (auto* s = self.saved_pages.get()) {
+        barriers.emplace_back(
+            [s, sync](std::function<void()> arrived) { s->barrier(sync, std::move(arrived)); });
+        shared->errors.emplace_back([s] { return s->error(); });
+    }
+    if (barriers.empty()) {
+        shared->done("");
+        return;
+    }
+    shared->remaining = static_cast<int>(barriers.size());
+    for (auto& barrier : barriers) {
+        barrier([shared] {
+            if (shared->remaining.fetch_sub(1, std::memory_order_acq_rel) != 1)
+                return;
+            std::string first_error;
+            for (const auto& error : shared->errors)
+                if (first_error.empty())
+                    first_error = error();
+            shared->done(first_error);
+        });
+    }
+}
+
 bool output_set::busy() const noexcept {
-    return (impl_->warc && impl_->warc->busy()) || (impl_->saved_pages && impl_->saved_pages->busy());
+    return impl_->busy();
+}
+
+void output_set::set_on_drained(std::function<void()> on_drained) {
+    std::lock_guard lock{impl_->drained_mutex};
+    impl_->on_drained = std::move(on_drained);
+}
+
+std::vector<std::string> output_set::notes() const {
+    return impl_->notes;
 }
 
 std::optional<boost::asio::ip::tcp::endpoint> output_set::metrics_endpoint() const {

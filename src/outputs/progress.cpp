@@ -60,11 +60,11 @@ std::string progress_line(const crawl_progress& now, const crawl_progress* previ
 
 std::string progress_summary(const crawl_progress& final_snapshot) {
     const rates r = measure(final_snapshot, nullptr);
-    std::string line = "done: " + std::to_string(final_snapshot.records) + " pages in " +
-                       clock_text(final_snapshot.elapsed) + " (" + fixed(r.pages_per_second, 1) +
-                       " pages/s, " + fixed(r.megabytes_per_second, 2) + " MB/s), " +
-                       std::to_string(final_snapshot.failures) +
-                       (final_snapshot.failures == 1 ? " error, " : " errors, ");
+    std::string line =
+        "done: " + std::to_string(final_snapshot.records) +
+        (final_snapshot.records == 1 ? " page in " : " pages in ") + clock_text(final_snapshot.elapsed) +
+        " (" + fixed(r.pages_per_second, 1) + " pages/s, " + fixed(r.megabytes_per_second, 2) + " MB/s), " +
+        std::to_string(final_snapshot.failures) + (final_snapshot.failures == 1 ? " error, " : " errors, ");
     if (final_snapshot.robots_denied > 0)
         line += std::to_string(final_snapshot.robots_denied) + " denied by robots.txt, ";
     line += std::to_string(final_snapshot.hosts) + (final_snapshot.hosts == 1 ? " host" : " hosts");
@@ -83,22 +83,6 @@ bool progress_enabled(progress_mode mode, bool stderr_is_tty, bool quiet) noexce
     return stderr_is_tty && !quiet;
 }
 
-struct progress_reporter::state {
-    state(boost::asio::any_io_executor ex, snapshot_fn s, writer_fn w, std::chrono::milliseconds i)
-        : timer(ex)
-        , snapshot(std::move(s))
-        , writer(std::move(w))
-        , interval(std::max(i, std::chrono::milliseconds{500})) {}
-
-    boost::asio::steady_timer timer;
-    snapshot_fn snapshot;
-    writer_fn writer;
-    std::chrono::milliseconds interval;
-    bool running = false;
-    bool stopped = false;
-    crawl_progress previous{};
-};
-
 namespace {
 
 // "\x1b[K" erases what a longer previous line left on the right.
@@ -106,10 +90,35 @@ constexpr std::string_view erase_to_end = "\x1b[K";
 
 } // namespace
 
+struct progress_reporter::state {
+    state(boost::asio::any_io_executor ex, snapshot_fn s, writer_fn w, std::chrono::milliseconds i, bool tty)
+        : timer(ex)
+        , snapshot(std::move(s))
+        , writer(std::move(w))
+        , interval(std::max(i, tty ? std::chrono::milliseconds{500} : std::chrono::milliseconds{5000}))
+        , terminal(tty) {}
+
+    // A line as the writer gets it: redrawn in place on a terminal, appended elsewhere.
+    std::string framed(const std::string& line, bool last) const {
+        if (!terminal)
+            return (last ? "" : "progress: ") + line + "\n";
+        return "\r" + line + std::string(erase_to_end) + (last ? "\n" : "");
+    }
+
+    boost::asio::steady_timer timer;
+    snapshot_fn snapshot;
+    writer_fn writer;
+    std::chrono::milliseconds interval;
+    bool terminal;
+    bool running = false;
+    bool stopped = false;
+    crawl_progress previous{};
+};
+
 progress_reporter::progress_reporter(boost::asio::any_io_executor executor, snapshot_fn snapshot,
-                                     writer_fn writer, std::chrono::milliseconds interval)
-    : state_(std::make_shared<state>(std::move(executor), std::move(snapshot), std::move(writer), interval)) {
-}
+                                     writer_fn writer, std::chrono::milliseconds interval, bool terminal)
+    : state_(std::make_shared<state>(std::move(executor), std::move(snapshot), std::move(writer), interval,
+                                     terminal)) {}
 
 progress_reporter::~progress_reporter() {
     state_->stopped = true;
@@ -129,7 +138,7 @@ void progress_reporter::stop() {
         return;
     state_->stopped = true;
     state_->timer.cancel();
-    state_->writer("\r" + progress_summary(state_->snapshot()) + std::string(erase_to_end) + "\n");
+    state_->writer(state_->framed(progress_summary(state_->snapshot()), true));
 }
 
 boost::asio::awaitable<void> progress_reporter::redraw_loop(std::shared_ptr<state> s) {
@@ -140,7 +149,7 @@ boost::asio::awaitable<void> progress_reporter::redraw_loop(std::shared_ptr<stat
         if (s->stopped)
             co_return;
         const crawl_progress now = s->snapshot();
-        s->writer("\r" + progress_line(now, &s->previous) + std::string(erase_to_end));
+        s->writer(s->framed(progress_line(now, &s->previous), false));
         s->previous = now;
     }
 }

@@ -1,16 +1,24 @@
 #include <asiocrawl/outputs/save_dir.hpp>
 
 #include "ascii.hpp"
-#include "outputs/background_worker.hpp"
+#include "outputs/background_writer.hpp"
+
+#include <asiocrawl/outputs/files.hpp>
 
 #include <boost/url/parse.hpp>
 
 #include <openssl/evp.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
+#include <set>
+
+#include <fcntl.h>
 #include <stdexcept>
+#include <unistd.h>
 #include <vector>
 
 namespace asiocrawl::outputs {
@@ -133,7 +141,33 @@ std::optional<fs::path> save_path_for(std::string_view url) {
 struct save_dir_writer::state {
     state(fs::path dir, std::size_t limit)
         : root(std::move(dir))
-        , worker(limit) {}
+        , worker(limit, [this](bool sync) { flush(sync); }) {}
+
+    // Runs on the worker thread: files are whole when written; a sync barrier makes them and their
+    // directories durable.
+    void flush(bool sync) {
+        if (!sync)
+            return;
+        std::set<fs::path> directories;
+        for (const auto& path : unsynced) {
+            sync_path(path, O_RDONLY);
+            directories.insert(path.parent_path());
+        }
+        unsynced.clear();
+        for (const auto& directory : directories)
+            sync_path(directory, O_RDONLY | O_DIRECTORY);
+    }
+
+    static void sync_path(const fs::path& path, int flags) {
+        const int fd = ::open(path.c_str(), flags | O_CLOEXEC);
+        if (fd < 0 || ::fsync(fd) != 0) {
+            const int saved = errno;
+            if (fd >= 0)
+                ::close(fd);
+            throw std::runtime_error("save_dir: cannot sync " + path.string() + ": " + std::strerror(saved));
+        }
+        ::close(fd);
+    }
 
     // Runs on the worker thread.
     void save(const fs::path& relative, const std::string& body) {
@@ -172,17 +206,23 @@ struct save_dir_writer::state {
                 throw std::runtime_error("save_dir: cannot write " + temporary.string());
         }
         fs::rename(temporary, target);
+        unsynced.push_back(target);
         ++files;
     }
 
     fs::path root;
+    std::vector<fs::path> unsynced;
     std::atomic<std::size_t> files{0};
     bool closed = false;
     std::string close_error;
-    detail::background_worker worker;
+    detail::background_writer worker; // last: its thread uses the members above
 };
 
-save_dir_writer::save_dir_writer(fs::path directory, std::size_t queue_limit_bytes) {
+save_dir_writer::save_dir_writer(fs::path directory, open_mode mode, std::size_t queue_limit_bytes) {
+    std::error_code ec;
+    if (mode == open_mode::create_new && fs::is_directory(directory, ec) && !fs::is_empty(directory, ec))
+        throw output_exists("output.save_dir: " + directory.string() +
+                            " holds files already (--overwrite or output.overwrite: true writes into it)");
     fs::create_directories(directory);
     state_ = std::make_shared<state>(fs::absolute(directory), queue_limit_bytes);
 }
@@ -203,6 +243,18 @@ void save_dir_writer::write(const record& r, std::string_view body) {
 
 bool save_dir_writer::busy() const noexcept {
     return state_->worker.busy();
+}
+
+void save_dir_writer::set_on_drained(std::function<void()> on_drained) {
+    state_->worker.set_on_drained(std::move(on_drained));
+}
+
+void save_dir_writer::barrier(bool sync, std::function<void()> done) {
+    state_->worker.barrier(sync, std::move(done));
+}
+
+std::string save_dir_writer::error() const {
+    return state_->worker.error();
 }
 
 std::string save_dir_writer::close() {

@@ -4,19 +4,26 @@
 #include <asiocrawl/version.hpp>
 
 #include "ascii.hpp"
-#include "outputs/background_worker.hpp"
+#include "outputs/background_writer.hpp"
+
+#include <asiocrawl/outputs/files.hpp>
 
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <fcntl.h>
+#include <filesystem>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
+#include <sys/stat.h>
+#include <system_error>
 #include <unistd.h>
 #include <unordered_map>
 
@@ -263,6 +270,191 @@ std::string warc_file_name(const std::string& pattern, std::size_t serial) {
     return pattern.substr(0, insert_at) + "-" + digits + pattern.substr(insert_at);
 }
 
+namespace {
+
+// The serial of `file_name` in the series of `pattern`'s file names, if it is one of them.
+std::optional<std::size_t> warc_serial_of(const std::string& pattern, const std::string& file_name) {
+    const std::string first = std::filesystem::path(warc_file_name(pattern, 0)).filename().string();
+    if (file_name == first)
+        return 0;
+    // Every later name is the second one with other digits where "00001" stands.
+    const std::string second = std::filesystem::path(warc_file_name(pattern, 1)).filename().string();
+    const std::size_t digits_at = second.rfind("00001");
+    if (digits_at == std::string::npos)
+        return std::nullopt;
+    const std::string prefix = second.substr(0, digits_at);
+    const std::string suffix = second.substr(digits_at + 5);
+    if (file_name.size() <= prefix.size() + suffix.size() || !file_name.starts_with(prefix) ||
+        !file_name.ends_with(suffix))
+        return std::nullopt;
+    const std::string digits =
+        file_name.substr(prefix.size(), file_name.size() - prefix.size() - suffix.size());
+    if (digits.size() > 12 || digits.find_first_not_of("0123456789") != std::string::npos)
+        return std::nullopt;
+    const std::size_t serial = std::stoull(digits);
+    if (std::filesystem::path(warc_file_name(pattern, serial)).filename().string() != file_name)
+        return std::nullopt;
+    return serial;
+}
+
+struct fd_guard {
+    int fd;
+    ~fd_guard() {
+        if (fd >= 0)
+            ::close(fd);
+    }
+};
+
+[[noreturn]] void throw_errno(const std::string& what) {
+    throw std::system_error(errno, std::generic_category(), what);
+}
+
+bool read_exactly(int fd, char* data, std::size_t size, std::uint64_t at) {
+    while (size > 0) {
+        const ssize_t n = ::pread(fd, data, size, static_cast<off_t>(at));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return false;
+        data += n;
+        size -= static_cast<std::size_t>(n);
+        at += static_cast<std::uint64_t>(n);
+    }
+    return true;
+}
+
+// The length of the uncompressed WARC record starting at `at` (header, block and the two CRLFs), or nullopt
+// when the file does not hold a whole, well-formed one there.
+std::optional<std::uint64_t> plain_record_length(int fd, std::uint64_t at, std::uint64_t file_size) {
+    // A record head is a few hundred bytes; 1 MiB without its end is not a head.
+    constexpr std::size_t max_head = 1u << 20;
+    std::string head;
+    char buffer[8192];
+    std::size_t head_end = std::string::npos;
+    while (head_end == std::string::npos) {
+        if (head.size() >= max_head || at + head.size() >= file_size)
+            return std::nullopt;
+        const std::size_t want =
+            static_cast<std::size_t>(std::min<std::uint64_t>(sizeof buffer, file_size - at - head.size()));
+        if (!read_exactly(fd, buffer, want, at + head.size()))
+            return std::nullopt;
+        const std::size_t searched_from = head.size() >= 3 ? head.size() - 3 : 0;
+        head.append(buffer, want);
+        head_end = head.find("\r\n\r\n", searched_from);
+    }
+    if (!head.starts_with("WARC/"))
+        return std::nullopt;
+    std::optional<std::uint64_t> content_length;
+    std::size_t line = head.find("\r\n") + 2;
+    while (line < head_end) {
+        const std::size_t line_end = head.find("\r\n", line);
+        const std::string_view field = std::string_view(head).substr(line, line_end - line);
+        const std::size_t colon = field.find(':');
+        if (colon != std::string_view::npos && iequals(trim(field.substr(0, colon)), "content-length")) {
+            const std::string_view value = trim(field.substr(colon + 1));
+            if (value.empty() || value.size() > 15 ||
+                value.find_first_not_of("0123456789") != std::string_view::npos)
+                return std::nullopt;
+            content_length = std::stoull(std::string(value));
+        }
+        line = line_end + 2;
+    }
+    if (!content_length)
+        return std::nullopt;
+    const std::uint64_t length = head_end + 4 + *content_length + 4;
+    if (at + length > file_size)
+        return std::nullopt;
+    char tail[4];
+    if (!read_exactly(fd, tail, 4, at + length - 4) || std::string_view(tail, 4) != "\r\n\r\n")
+        return std::nullopt;
+    return length;
+}
+
+// The compressed length of the gzip member starting at `at` when it is whole (its CRC checked by zlib) and
+// holds a WARC record, or nullopt.
+std::optional<std::uint64_t> gzip_member_length(int fd, std::uint64_t at, std::uint64_t file_size) {
+    z_stream stream{};
+    if (inflateInit2(&stream, 15 + 16) != Z_OK)
+        throw std::runtime_error("warc: inflateInit2 failed");
+    struct stream_end {
+        z_stream& s;
+        ~stream_end() { inflateEnd(&s); }
+    } ender{stream};
+    std::vector<char> in(64 * 1024);
+    std::vector<char> out(64 * 1024);
+    std::string start; // the first bytes of the record, to check that it is one
+    std::uint64_t offset = at;
+    for (;;) {
+        if (stream.avail_in == 0) {
+            if (offset >= file_size)
+                return std::nullopt; // the member goes on past the end of the file: torn
+            const std::size_t want =
+                static_cast<std::size_t>(std::min<std::uint64_t>(in.size(), file_size - offset));
+            if (!read_exactly(fd, in.data(), want, offset))
+                return std::nullopt;
+            offset += want;
+            stream.next_in = reinterpret_cast<Bytef*>(in.data());
+            stream.avail_in = static_cast<uInt>(want);
+        }
+        stream.next_out = reinterpret_cast<Bytef*>(out.data());
+        stream.avail_out = static_cast<uInt>(out.size());
+        const int result = inflate(&stream, Z_NO_FLUSH);
+        if (start.size() < 5)
+            start.append(out.data(), std::min<std::size_t>(5 - start.size(), out.size() - stream.avail_out));
+        if (result == Z_STREAM_END)
+            return start.starts_with("WARC/") ? std::optional<std::uint64_t>(stream.total_in) : std::nullopt;
+        if (result != Z_OK && result != Z_BUF_ERROR)
+            return std::nullopt; // corrupt data or a bad checksum
+    }
+}
+
+} // namespace
+
+std::vector<std::string> existing_warc_files(const std::string& pattern) {
+    std::filesystem::path directory = std::filesystem::path(pattern).parent_path();
+    const std::string shown_directory = directory.empty() ? std::string() : directory.string() + "/";
+    if (directory.empty())
+        directory = ".";
+    std::vector<std::pair<std::size_t, std::string>> found;
+    std::error_code ec;
+    for (std::filesystem::directory_iterator it{directory, ec}, end; !ec && it != end; it.increment(ec)) {
+        const std::string name = it->path().filename().string();
+        if (auto serial = warc_serial_of(pattern, name))
+            found.emplace_back(*serial, shown_directory + name);
+    }
+    std::sort(found.begin(), found.end());
+    std::vector<std::string> names;
+    for (auto& [serial, name] : found)
+        names.push_back(std::move(name));
+    return names;
+}
+
+tail_repair repair_warc_tail(const std::string& path) {
+    const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+    if (fd < 0)
+        throw_errno("warc: cannot open " + path);
+    fd_guard guard{fd};
+    struct stat info {};
+    if (::fstat(fd, &info) != 0)
+        throw_errno("warc: cannot stat " + path);
+    const auto size = static_cast<std::uint64_t>(info.st_size);
+    const bool gzip = path.size() >= 3 && path.compare(path.size() - 3, 3, ".gz") == 0;
+    tail_repair result;
+    std::uint64_t at = 0;
+    while (at < size) {
+        const auto length = gzip ? gzip_member_length(fd, at, size) : plain_record_length(fd, at, size);
+        if (!length || *length == 0)
+            break;
+        at += *length;
+        ++result.whole_records;
+    }
+    result.kept_bytes = at;
+    result.cut_bytes = size - at;
+    if (result.cut_bytes > 0 && ::ftruncate(fd, static_cast<off_t>(at)) != 0)
+        throw_errno("warc: cannot cut the torn tail of " + path);
+    return result;
+}
+
 struct warc_writer::state {
     struct previous_capture {
         std::string record_id;
@@ -270,22 +462,76 @@ struct warc_writer::state {
         std::string date;
     };
 
-    explicit state(warc_config c, std::size_t queue_limit)
+    state(warc_config c, open_mode m, std::size_t queue_limit)
         : config(std::move(c))
+        , mode(m)
         , gzip(config.path.size() >= 3 && config.path.compare(config.path.size() - 3, 3, ".gz") == 0)
-        , worker(queue_limit) {}
+        , worker(queue_limit, [this](bool sync) { flush(sync); }) {}
 
     ~state() {
+        worker.finish(); // its thread may still use the descriptor
         if (fd >= 0)
             ::close(fd);
     }
 
+    // Where the series starts, before the thread has work: the rules of open_mode for a series of files.
+    void prepare() {
+        const auto existing = existing_warc_files(config.path);
+        if (!existing.empty()) {
+            switch (mode) {
+            case open_mode::create_new:
+                throw output_exists("output.warc.path: " + existing.front() +
+                                    " exists already (--overwrite or output.overwrite: true replaces it)");
+            case open_mode::overwrite:
+                break; // each file is truncated when the series reaches it
+            case open_mode::append: {
+                // A resumed crawl never writes into an old file: it continues after the last one, which a
+                // kill may have cut in the middle of a record.
+                const std::string& last = existing.back();
+                const tail_repair repair = repair_warc_tail(last);
+                if (repair.whole_records == 0) {
+                    std::filesystem::remove(last);
+                    notes.push_back("warc: " + last + " held no whole record (" +
+                                    std::to_string(repair.cut_bytes) + " bytes): removed");
+                } else if (repair.cut_bytes > 0) {
+                    notes.push_back("warc: " + last + " ended in a torn record: cut " +
+                                    std::to_string(repair.cut_bytes) + " bytes, kept " +
+                                    std::to_string(repair.whole_records) + " whole records");
+                }
+                serial = serial_after(existing.back());
+                break;
+            }
+            }
+        }
+        create_parent_directories(warc_file_name(config.path, serial));
+    }
+
+    std::size_t serial_after(const std::string& name) const {
+        const auto serial = warc_serial_of(config.path, std::filesystem::path(name).filename().string());
+        return serial ? *serial + 1 : 1;
+    }
+
+    void flush(bool sync) {
+        if (sync && fd >= 0 && ::fsync(fd) != 0)
+            throw std::runtime_error("warc: cannot sync " + current_name + ": " + std::strerror(errno));
+    }
+
     // Runs on the worker thread (and once in the constructor, before the thread has work).
     void open_next() {
-        if (fd >= 0)
+        if (fd >= 0) {
+            // A finished file is made durable once, so that a later sync barrier needs only the open one.
+            const bool synced = ::fsync(fd) == 0;
             ::close(fd);
+            fd = -1;
+            if (!synced)
+                throw std::runtime_error("warc: cannot sync " + current_name + ": " + std::strerror(errno));
+        }
         const std::string name = warc_file_name(config.path, serial++);
-        fd = ::open(name.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        const int create = mode == open_mode::overwrite ? O_TRUNC : O_EXCL;
+        fd = ::open(name.c_str(), O_WRONLY | O_CREAT | create | O_CLOEXEC, 0644);
+        if (fd < 0 && errno == EEXIST)
+            throw output_exists("output.warc.path: " + name +
+                                " exists already (--overwrite or output.overwrite: true replaces it)");
         if (fd < 0)
             throw std::runtime_error("warc: cannot create " + name + ": " + std::strerror(errno));
         {
@@ -379,7 +625,9 @@ struct warc_writer::state {
     }
 
     warc_config config;
+    const open_mode mode;
     const bool gzip;
+    std::vector<std::string> notes;
     int fd = -1;
     std::size_t serial = 0;
     std::string current_name;
@@ -390,12 +638,13 @@ struct warc_writer::state {
     std::vector<std::string> files;
     bool closed = false;
     std::string close_error;
-    detail::background_worker worker;
+    detail::background_writer worker; // last: its thread uses the members above
 };
 
-warc_writer::warc_writer(warc_config config, std::size_t queue_limit_bytes)
-    : state_(std::make_shared<state>(std::move(config), queue_limit_bytes)) {
-    // The thread has nothing queued yet, so opening here does not race with it.
+warc_writer::warc_writer(warc_config config, open_mode mode, std::size_t queue_limit_bytes)
+    : state_(std::make_shared<state>(std::move(config), mode, queue_limit_bytes)) {
+    // The thread has nothing queued yet, so preparing and opening here do not race with it.
+    state_->prepare();
     state_->open_next();
 }
 
@@ -416,6 +665,22 @@ void warc_writer::write(const http_exchange& exchange) {
 
 bool warc_writer::busy() const noexcept {
     return state_->worker.busy();
+}
+
+void warc_writer::set_on_drained(std::function<void()> on_drained) {
+    state_->worker.set_on_drained(std::move(on_drained));
+}
+
+void warc_writer::barrier(bool sync, std::function<void()> done) {
+    state_->worker.barrier(sync, std::move(done));
+}
+
+std::vector<std::string> warc_writer::notes() const {
+    return state_->notes;
+}
+
+std::string warc_writer::error() const {
+    return state_->worker.error();
 }
 
 std::string warc_writer::close() {

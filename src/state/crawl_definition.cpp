@@ -6,6 +6,7 @@
 #include <boost/json/object.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
+#include <boost/json/value_from.hpp>
 
 namespace asiocrawl::detail {
 
@@ -20,8 +21,13 @@ std::string crawl_definition_json(const crawler_config& config) {
     }
     doc["roots"] = std::move(roots);
     doc["scope"] = config.scope == host_scope::strict ? "strict" : "lenient";
-    doc["include"] = config.include;
-    doc["exclude"] = config.exclude;
+    doc["include"] = json::value_from(config.include);
+    doc["exclude"] = json::value_from(config.exclude);
+    doc["no_parent"] = config.no_parent;
+    doc["domains"] = json::value_from(config.domains);
+    doc["exclude_domains"] = json::value_from(config.exclude_domains);
+    doc["accept"] = json::value_from(config.accept);
+    doc["reject"] = json::value_from(config.reject);
     doc["max_depth"] = config.max_depth ? json::value(*config.max_depth) : json::value(nullptr);
     doc["robots.obey"] = config.robots.obey;
     doc["sitemaps"] = config.sitemaps;

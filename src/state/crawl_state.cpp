@@ -73,7 +73,7 @@ crawl_state::crawl_state(const crawler_config& config, hooks h, bool durable, st
     , now_(now)
     , seed_(seed)
     , roots_(parse_roots(config))
-    , scope_(roots_, config.scope, config.include, config.exclude, config.traps)
+    , scope_(roots_, config)
     , frontier_(config.politeness.max_per_host, config.politeness.delay, durable ? window : 0, now)
     , agent_(config.fetch.user_agent.empty() ? default_user_agent(config.fetch.contact_url)
                                              : config.fetch.user_agent)
@@ -91,17 +91,11 @@ void crawl_state::restore(const restored_state& restored) {
             throw std::runtime_error("crawl state: host numbers are not dense");
     }
     batch_.new_hosts.clear(); // they are in the store already
-    for (std::size_t id = 0; id < restored.waiting.size() && id < host_names_.size(); ++id) {
-        const auto n = restored.waiting[id];
-        if (n == 0)
-            continue;
-        for (std::size_t i = 0; i < n; ++i) {
-            if (!hooks_.hold())
-                return;
-        }
-        refill_from_[id] = 0;
-        frontier_.add_spilled(static_cast<host_id>(id), n);
-    }
+    for (std::size_t id = 0; id < restored.next_seq.size() && id < next_seq_.size(); ++id)
+        next_seq_[id] = restored.next_seq[id];
+    for (std::size_t id = 0; id < restored.waiting.size() && id < durable_waiting_.size(); ++id)
+        durable_waiting_[id] = restored.waiting[id];
+    // The counters first: whatever happens next, a commit never writes them back smaller.
     if (!restored.counters.empty()) {
         const auto doc = boost::json::parse(restored.counters).as_object();
         for (const auto& [name, value] : doc.at("stats").as_object())
@@ -115,6 +109,20 @@ void crawl_state::restore(const restored_state& restored) {
         result_.runs = doc.at("runs").to_number<std::size_t>();
         result_.started_at = std::chrono::system_clock::time_point(
             std::chrono::microseconds(doc.at("started_at_us").to_number<std::int64_t>()));
+    }
+    for (std::size_t id = 0; id < restored.waiting.size() && id < host_names_.size(); ++id) {
+        const auto n = restored.waiting[id];
+        if (n == 0)
+            continue;
+        std::size_t held = 0;
+        while (held < n && !stopping_ && hooks_.hold())
+            ++held;
+        // Stopped while loading: what could not be counted waits for the next run, as the report's todo.
+        deferred_ += n - held;
+        if (held == 0)
+            continue;
+        refill_from_[id] = 0;
+        frontier_.add_spilled(static_cast<host_id>(id), held);
     }
 }
 
@@ -161,6 +169,8 @@ host_id crawl_state::host_number(std::string_view host) {
         host_names_.emplace_back(host);
         next_seq_.push_back(1);
         refill_from_.push_back(0);
+        durable_waiting_.push_back(0);
+        line_changed_.push_back(false);
         if (durable_)
             batch_.new_hosts.emplace_back(it->second, it->first);
     }
@@ -169,7 +179,9 @@ host_id crawl_state::host_number(std::string_view host) {
 
 bool crawl_state::admit(const boost::urls::url& url, const std::string& referrer, int redirects_left,
                         int depth, item_kind kind, bool from_sitemap) {
-    if (stopping_)
+    // A stopping crawl drops what it finds, unless it is durable: then the URL waits on disk for the next
+    // run (a link found by a fetch that finished during the stop is not lost).
+    if (stopping_ && !durable_)
         return false;
     const std::string_view key = url.buffer();
     const auto fp = url_fingerprint(key, seed_);
@@ -179,7 +191,8 @@ bool crawl_state::admit(const boost::urls::url& url, const std::string& referrer
         skip("max_pages");
         return false;
     }
-    if (!hooks_.hold())
+    const bool for_next_run = stopping_;
+    if (!for_next_run && !hooks_.hold())
         return false;
     seen_.insert(fp);
     work_item item;
@@ -194,8 +207,13 @@ bool crawl_state::admit(const boost::urls::url& url, const std::string& referrer
     if (durable_) {
         batch_.fingerprints.push_back(fp);
         batch_.waiting.push_back({host, item.seq, encode(item)});
+        ++durable_waiting_[host];
+        line_changed(host);
     }
-    push_waiting(host, std::move(item));
+    if (for_next_run)
+        ++deferred_;
+    else
+        push_waiting(host, std::move(item));
     return true;
 }
 
@@ -345,8 +363,18 @@ void crawl_state::emit(record r) {
 }
 
 void crawl_state::finished(const work_item& item, host_id host) {
-    if (durable_ && item.seq != 0)
-        batch_.finished.emplace_back(host, item.seq);
+    if (!durable_ || item.seq == 0)
+        return;
+    batch_.finished.emplace_back(host, item.seq);
+    --durable_waiting_[host];
+    line_changed(host);
+}
+
+void crawl_state::line_changed(host_id host) {
+    if (line_changed_[host])
+        return;
+    line_changed_[host] = true;
+    changed_lines_.push_back(host);
 }
 
 state_batch crawl_state::take_batch() {
@@ -354,6 +382,11 @@ state_batch crawl_state::take_batch() {
         batch_.counters = counters_json();
         counters_changed_ = false;
     }
+    for (const auto host : changed_lines_) {
+        batch_.lines.push_back({host, durable_waiting_[host], next_seq_[host]});
+        line_changed_[host] = false;
+    }
+    changed_lines_.clear();
     state_batch out;
     std::swap(out, batch_);
     return out;
@@ -412,8 +445,17 @@ void crawl_state::fetch_finished(ticket& t) {
 
 bool crawl_state::retry_later(ticket& t, const fetch_result& response, bool retryable_failure) {
     const bool retryable = response.error ? retryable_failure : is_retryable_status(response.status);
-    if (!retryable || t.item.tries >= config_.max_tries || stopping_)
+    if (!retryable || t.item.tries >= config_.max_tries || (stopping_ && !durable_))
         return false;
+    const host_id host = t.slot.host();
+    if (stopping_) {
+        // The next run makes the next attempt.
+        if (t.item.seq == 0)
+            return false;
+        batch_.waiting.push_back({host, t.item.seq, encode(t.item)});
+        ++deferred_;
+        return true;
+    }
     std::optional<std::string_view> retry_after;
     if (response.retry_after)
         retry_after = *response.retry_after;
@@ -428,7 +470,6 @@ bool crawl_state::retry_later(ticket& t, const fetch_result& response, bool retr
     say(log_level::info, t.item.url, ": attempt ", t.item.tries, " ",
         response.error ? std::string(error_kind(response.error)) : std::to_string(response.status),
         ", retrying in ", wait.count(), " ms");
-    const host_id host = t.slot.host();
     if (durable_ && t.item.seq != 0)
         batch_.waiting.push_back({host, t.item.seq, encode(t.item)}); // the attempts made so far survive
     // A copy: the worker still names the item until it is done with it.

@@ -93,6 +93,9 @@ public:
     /// No new URL is admitted or started; waiting ones are dropped from memory (a durable crawl keeps them).
     void stop();
     bool stopping() const noexcept { return stopping_; }
+    /// URLs a durable crawl admitted (or kept for another attempt) while stopping: they wait on disk for the
+    /// next run, uncounted by hooks::hold, and belong to the report's todo.
+    std::size_t deferred() const noexcept { return deferred_; }
 
     // ---- the frontier ----
 
@@ -139,6 +142,8 @@ public:
 
     report& result() noexcept { return result_; }
     crawl_progress progress() const;
+    /// Waiting URLs held in memory (the rest of a durable crawl's wait on disk).
+    std::size_t in_memory_waiting() const noexcept { return frontier_.in_memory(); }
     /// Requests in flight (begin_attempt .. release of the slot).
     std::size_t in_flight() const noexcept { return in_flight_; }
     void fetch_started(ticket& t);
@@ -177,6 +182,7 @@ private:
     void emit(record r);
     void deny(work_item item, host_id host, boost::system::error_code why);
     void finished(const work_item& item, host_id host);
+    void line_changed(host_id host);
     bool retry_later(ticket& t, const fetch_result& response, bool retryable_failure);
     void robots_fetched(ticket& t, fetch_result& response);
     void follow_redirect(ticket& t, const fetch_result& response, record& r);
@@ -201,7 +207,11 @@ private:
     std::unordered_map<std::string, host_id> host_numbers_;
     std::vector<std::uint64_t> next_seq_;    // per host: the sequence of its next admitted URL
     std::vector<std::uint64_t> refill_from_; // per host: the sequence of its first spilled URL
-    std::vector<std::string> origin_names_;  // robots_for indexes
+    std::vector<std::uint64_t>
+        durable_waiting_;            // per host: URLs with a durable copy (admitted, not finished)
+    std::vector<bool> line_changed_; // per host: its line goes into the next batch
+    std::vector<host_id> changed_lines_;
+    std::vector<std::string> origin_names_; // robots_for indexes
     std::unordered_map<std::string, origin_robots> robots_;
     state_batch batch_;
     report result_;
@@ -214,6 +224,7 @@ private:
     std::size_t failures_ = 0;
     std::size_t robots_denied_ = 0;
     std::uint64_t bytes_ = 0;
+    std::size_t deferred_ = 0;
     bool stopping_ = false;
     bool counters_changed_ = false;
 };

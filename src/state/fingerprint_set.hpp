@@ -31,9 +31,15 @@ public:
 private:
     // 0 marks an empty slot, so the fingerprint 0 is stored as 1: one more collision pair in 2^64.
     static std::uint64_t stored(std::uint64_t fp) noexcept { return fp == 0 ? 1 : fp; }
-    // Maps a fingerprint onto [0, size) without a power-of-two size (Lemire's multiply-shift).
+    // Maps a fingerprint onto [0, size) without a power-of-two size (Lemire's multiply-shift), after a
+    // mix: multiply-shift keeps order, and a resumed crawl reads its fingerprints back sorted, which would
+    // pile them all into the first slots of the growing table.
     std::size_t home(std::uint64_t fp) const noexcept {
-        return static_cast<std::size_t>((static_cast<unsigned __int128>(fp) * slots_.size()) >> 64);
+        fp ^= fp >> 31;
+        fp *= 0x7fb5d329728ea185ull;
+        fp ^= fp >> 27;
+        __extension__ using wide = unsigned __int128; // g++ and clang++: the high half of a 64x64 product
+        return static_cast<std::size_t>((static_cast<wide>(fp) * slots_.size()) >> 64);
     }
     void rehash(std::size_t slots);
 

@@ -28,6 +28,14 @@ struct state_batch {
     std::vector<waiting_item> waiting;
     /// URLs that finished: their record was made, they never wait again.
     std::vector<std::pair<host_id, std::uint64_t>> finished;
+    /// Hosts whose line changed: how many of their URLs wait (in flight included) and the sequence their
+    /// next URL gets. A resume reads these instead of every waiting URL.
+    struct host_line {
+        host_id host;
+        std::uint64_t waiting;
+        std::uint64_t next_seq;
+    };
+    std::vector<host_line> lines;
     /// Records kept for the classic per-URL report: normalized URL -> encode(record).
     std::vector<std::pair<std::string, std::string>> records;
     /// The crawl's counters as JSON (crawl_state::counters_json); empty when there is nothing to write.
@@ -35,7 +43,7 @@ struct state_batch {
 
     bool empty() const noexcept {
         return new_hosts.empty() && fingerprints.empty() && waiting.empty() && finished.empty() &&
-               records.empty() && counters.empty();
+               lines.empty() && records.empty() && counters.empty();
     }
 };
 
@@ -45,6 +53,8 @@ struct restored_state {
     std::vector<std::string> hosts;
     /// URLs waiting, per host number.
     std::vector<std::size_t> waiting;
+    /// Per host number: past the largest sequence in use, where the host's next admitted URL goes.
+    std::vector<std::uint64_t> next_seq;
     /// The counters of the runs so far (crawl_state::counters_json); empty for a new crawl.
     std::string counters;
 };

@@ -4,9 +4,11 @@
 // Keys, all in the default column family (big-endian numbers, so that byte order is key order):
 //   "M" name                 meta: "seed", "definition", "counters"
 //   "H" host(4)              host name
-//   "S" fingerprint(8)       an admitted URL (empty value)
+//   "L" host(4)              the host's line: varint(URLs waiting) varint(next sequence)
+//   "S" chunk(8)             the fingerprints (8 bytes each) of the URLs admitted between two commits
 //   "W" host(4) seq(8)       a waiting URL: encode(work_item)
-//   "R" url                  a kept record as JSON
+//   "R" url                  a kept record: encode(record)
+// A resume reads H, L and S only: O(hosts) keys and 8 bytes per URL in large values, never every waiting URL.
 #include "state/state_store.hpp"
 
 #include "state/varint.hpp"
@@ -48,9 +50,15 @@ std::string waiting_key(host_id host, std::uint64_t seq) {
     return k;
 }
 
-std::string fingerprint_key(std::uint64_t fp) {
+std::string line_key(host_id host) {
+    std::string k = "L";
+    put_be(k, host, 4);
+    return k;
+}
+
+std::string chunk_key(std::uint64_t chunk) {
     std::string k = "S";
-    put_be(k, fp, 8);
+    put_be(k, chunk, 8);
     return k;
 }
 
@@ -81,17 +89,23 @@ void claim(const fs::path& dir) {
     }
     if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
         fail(dir, "exists and is not a directory");
+    const auto draft = dir / (std::string(marker_name) + ".tmp");
+    fs::remove(draft, ec); // a claim cut short by a kill
     if (fs::exists(dir, ec) && !fs::is_empty(dir, ec))
         fail(dir, "is not empty and holds no crawl state (no " + std::string(marker_name) +
                       " file): refusing to write into it");
     fs::create_directories(dir, ec);
     if (ec)
         fail(dir, "cannot be created: " + ec.message());
-    std::ofstream out(marker);
+    // Written aside and renamed: a kill never leaves a half-written marker.
+    std::ofstream out(draft);
     out << marker_text;
     out.close();
     if (!out)
         fail(dir, "cannot be written");
+    fs::rename(draft, marker, ec);
+    if (ec)
+        fail(dir, "cannot be written: " + ec.message());
 }
 
 } // namespace
@@ -99,6 +113,7 @@ void claim(const fs::path& dir) {
 struct state_store::impl {
     fs::path dir;
     std::unique_ptr<rocksdb::DB> db;
+    std::uint64_t next_chunk = 0; // the key of the next fingerprint chunk
 
     void check(const rocksdb::Status& status, std::string_view doing) const {
         if (!status.ok())
@@ -183,6 +198,11 @@ void state_store::reset(const fs::path& dir) {
         fail(dir, "cannot be emptied: " + ec.message());
 }
 
+bool state_store::holds_state(const fs::path& dir) {
+    std::error_code ec;
+    return fs::exists(dir / marker_name, ec);
+}
+
 std::optional<state_meta> state_store::meta() const {
     auto seed = impl_->get(meta_key("seed"));
     if (!seed)
@@ -216,17 +236,24 @@ restored_state state_store::load(fingerprint_set& seen) {
         return true;
     });
     out.waiting.assign(out.hosts.size(), 0);
-    impl_->scan("W", [&](std::string_view key, std::string_view) {
-        const auto host = key.size() == 13 ? get_be(key.substr(1), 4) : out.hosts.size();
-        if (host >= out.hosts.size())
-            fail(impl_->dir, "the database is damaged (a waiting URL of an unknown host)");
-        ++out.waiting[static_cast<std::size_t>(host)];
+    out.next_seq.assign(out.hosts.size(), 1);
+    impl_->scan("L", [&](std::string_view key, std::string_view value) {
+        const auto host = key.size() == 5 ? get_be(key.substr(1), 4) : out.hosts.size();
+        varint_reader in{value};
+        const auto waiting = in.varint();
+        const auto next_seq = in.varint();
+        if (host >= out.hosts.size() || !waiting || !next_seq || !in.at_end())
+            fail(impl_->dir, "the database is damaged (host lines)");
+        out.waiting[static_cast<std::size_t>(host)] = static_cast<std::size_t>(*waiting);
+        out.next_seq[static_cast<std::size_t>(host)] = *next_seq;
         return true;
     });
-    impl_->scan("S", [&](std::string_view key, std::string_view) {
-        if (key.size() != 9)
+    impl_->scan("S", [&](std::string_view key, std::string_view value) {
+        if (key.size() != 9 || value.size() % 8 != 0)
             fail(impl_->dir, "the database is damaged (fingerprints)");
-        seen.insert(get_be(key.substr(1), 8));
+        for (std::size_t i = 0; i < value.size(); i += 8)
+            seen.insert(get_be(value.substr(i), 8));
+        impl_->next_chunk = get_be(key.substr(1), 8) + 1;
         return true;
     });
     return out;
@@ -236,8 +263,19 @@ void state_store::write(const state_batch& b, bool sync) {
     rocksdb::WriteBatch batch;
     for (const auto& [host, name] : b.new_hosts)
         batch.Put(slice(host_key(host)), slice(name));
-    for (const auto fp : b.fingerprints)
-        batch.Put(slice(fingerprint_key(fp)), rocksdb::Slice());
+    std::string chunk;
+    if (!b.fingerprints.empty()) {
+        chunk.reserve(8 * b.fingerprints.size());
+        for (const auto fp : b.fingerprints)
+            put_be(chunk, fp, 8);
+        batch.Put(slice(chunk_key(impl_->next_chunk)), slice(chunk));
+    }
+    for (const auto& line : b.lines) {
+        std::string value;
+        put_varint(value, line.waiting);
+        put_varint(value, line.next_seq);
+        batch.Put(slice(line_key(line.host)), slice(value));
+    }
     for (const auto& w : b.waiting)
         batch.Put(slice(waiting_key(w.host, w.seq)), slice(w.item));
     for (const auto& [host, seq] : b.finished)
@@ -249,6 +287,8 @@ void state_store::write(const state_batch& b, bool sync) {
     rocksdb::WriteOptions options;
     options.sync = sync;
     impl_->check(impl_->db->Write(options, &batch), "write");
+    if (!b.fingerprints.empty())
+        ++impl_->next_chunk;
 }
 
 std::vector<std::pair<std::uint64_t, std::string>>

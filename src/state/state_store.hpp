@@ -35,6 +35,8 @@ public:
     /// Removes a state directory's contents (--state-reset). Refuses, with state_error, a non-empty
     /// directory that is not a crawl state.
     static void reset(const std::filesystem::path& dir);
+    /// True when `dir` carries the marker of a crawl state (without opening the database).
+    static bool holds_state(const std::filesystem::path& dir);
 
     ~state_store();
     state_store(const state_store&) = delete;

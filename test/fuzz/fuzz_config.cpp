@@ -7,7 +7,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const std::string_view yaml(reinterpret_cast<const char*>(data), size);
-    asiocrawl::app_config config;
+    asiocrawl::cli::app_config config;
     asiocrawl::cli::config_origins origins;
     const auto errors = asiocrawl::cli::load_config_text(yaml, "fuzz.yaml", config, &origins);
     for (const auto& error : errors)

@@ -1,6 +1,9 @@
 // Uses only the installed package: serves three pages on 127.0.0.1 with plain Asio, crawls them with
-// asiocrawl::crawler on the same io_context, and exits 0 when the crawl found exactly those three pages.
+// asiocrawl::crawler on the same io_context, writes JSON Lines records and a WARC file with
+// asiocrawl::outputs into the directory given as argument, and exits 0 when the crawl found exactly those
+// three pages and both files hold them.
 #include <asiocrawl/crawler.hpp>
+#include <asiocrawl/outputs/output_set.hpp>
 #include <asiocrawl/version.hpp>
 
 #include <boost/asio/as_tuple.hpp>
@@ -13,6 +16,8 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <set>
@@ -56,29 +61,49 @@ asio::awaitable<void> serve(tcp::acceptor& acceptor) {
     }
 }
 
-asio::awaitable<int> crawl(tcp::acceptor& acceptor) {
+std::size_t lines_in(const std::filesystem::path& path) {
+    std::ifstream in{path};
+    std::size_t lines = 0;
+    for (std::string line; std::getline(in, line);)
+        ++lines;
+    return lines;
+}
+
+asio::awaitable<int> crawl(tcp::acceptor& acceptor, std::filesystem::path out_dir) {
     asiocrawl::crawler_config config;
     config.roots = {"http://127.0.0.1:" + std::to_string(acceptor.local_endpoint().port()) + "/"};
-    asiocrawl::crawler crawler{co_await asio::this_coro::executor, config};
+    const auto executor = co_await asio::this_coro::executor;
+    asiocrawl::crawler crawler{executor, config};
+    asiocrawl::outputs::output_config outputs;
+    outputs.records = (out_dir / "records.jsonl").string();
+    outputs.warc.path = (out_dir / "crawl.warc.gz").string();
+    outputs.mode = asiocrawl::outputs::open_mode::overwrite;
+    asiocrawl::outputs::output_set out{executor, outputs};
     std::set<std::string> found;
-    crawler.set_record_sink([&](const asiocrawl::record& r) {
+    out.attach(crawler, [&](const asiocrawl::record& r) {
         if (r.status == 200)
             found.insert(r.url.substr(r.url.rfind('/')));
     });
+    out.start();
     const asiocrawl::report report = co_await crawler.async_run(asio::use_awaitable);
+    out.stop();
     acceptor.close();
+    if (!out.finish(report).empty())
+        co_return 1;
     std::cout << "consumer: asiocrawl " << asiocrawl::version() << " crawled " << report.done << " URLs\n";
-    co_return found == std::set<std::string>{"/", "/a", "/b"} && report.done == 3 ? 0 : 1;
+    const bool written = lines_in(outputs.records) == 3 && std::filesystem::file_size(outputs.warc.path) > 0;
+    co_return found == std::set<std::string>{"/", "/a", "/b"} && report.done == 3 && written ? 0 : 1;
 }
 
 } // namespace
 
-int main() {
+int main(int argc, char* argv[]) {
+    const std::filesystem::path out_dir = argc > 1 ? argv[1] : "consumer-outputs";
     asio::io_context ctx;
     tcp::acceptor acceptor{ctx, {asio::ip::make_address("127.0.0.1"), 0}};
     asio::co_spawn(ctx, serve(acceptor), asio::detached);
     int exit_code = 1;
-    asio::co_spawn(ctx, crawl(acceptor), [&](std::exception_ptr e, int code) {
+    asio::co_spawn(ctx, crawl(acceptor, out_dir), [&](std::exception_ptr e, int code) {
         if (e)
             std::cerr << "consumer: the crawl failed\n";
         else

@@ -1,7 +1,9 @@
-# The package_consumer test: install asiocrawl from its build tree into a fresh prefix, configure and build the
-# consumer project against that prefix only, run it. Usage (see test/CMakeLists.txt):
-#   cmake -DASIOCRAWL_BUILD_DIR=.. -DCONSUMER_SOURCE_DIR=.. -DWORK_DIR=.. -DGENERATOR=.. -DCXX_COMPILER=..
-#         [-DCXX_LAUNCHER=ccache] [-DBUILD_TYPE=..] [-DSANITIZE_FLAGS=-fsanitize=..] -P run_consumer.cmake
+# The package_consumer test: install asiocrawl from its build tree into a fresh prefix, then configure, build
+# and run two standalone projects against that prefix only: the minimal consumer (test/package) and the
+# embedding example (examples/embed, checked by its check_example.cmake). Usage (see test/CMakeLists.txt):
+#   cmake -DASIOCRAWL_BUILD_DIR=.. -DCONSUMER_SOURCE_DIR=.. -DEXAMPLE_SOURCE_DIR=.. -DWORK_DIR=.. -DGENERATOR=..
+#         -DCXX_COMPILER=.. [-DCXX_LAUNCHER=ccache] [-DBUILD_TYPE=..] [-DSANITIZE_FLAGS=-fsanitize=..]
+#         -P run_consumer.cmake
 function(run)
   execute_process(COMMAND ${ARGV} RESULT_VARIABLE rc)
   if(NOT rc EQUAL 0)
@@ -28,4 +30,11 @@ endif()
 # copy; the consumer's build tree is kept, and ccache (when configured) absorbs the rebuild.
 run(${CMAKE_COMMAND} -S ${CONSUMER_SOURCE_DIR} -B ${WORK_DIR}/build -G ${GENERATOR} ${options})
 run(${CMAKE_COMMAND} --build ${WORK_DIR}/build)
-run(${WORK_DIR}/build/consumer)
+run(${WORK_DIR}/build/consumer ${WORK_DIR}/consumer-outputs)
+
+if(EXAMPLE_SOURCE_DIR)
+  run(${CMAKE_COMMAND} -S ${EXAMPLE_SOURCE_DIR} -B ${WORK_DIR}/embed-build -G ${GENERATOR} ${options})
+  run(${CMAKE_COMMAND} --build ${WORK_DIR}/embed-build)
+  run(${CMAKE_COMMAND} -DEXAMPLE=${WORK_DIR}/embed-build/asiocrawl_embed_example
+      -P ${EXAMPLE_SOURCE_DIR}/check_example.cmake)
+endif()

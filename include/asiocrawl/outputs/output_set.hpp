@@ -2,8 +2,9 @@
 // crawler, starts it, stops it when the crawl completes and finishes it after the io_context returns.
 #pragma once
 
-#include <asiocrawl/config.hpp>
 #include <asiocrawl/crawler.hpp>
+#include <asiocrawl/outputs/files.hpp>
+#include <asiocrawl/outputs/output_config.hpp>
 #include <asiocrawl/report.hpp>
 #include <asiocrawl/sink.hpp>
 
@@ -18,33 +19,47 @@
 
 namespace asiocrawl::outputs {
 
-/// Opens what `config` asks for — WARC (warc.path), saved pages (save_dir), the metrics endpoint
-/// (metrics_listen), the progress line (when a progress writer is given) and the JSON summary (report_json)
-/// — and connects them to a crawler's sinks. records/report are the CLI's own business and are ignored.
+/// Opens what `config` asks for — JSON Lines records (records), WARC (warc.path), saved pages (save_dir), the
+/// metrics endpoint (metrics_listen), the progress line (when a progress writer is given) and the JSON
+/// summary (report_json) — and connects them to a crawler's sinks. `report` (the text report) is the
+/// caller's business and is ignored. Every file output is written by a writer thread of its own (one
+/// background-writer class for all), bounded and with back-pressure.
 ///
 /// Sequence, all on the crawler's executor except finish():
-///   output_set out{ex, app.output, log, progress_writer};   // throws if a file or the port cannot be opened
+///   output_set out{ex, app.output, log, progress_writer};   // throws if an output cannot be opened
 ///   out.attach(crawl, my_record_sink, my_busy);             // before async_run
 ///   out.start();                                            // metrics server + progress timer
 ///   crawl.async_run([&](auto e, report r) { out.stop(); ... });   // stop() lets the io_context run dry
 ///   ctx.run();  out.finish(result);                         // drains writer threads, writes report_json
 class output_set {
 public:
-    /// `progress_writer`: receives terminal bytes for stderr (see progress_reporter); empty: no progress
-    /// line. Decide with progress_enabled(config.progress, isatty(2), quiet). Throws std::runtime_error /
-    /// std::filesystem::filesystem_error / boost::system::system_error / std::invalid_argument naming the
-    /// output that cannot be opened.
+    /// `progress_writer`: receives the progress line's bytes for stderr (see progress_reporter); empty: no
+    /// progress line. Decide with progress_enabled(config.progress, isatty(2), quiet), and say with
+    /// `progress_on_terminal` whether stderr is a terminal (else plain lines, no terminal codes).
+    ///
+    /// `config.mode` says what happens to outputs that exist (see open_mode); parent directories are
+    /// created. Under create_new every existing output is checked before anything is created, and all of
+    /// them are named in one output_exists. Throws output_exists, std::system_error /
+    /// std::filesystem::filesystem_error / std::runtime_error naming the output that cannot be opened, and
+    /// std::invalid_argument for a listen address that does not parse. What the constructor created before
+    /// a failure is removed again.
     output_set(boost::asio::any_io_executor executor, const output_config& config, logger log = {},
-               std::function<void(std::string)> progress_writer = {});
-    /// Stops the server and the timer without a summary line; writer threads are drained and joined (their
-    /// destructors close the files). Prefer finish(), which reports failures.
+               std::function<void(std::string)> progress_writer = {}, bool progress_on_terminal = true);
+    /// Stops the server and the timer without a summary line; writer threads are drained and joined.
+    /// Prefer finish(), which reports failures.
     ~output_set();
     output_set(const output_set&) = delete;
     output_set& operator=(const output_set&) = delete;
 
     /// Installs the record, body and exchange sinks and back-pressure on `crawl` (only those an output
-    /// needs). The crawler has one record sink: `also` is called first for every record, so the CLI's own
-    /// sink (JSON Lines) keeps working; `also_busy` is or-ed into the back-pressure. Call before async_run.
+    /// needs): crawl.notify_drained() is called, from a writer thread, whenever the set stops being busy,
+    /// and crawl.set_output_flush() gets flush() (fsync only when the crawl's state.fsync asks; without it,
+    /// written with write(2), which a killed process cannot lose).
+    /// The crawler has one record sink: `also` is called first for every record, so the caller's own sink
+    /// keeps working; `also_busy` is or-ed into the back-pressure (the caller then calls
+    /// crawl.notify_drained() when it turns false). Call before async_run. Saved pages
+    /// follow the crawl's accept/reject rules as wget does: a page fetched only to be traversed (an HTML
+    /// page whose name they reject) is not stored.
     void attach(crawler& crawl, record_sink also = {}, std::function<bool()> also_busy = {});
 
     /// Starts the metrics server and the progress timer. Call on the executor after attach().
@@ -54,13 +69,30 @@ public:
     /// io_context can run out of work. Call on the executor when async_run completes. Idempotent.
     void stop();
 
-    /// Drains and closes the WARC and saved-page writers (blocking until their threads are done) and writes
-    /// the JSON summary. Call once, after the io_context has returned (or at least after stop()). Returns one
-    /// message per output that failed (empty when everything was written).
+    /// Drains and closes every writer (blocking until their threads are done) and writes the JSON summary,
+    /// with the broken links seen. Call once, after the io_context has returned (or at least after stop()).
+    /// Returns one message per output that failed (empty when everything was written).
     std::vector<std::string> finish(const report& final_report);
 
-    /// True while a writer thread is behind (what attach() installs as back-pressure).
+    /// A durability barrier: `done` runs once everything handed to every output before this call has been
+    /// written with write(2) — records, WARC records, saved pages — and, with `sync`, fsync'd (saved pages
+    /// with their directories). `done` receives "" or the first write failure of any output. It runs on
+    /// one of the writer threads (the last one to get there), or inline when no output has a writer
+    /// thread: post to your executor from it. Call on the executor, before finish().
+    void flush(std::function<void(const std::string& error)> done, bool sync = false);
+
+    /// True from when a writer thread fell behind by more than its queue limit until every writer is back
+    /// under half of its limit (what attach() installs as back-pressure).
     bool busy() const noexcept;
+
+    /// `on_drained` is called, on a writer thread, each time busy() turns false (after the attached
+    /// crawler's notify_drained()). Post to your executor from it; check busy() again there (another writer
+    /// may be behind by then).
+    void set_on_drained(std::function<void()> on_drained);
+
+    /// What opening found and repaired (append mode: a torn JSON Lines line cut, a WARC file's torn tail
+    /// cut), one line each; also logged as warnings.
+    std::vector<std::string> notes() const;
 
     /// Where the metrics server listens (to print it, or for tests); nullopt without one.
     std::optional<boost::asio::ip::tcp::endpoint> metrics_endpoint() const;

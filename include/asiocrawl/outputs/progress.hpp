@@ -1,7 +1,7 @@
 // The progress line on a terminal: a sans-io formatter and a timer that redraws it at most twice a second.
 #pragma once
 
-#include <asiocrawl/config.hpp>
+#include <asiocrawl/outputs/output_config.hpp>
 #include <asiocrawl/sink.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
@@ -26,17 +26,22 @@ std::string progress_summary(const crawl_progress& final_snapshot);
 /// Whether a progress line should be drawn: `always`, or `automatic` with stderr a terminal and not quiet.
 bool progress_enabled(progress_mode mode, bool stderr_is_tty, bool quiet) noexcept;
 
-/// Redraws the progress line on a timer running on the crawler's executor. The writer receives bytes meant
-/// for a terminal ("\r", the line, erase-to-end-of-line), and after stop() the summary with a newline. It is
-/// called on the executor and must not block: the CLI hands the bytes to its stderr writer thread.
+/// Redraws the progress line on a timer running on the crawler's executor. On a terminal the writer receives
+/// bytes that overwrite the line in place ("\r", the line, erase-to-end-of-line), and after stop() the
+/// summary with a newline. Elsewhere (`terminal` false: a file, a pipe, a container log) it receives plain
+/// lines, "progress: " and the line and a newline, at most one every 5 seconds, and then the summary line:
+/// no carriage return or escape code ever reaches a log. The writer is called on the executor and must not
+/// block: the CLI hands the bytes to its stderr writer thread.
 class progress_reporter {
 public:
     using snapshot_fn = std::function<crawl_progress()>;
     using writer_fn = std::function<void(std::string)>;
 
     /// `interval` below 500 ms is raised to 500 ms: a terminal needs no more than two redraws a second.
+    /// `interval` below 5 s is raised to 5 s when `terminal` is false.
     progress_reporter(boost::asio::any_io_executor executor, snapshot_fn snapshot, writer_fn writer,
-                      std::chrono::milliseconds interval = std::chrono::milliseconds{500});
+                      std::chrono::milliseconds interval = std::chrono::milliseconds{500},
+                      bool terminal = true);
     /// Stops without writing a summary.
     ~progress_reporter();
     progress_reporter(const progress_reporter&) = delete;

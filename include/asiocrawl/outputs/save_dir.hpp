@@ -1,10 +1,13 @@
 // Saved pages: response bodies stored under DIR/host/path, in wget's layout, by a thread of their own.
 #pragma once
 
+#include <asiocrawl/outputs/files.hpp>
+#include <asiocrawl/outputs/output_config.hpp>
 #include <asiocrawl/record.hpp>
 
 #include <cstddef>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -30,8 +33,11 @@ std::optional<std::filesystem::path> save_path_for(std::string_view url);
 /// name and renamed, so a crash never leaves a half-written page under its real name.
 class save_dir_writer {
 public:
-    /// Creates `directory` if needed. Throws std::filesystem::filesystem_error when it cannot.
-    explicit save_dir_writer(std::filesystem::path directory, std::size_t queue_limit_bytes = 64u << 20);
+    /// Creates `directory` if needed. Throws std::filesystem::filesystem_error when it cannot, and
+    /// output_exists under create_new when it exists and is not empty (overwrite and append write into it,
+    /// replacing the files of pages fetched again, as wget -r does).
+    explicit save_dir_writer(std::filesystem::path directory, open_mode mode = open_mode::create_new,
+                             std::size_t queue_limit_bytes = 64u << 20);
     /// Closes (see close()).
     ~save_dir_writer();
     save_dir_writer(const save_dir_writer&) = delete;
@@ -40,8 +46,16 @@ public:
     /// Queues `body` to be saved for `r.url` (use as the crawler's body sink).
     void write(const record& r, std::string_view body);
 
-    /// True while more than the queue limit waits: pass to crawler::set_backpressure.
+    /// True from when more than the queue limit waited until it is back under half of it: pass to
+    /// crawler::set_backpressure.
     bool busy() const noexcept;
+    /// Called on the writer thread whenever busy() turns false. Set before the first write().
+    void set_on_drained(std::function<void()> on_drained);
+    /// `done` runs on the writer thread once every body written before is saved under its name, and with
+    /// `sync` fsync'd with its directory.
+    void barrier(bool sync, std::function<void()> done);
+    /// The first failure so far ("" when none).
+    std::string error() const;
 
     /// Writes what is queued and stops the thread. Idempotent. Returns "" or the first error.
     std::string close();

@@ -2,12 +2,14 @@
 // exchange a response (or revisit) record and a request record pointing at it with WARC-Concurrent-To.
 #pragma once
 
-#include <asiocrawl/config.hpp>
+#include <asiocrawl/outputs/files.hpp>
+#include <asiocrawl/outputs/output_config.hpp>
 #include <asiocrawl/sink.hpp>
 
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -48,6 +50,17 @@ std::string gzip_member(std::string_view data);
 /// (or before the extension when there is no ".warc").
 std::string warc_file_name(const std::string& pattern, std::size_t serial);
 
+/// The files of `pattern`'s series that exist, in serial order (names as warc_file_name makes them, in the
+/// pattern's directory).
+std::vector<std::string> existing_warc_files(const std::string& pattern);
+
+/// Checks a WARC file record by record — for a ".gz" file gzip member by gzip member, each decompressed in
+/// full so zlib checks its CRC — and cuts the tail after the last whole record: what a kill in the middle of
+/// a write leaves (a member or record that runs past the end of the file, or bytes that are not a record).
+/// Reads the whole file once; keeps none of it in memory. Throws std::system_error when the file cannot be
+/// read or cut.
+tail_repair repair_warc_tail(const std::string& path);
+
 // ---- the writer ----
 
 /// Writes exchanges to WARC files from a thread of its own: write() copies the exchange and returns at once;
@@ -56,10 +69,14 @@ std::string warc_file_name(const std::string& pattern, std::size_t serial);
 /// write() and busy() are meant for one thread (the crawler's executor); close() for the owner.
 class warc_writer {
 public:
-    /// Opens the first file (truncating it) and writes its warcinfo record before returning.
+    /// Opens the first file and writes its warcinfo record before returning; the file's directories are
+    /// created. `mode`: create_new refuses a series of which a file exists (output_exists); overwrite
+    /// truncates each file of the series as it reaches it; append continues after the last existing file of
+    /// the series, in a new one, after repairing that last file with repair_warc_tail (see notes()).
     /// Throws std::runtime_error when the file cannot be created. `queue_limit_bytes`: copied exchanges
     /// waiting for the thread beyond which busy() is true.
-    explicit warc_writer(warc_config config, std::size_t queue_limit_bytes = 64u << 20);
+    explicit warc_writer(warc_config config, open_mode mode = open_mode::create_new,
+                         std::size_t queue_limit_bytes = 64u << 20);
     /// Closes (see close()).
     ~warc_writer();
     warc_writer(const warc_writer&) = delete;
@@ -68,8 +85,19 @@ public:
     /// Archives one exchange. An exchange without response bytes (nothing arrived) is not archived.
     void write(const http_exchange& exchange);
 
-    /// True while the thread is behind by more than the queue limit: pass to crawler::set_backpressure.
+    /// True from when the thread fell behind by more than the queue limit until it is back under half of
+    /// it: pass to crawler::set_backpressure.
     bool busy() const noexcept;
+    /// Called on the writer thread whenever busy() turns false. Set before the first write().
+    void set_on_drained(std::function<void()> on_drained);
+    /// `done` runs on the writer thread once every exchange written before is in the file (write(2)), and
+    /// fsync'd when `sync`.
+    void barrier(bool sync, std::function<void()> done);
+
+    /// What the constructor repaired or removed when it continued a series ("" lines for a log).
+    std::vector<std::string> notes() const;
+    /// The first write failure so far ("" when none).
+    std::string error() const;
 
     /// Writes what is queued, closes the file and stops the thread. Idempotent. Returns "" or the first
     /// error.

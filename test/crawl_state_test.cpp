@@ -1,0 +1,432 @@
+// The crawl's decisions driven without sockets: events in (answers, links, time), tickets, records and
+// durable changes out. A manual clock stands in for time.
+#include "state/crawl_state.hpp"
+
+#include <asiocrawl/error.hpp>
+
+#include <boost/asio/error.hpp>
+#include <boost/url/parse.hpp>
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+using namespace asiocrawl;
+using namespace asiocrawl::detail;
+using namespace std::chrono_literals;
+
+namespace {
+
+crawl_state::time_point fake_now{std::chrono::hours(1)};
+crawl_state::time_point manual_clock() {
+    return fake_now;
+}
+
+/// The state and what it told its loop: unfinished count, records.
+struct harness {
+    crawler_config config;
+    std::size_t unfinished = 0;
+    bool closed = false;
+    std::vector<record> records;
+    std::optional<crawl_state> state;
+
+    explicit harness(std::function<void(crawler_config&)> adjust = {}, bool durable = false,
+                     std::size_t window = 0) {
+        fake_now = crawl_state::time_point{std::chrono::hours(1)};
+        config.roots = {"http://a.test/"};
+        config.retry.initial_backoff = 100ms;
+        config.retry.jitter = 0;
+        if (adjust)
+            adjust(config);
+        crawl_state::hooks h;
+        h.hold = [this] {
+            if (closed)
+                return false;
+            ++unfinished;
+            return true;
+        };
+        h.release = [this] { --unfinished; };
+        h.emit = [this](const record& r) { records.push_back(r); };
+        state.emplace(config, std::move(h), durable, window, &manual_clock, 42);
+    }
+
+    crawl_state& operator*() { return *state; }
+    crawl_state* operator->() { return &*state; }
+
+    /// Takes the next ticket, asserting there is one for `url`.
+    crawl_state::ticket take(const std::string& url) {
+        auto t = state->next();
+        EXPECT_TRUE(t) << "no ticket, expected " << url;
+        if (!t)
+            return {};
+        EXPECT_EQ(t->item.url, url);
+        EXPECT_TRUE(state->begin_attempt(*t));
+        state->fetch_started(*t);
+        return std::move(*t);
+    }
+
+    /// The answer to a ticket, start to end, as the loop does it (one task_done at the end).
+    void answer(crawl_state::ticket& t, fetch_result response, std::vector<std::string> links = {}) {
+        state->fetch_finished(t);
+        record r;
+        const bool retryable = response.error == boost::asio::error::connection_refused;
+        switch (state->on_response(t, response, retryable, r)) {
+        case crawl_state::next_step::done:
+            break;
+        case crawl_state::next_step::parse_page: {
+            resolved_links resolved;
+            for (const auto& link : links)
+                resolved.urls.push_back(boost::urls::parse_uri(link).value());
+            state->on_links(t, r, resolved);
+            [[fallthrough]];
+        }
+        case crawl_state::next_step::record_ready:
+            state->finish(t, std::move(r));
+            break;
+        }
+        t = {};
+        --unfinished; // the worker's task_done
+    }
+
+    const record* find(const std::string& url) const {
+        for (const auto& r : records)
+            if (r.url == url)
+                return &r;
+        return nullptr;
+    }
+};
+
+fetch_result page(int status = 200, std::string body = "<p>x</p>") {
+    fetch_result r;
+    r.status = status;
+    r.content_type = "text/html";
+    r.body = std::move(body);
+    r.body_bytes = r.body.size();
+    r.remote_ip = "192.0.2.1";
+    return r;
+}
+
+fetch_result robots(std::string body) {
+    fetch_result r = page(200, std::move(body));
+    r.content_type = "text/plain";
+    return r;
+}
+
+fetch_result redirect(int status, std::string location) {
+    fetch_result r = page(status, "");
+    r.location = std::move(location);
+    return r;
+}
+
+auto no_robots = [](crawler_config& c) { c.robots.obey = false; };
+
+} // namespace
+
+TEST(crawl_state, robots_txt_comes_first_and_its_verdict_decides) {
+    harness h;
+    h->start();
+    EXPECT_EQ(h.unfinished, 1u) << "the root";
+    auto robots_ticket = h.take("http://a.test/robots.txt");
+    EXPECT_EQ(h.unfinished, 2u) << "the root waits, robots.txt is counted too";
+    EXPECT_FALSE(h->next()) << "the host waits for its robots.txt";
+    h.answer(robots_ticket, robots("User-agent: *\nDisallow: /\n"));
+    EXPECT_FALSE(h->next()) << "denied: no ticket";
+    ASSERT_NE(h.find("http://a.test/"), nullptr);
+    EXPECT_EQ(h.find("http://a.test/")->error, error::robots_denied);
+    EXPECT_EQ(h.unfinished, 0u) << "the denied root was released";
+}
+
+TEST(crawl_state, an_unreachable_root_says_what_happened) {
+    harness h([](crawler_config& c) { c.max_tries = 1; });
+    h->start();
+    auto t = h.take("http://a.test/robots.txt");
+    fetch_result refused;
+    refused.error = boost::asio::error::connection_refused;
+    h.answer(t, refused);
+    EXPECT_FALSE(h->next());
+    const auto* root = h.find("http://a.test/");
+    ASSERT_NE(root, nullptr);
+    EXPECT_EQ(root->error, boost::asio::error::connection_refused)
+        << "not robots_unavailable: nothing answered at all";
+    EXPECT_NE(root->error_detail.find("not reachable"), std::string::npos);
+    EXPECT_EQ(h.unfinished, 0u);
+}
+
+TEST(crawl_state, a_robots_txt_that_answers_5xx_keeps_the_origin_off_limits) {
+    harness h([](crawler_config& c) { c.max_tries = 1; });
+    h->start();
+    auto t = h.take("http://a.test/robots.txt");
+    h.answer(t, page(500));
+    EXPECT_FALSE(h->next());
+    EXPECT_EQ(h.find("http://a.test/")->error, error::robots_unavailable);
+}
+
+TEST(crawl_state, robots_txt_redirects_are_followed_through_the_frontier) {
+    harness h;
+    h->start();
+    auto t = h.take("http://a.test/robots.txt");
+    h.answer(t, redirect(301, "http://b.test/robots.txt"));
+    auto hop = h.take("http://b.test/robots.txt");
+    EXPECT_EQ(hop.item.kind, item_kind::robots);
+    h.answer(hop, robots("User-agent: *\nDisallow: /private\n"));
+    auto root = h.take("http://a.test/");
+    EXPECT_EQ(root.item.depth, 0);
+}
+
+TEST(crawl_state, links_are_admitted_once_with_their_referrer_and_depth) {
+    harness h(no_robots);
+    h->start();
+    auto root = h.take("http://a.test/");
+    h.answer(root, page(), {"http://a.test/x", "http://a.test/x", "http://b.test/off", "http://a.test/y"});
+    const auto* r = h.find("http://a.test/");
+    ASSERT_NE(r, nullptr);
+    EXPECT_EQ(r->num_urls, 2u);
+    EXPECT_EQ(r->num_new_urls, 2u);
+    EXPECT_EQ(h->result().stats["skipped_off_host"], 1u);
+    auto x = h.take("http://a.test/x");
+    EXPECT_EQ(x.item.referrer, "http://a.test/");
+    EXPECT_EQ(x.item.depth, 1);
+    h.answer(x, page(), {"http://a.test/", "http://a.test/y"});
+    EXPECT_EQ(h.find("http://a.test/x")->num_new_urls, 0u) << "both seen before";
+}
+
+TEST(crawl_state, a_redirect_target_keeps_the_depth_and_names_its_source) {
+    harness h(no_robots);
+    h->start();
+    auto root = h.take("http://a.test/");
+    h.answer(root, redirect(301, "/home"));
+    const auto* r = h.find("http://a.test/");
+    ASSERT_NE(r, nullptr);
+    EXPECT_EQ(r->next_url, "http://a.test/home");
+    auto target = h.take("http://a.test/home");
+    EXPECT_EQ(target.item.depth, 0);
+    EXPECT_EQ(target.item.redirects_left, h.config.max_redirect - 1);
+    EXPECT_EQ(target.item.referrer, "http://a.test/");
+}
+
+TEST(crawl_state, a_retry_waits_its_backoff_without_a_ticket) {
+    harness h(no_robots);
+    h->start();
+    auto t = h.take("http://a.test/");
+    h.answer(t, page(503));
+    EXPECT_TRUE(h.records.empty());
+    EXPECT_EQ(h.unfinished, 1u) << "the retry is counted";
+    EXPECT_FALSE(h->next()) << "not before its backoff";
+    ASSERT_TRUE(h->next_wakeup());
+    EXPECT_EQ(*h->next_wakeup(), fake_now + 100ms);
+    fake_now += 100ms;
+    auto again = h.take("http://a.test/");
+    EXPECT_EQ(again.item.tries, 2);
+    h.answer(again, page());
+    EXPECT_EQ(h.find("http://a.test/")->tries, 2);
+}
+
+TEST(crawl_state, a_host_slot_comes_back_when_the_ticket_goes) {
+    harness h([](crawler_config& c) {
+        c.robots.obey = false;
+        c.politeness.max_per_host = 1;
+        c.roots = {"http://a.test/1", "http://a.test/2"};
+    });
+    h->start();
+    {
+        auto first = h->next();
+        ASSERT_TRUE(first);
+        EXPECT_FALSE(h->next()) << "one request at a time to the host";
+    } // dropped: an abandoned ticket gives its slot back
+    EXPECT_TRUE(h->next());
+}
+
+TEST(crawl_state, crawl_delay_spaces_the_starts) {
+    harness h([](crawler_config& c) { c.roots = {"http://a.test/1", "http://a.test/2"}; });
+    h->start();
+    auto r = h.take("http://a.test/robots.txt");
+    h.answer(r, robots("User-agent: *\nCrawl-delay: 2\n"));
+    auto first = h.take("http://a.test/1");
+    EXPECT_FALSE(h->next());
+    h.answer(first, page());
+    EXPECT_FALSE(h->next()) << "2 s between starts";
+    fake_now += 2s;
+    h.take("http://a.test/2");
+}
+
+TEST(crawl_state, a_durable_crawl_writes_what_it_admits_and_finishes) {
+    harness h(no_robots, true, 64);
+    h->start();
+    auto batch = h->take_batch();
+    ASSERT_EQ(batch.waiting.size(), 1u);
+    EXPECT_EQ(batch.fingerprints.size(), 1u);
+    ASSERT_EQ(batch.new_hosts.size(), 1u);
+    EXPECT_EQ(batch.new_hosts[0].second, "a.test");
+    auto root = h.take("http://a.test/");
+    const auto root_seq = root.item.seq;
+    h.answer(root, page(), {"http://a.test/x"});
+    batch = h->take_batch();
+    ASSERT_EQ(batch.finished.size(), 1u);
+    EXPECT_EQ(batch.finished[0].second, root_seq);
+    ASSERT_EQ(batch.waiting.size(), 1u);
+    const auto decoded = decode_work_item(batch.waiting[0].item);
+    ASSERT_TRUE(decoded);
+    EXPECT_EQ(decoded->url, "http://a.test/x");
+    EXPECT_EQ(decoded->referrer, "http://a.test/");
+    EXPECT_FALSE(batch.counters.empty());
+    EXPECT_TRUE(h->take_batch().empty()) << "nothing new";
+}
+
+TEST(crawl_state, past_the_window_waiting_urls_spill_and_come_back_in_order) {
+    harness h([](crawler_config& c) { c.robots.obey = false; }, true, 2);
+    h->start();
+    auto root = h.take("http://a.test/");
+    h.answer(root, page(), {"http://a.test/1", "http://a.test/2", "http://a.test/3", "http://a.test/4"});
+    auto batch = h->take_batch();
+    std::map<std::uint64_t, std::string> on_disk;
+    for (const auto& w : batch.waiting)
+        on_disk[w.seq] = w.item;
+    // What the loop does with the refills the state asks for: reads them from "disk" in order.
+    auto serve_refills = [&] {
+        std::size_t served = 0;
+        for (const auto& refill : h->take_refills()) {
+            std::vector<std::pair<std::uint64_t, std::string>> items;
+            for (auto it = on_disk.lower_bound(refill.from_seq);
+                 it != on_disk.end() && items.size() < refill.count; ++it)
+                items.emplace_back(it->first, it->second);
+            h->on_refill(refill.host, std::move(items));
+            ++served;
+        }
+        return served;
+    };
+    EXPECT_EQ(h->in_memory_waiting(), 2u) << "the window";
+    h.take("http://a.test/1");
+    EXPECT_EQ(serve_refills(), 1u) << "the line is down to half the window";
+    h.take("http://a.test/2");
+    serve_refills();
+    h.take("http://a.test/3");
+    serve_refills();
+    h.take("http://a.test/4");
+    EXPECT_FALSE(h->next());
+}
+
+TEST(crawl_state, a_durable_crawl_stopping_keeps_what_it_finds_for_the_next_run) {
+    harness h(no_robots, true, 64);
+    h->start();
+    auto root = h.take("http://a.test/");
+    h->take_batch();
+    h->stop();
+    h.closed = true;
+    h.answer(root, page(), {"http://a.test/later"});
+    EXPECT_EQ(h->deferred(), 1u);
+    const auto batch = h->take_batch();
+    ASSERT_EQ(batch.waiting.size(), 1u) << "written for the next run";
+    EXPECT_FALSE(h->next());
+}
+
+TEST(crawl_state, a_memory_crawl_stopping_drops_what_it_finds) {
+    harness h(no_robots);
+    h->start();
+    auto root = h.take("http://a.test/");
+    h->stop();
+    h.closed = true;
+    h.answer(root, page(), {"http://a.test/later"});
+    EXPECT_EQ(h->deferred(), 0u);
+    EXPECT_EQ(h.unfinished, 0u);
+}
+
+TEST(crawl_state, restored_counters_and_waiting_urls_continue_the_crawl) {
+    std::string counters;
+    {
+        harness first(no_robots, true, 64);
+        first->start();
+        auto root = first.take("http://a.test/");
+        first.answer(root, page(), {"http://a.test/x"});
+        counters = first->counters_json();
+    }
+    harness second(no_robots, true, 64);
+    restored_state restored;
+    restored.hosts = {"a.test"};
+    restored.waiting = {1};
+    restored.next_seq = {3};
+    restored.counters = counters;
+    second->seen_set().insert(url_fingerprint("http://a.test/", 42));
+    second->seen_set().insert(url_fingerprint("http://a.test/x", 42));
+    second->restore(restored);
+    EXPECT_EQ(second.unfinished, 1u);
+    second->start();
+    EXPECT_EQ(second->result().done, 1u);
+    EXPECT_EQ(second->result().runs, 2u);
+    auto refills = second->take_refills();
+    ASSERT_EQ(refills.size(), 1u);
+    work_item x;
+    x.url = "http://a.test/x";
+    x.depth = 1;
+    second->on_refill(0, {{2, encode(x)}});
+    auto t = second.take("http://a.test/x");
+    EXPECT_EQ(t.item.seq, 2u);
+    second.answer(t, page(), {"http://a.test/y"});
+    const auto batch = second->take_batch();
+    ASSERT_FALSE(batch.waiting.empty());
+    EXPECT_EQ(batch.waiting.back().seq, 3u) << "new URLs are numbered past the restored ones";
+}
+
+TEST(crawl_state, an_internal_error_on_robots_txt_does_not_strand_the_origin) {
+    harness h([](crawler_config& c) { c.max_tries = 1; });
+    h->start();
+    auto t = h.take("http://a.test/robots.txt");
+    h->fetch_finished(t);
+    h->internal_error(t, "boom");
+    t = {};
+    --h.unfinished;
+    EXPECT_FALSE(h->next());
+    ASSERT_NE(h.find("http://a.test/"), nullptr) << "the root gets its record";
+    EXPECT_EQ(h.unfinished, 0u);
+}
+
+TEST(work_item_codec, round_trips_and_rejects_garbage) {
+    work_item item;
+    item.url = "http://a.test/p?q=1";
+    item.referrer = "http://a.test/";
+    item.redirects_left = 7;
+    item.depth = 3;
+    item.kind = item_kind::sitemap;
+    item.from_sitemap = true;
+    item.tries = 2;
+    item.first_started_us = 123456;
+    const auto bytes = encode(item);
+    const auto back = decode_work_item(bytes);
+    ASSERT_TRUE(back);
+    EXPECT_EQ(back->url, item.url);
+    EXPECT_EQ(back->referrer, item.referrer);
+    EXPECT_EQ(back->redirects_left, 7);
+    EXPECT_EQ(back->depth, 3);
+    EXPECT_EQ(back->kind, item_kind::sitemap);
+    EXPECT_TRUE(back->from_sitemap);
+    EXPECT_EQ(back->tries, 2);
+    EXPECT_EQ(back->first_started_us, 123456);
+    for (std::size_t cut = 0; cut < bytes.size(); ++cut)
+        EXPECT_FALSE(decode_work_item(std::string_view(bytes).substr(0, cut))) << "cut at " << cut;
+    EXPECT_FALSE(decode_work_item(bytes + "x"));
+}
+
+TEST(fingerprint_set, holds_what_was_inserted_at_under_16_bytes_a_url) {
+    fingerprint_set set;
+    for (std::uint64_t i = 0; i < 200'000; ++i)
+        EXPECT_TRUE(set.insert(url_fingerprint("http://a.test/" + std::to_string(i), 1)));
+    for (std::uint64_t i = 0; i < 200'000; ++i)
+        ASSERT_TRUE(set.contains(url_fingerprint("http://a.test/" + std::to_string(i), 1)));
+    EXPECT_FALSE(set.contains(url_fingerprint("http://a.test/x", 1)));
+    EXPECT_FALSE(set.insert(url_fingerprint("http://a.test/7", 1)));
+    EXPECT_TRUE(set.insert(0)) << "the fingerprint 0 is a value like any other";
+    EXPECT_TRUE(set.contains(0));
+    EXPECT_LE(set.memory_bytes(), 16 * set.size());
+    EXPECT_NE(url_fingerprint("http://a.test/", 1), url_fingerprint("http://a.test/", 2)) << "seeded";
+}
+
+TEST(fingerprint_set, takes_fingerprints_in_sorted_order_as_a_resume_reads_them) {
+    // Sorted input into an order-keeping table would pile up in its first slots (quadratic: this test
+    // would not end).
+    fingerprint_set set;
+    const std::uint64_t step = ~std::uint64_t{0} / 2'000'000;
+    for (std::uint64_t i = 1; i <= 1'000'000; ++i)
+        ASSERT_TRUE(set.insert(i * step));
+    for (std::uint64_t i = 1; i <= 1'000'000; ++i)
+        ASSERT_TRUE(set.contains(i * step));
+    EXPECT_FALSE(set.contains(3 * step / 2));
+}
