@@ -6,6 +6,9 @@
 // The site is a tree numbered breadth-first: "/" (page 0) links to pages 1..root_fanout, every other page to
 // the next `fanout` pages, up to `pages` pages in all; "/n/<i>" is page i. GET /__stats answers at once with
 // counters as JSON. On SIGINT/SIGTERM the counters are printed on stderr and the server exits.
+//
+// With --tls-ca-out FILE it speaks HTTPS with a throwaway CA and certificate for 127.0.0.1 made at start (the
+// tests' own PKI helper), and writes the CA to FILE for the crawler's --ca-file: the TLS memory benchmark.
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -14,6 +17,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
@@ -24,12 +28,17 @@
 #include <boost/beast/http/write.hpp>
 #include <boost/program_options.hpp>
 
+#include "support/tls_certs.hpp"
+
+#include <openssl/ssl.h>
+
 #include <sys/resource.h>
 
 #include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <cstdint>
+#include <fstream>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -112,7 +121,20 @@ struct server {
     std::chrono::milliseconds delay{50};
     counters count;
 
-    asio::awaitable<void> serve(tcp::socket socket) {
+    /// Set for HTTPS.
+    asio::ssl::context* tls = nullptr;
+
+    asio::awaitable<void> serve_tls(tcp::socket socket) {
+        asio::ssl::stream<tcp::socket> stream(std::move(socket), *tls);
+        const auto [ec] = co_await stream.async_handshake(asio::ssl::stream_base::server, use_tuple);
+        if (!ec)
+            co_await serve(stream);
+    }
+
+    asio::awaitable<void> serve_plain(tcp::socket socket) { co_await serve(socket); }
+
+    template <class Stream>
+    asio::awaitable<void> serve(Stream& socket) {
         ++count.connections;
         count.peak_open_connections = std::max(count.peak_open_connections, ++count.open_connections);
         beast::flat_buffer buffer;
@@ -161,7 +183,10 @@ struct server {
             if (ec)
                 continue; // EMFILE and friends: keep serving the connections we have
             socket.set_option(tcp::no_delay(true));
-            asio::co_spawn(acceptor.get_executor(), serve(std::move(socket)), asio::detached);
+            if (tls)
+                asio::co_spawn(acceptor.get_executor(), serve_tls(std::move(socket)), asio::detached);
+            else
+                asio::co_spawn(acceptor.get_executor(), serve_plain(std::move(socket)), asio::detached);
         }
     }
 };
@@ -183,6 +208,7 @@ int main(int argc, char** argv) {
     server s;
     std::int64_t port = 0;
     std::int64_t delay_ms = 50;
+    std::string tls_ca_out;
     po::options_description options("Options");
     options.add_options()                                                                             //
         ("help,h", "print this help and exit")                                                        //
@@ -191,7 +217,8 @@ int main(int argc, char** argv) {
         ("pages", po::value(&s.site.pages)->default_value(10'000), "pages in the tree")               //
         ("fanout", po::value(&s.site.fanout)->default_value(50), "links per page")                    //
         ("root-fanout", po::value(&s.site.root_fanout), "links on the root page (default: --fanout)") //
-        ("page-bytes", po::value(&s.site.page_bytes)->default_value(2'000), "smallest page size");
+        ("page-bytes", po::value(&s.site.page_bytes)->default_value(2'000), "smallest page size")     //
+        ("tls-ca-out", po::value(&tls_ca_out), "serve HTTPS; write the throwaway CA (PEM) to this file");
     try {
         po::variables_map vm;
         po::store(po::parse_command_line(argc, argv, options), vm);
@@ -217,6 +244,15 @@ int main(int argc, char** argv) {
     s.delay = std::chrono::milliseconds(delay_ms);
     const auto open_files = raise_open_files_limit();
 
+    std::optional<asio::ssl::context> tls;
+    if (!tls_ca_out.empty()) {
+        const auto pki = asiocrawl::test::make_test_pki({"127.0.0.1", "localhost"});
+        std::ofstream(tls_ca_out) << pki.ca_pem;
+        tls.emplace(asiocrawl::test::make_server_context(pki));
+        SSL_CTX_set_mode(tls->native_handle(), SSL_MODE_RELEASE_BUFFERS);
+        s.tls = &*tls;
+    }
+
     asio::io_context ctx(1);
     tcp::acceptor acceptor(ctx, {asio::ip::make_address_v4("127.0.0.1"), static_cast<unsigned short>(port)});
     acceptor.listen(asio::socket_base::max_listen_connections);
@@ -224,7 +260,8 @@ int main(int argc, char** argv) {
     asio::signal_set signals(ctx, SIGINT, SIGTERM);
     signals.async_wait([&](const boost::system::error_code&, int) { ctx.stop(); });
     std::cerr << "open files limit " << open_files << "\n";
-    std::cout << "http://127.0.0.1:" << acceptor.local_endpoint().port() << "/" << std::endl;
+    std::cout << (tls ? "https" : "http") << "://127.0.0.1:" << acceptor.local_endpoint().port() << "/"
+              << std::endl;
     ctx.run();
     std::cerr << s.count.json();
     return 0;

@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # asiocrawl benchmarks (see bench/README.md). One command:
-#   bench/run.sh [--quick] [--rounds N] [throughput] [latency] [memory] [seen-set]     (default: all four)
+#   bench/run.sh [--quick] [--rounds N] [throughput] [latency] [memory] [memory-tls] [dns] [seen-set]
+#                                                                                          (default: all)
 # Installs nginx, wget, wget2 and time from Debian when missing, builds the Release tools in build-release/,
 # runs the benchmarks and prints their tables (also written to $BENCH_DIR/results.md).
 # Environment: BENCH_DIR (work directory, default a new /tmp/asiocrawl-bench.XXXXXX), BUILD_DIR (default
 # build-release), JOBS (build parallelism, default 1), PAGES (throughput site size, default 20000),
 # MIX (link mix, default below), TASKS (asiocrawl --max-tasks for throughput, default 100),
 # LATENCY_TASKS (default "100 1000 10000"), DELAY_MS (default 50), MEMORY_FETCHES (default 10000),
+# TLS_FETCHES (HTTPS and plain HTTP fetches in flight for memory-tls, default 5000), TLS_DELAY_MS (their
+# answers' delay, default 25000: long enough for every handshake to end first), DNS_NAMES (default 500),
+# DNS_DELAY_MS (the test resolver's delay, default 100), DNS_TASKS (default 100),
 # CRAWL_TIMEOUT (seconds one crawl may take, default 300; a crawler stopped by it is marked "(timeout)"),
 # ASIOCRAWL_FLAGS (extra flags for every asiocrawl run).
 set -euo pipefail
@@ -21,22 +25,27 @@ while (($#)); do
     case $1 in
     --quick) QUICK=1 ;;
     --rounds) ROUNDS=$2; shift ;;
-    throughput | latency | memory | seen-set) WHICH+=("$1") ;;
-    -h | --help) sed -n '2,11p' "$0"; exit 0 ;;
+    throughput | latency | memory | memory-tls | dns | seen-set) WHICH+=("$1") ;;
+    -h | --help) sed -n '2,14p' "$0"; exit 0 ;;
     *) echo "bench/run.sh: unknown argument $1" >&2; exit 2 ;;
     esac
     shift
 done
-((${#WHICH[@]})) || WHICH=(throughput latency memory seen-set)
+((${#WHICH[@]})) || WHICH=(throughput latency memory memory-tls dns seen-set)
 if ((QUICK)); then
     PAGES=${PAGES:-2000} ROUNDS=${ROUNDS:-1} LATENCY_TASKS=${LATENCY_TASKS:-"100 1000"}
-    MEMORY_FETCHES=${MEMORY_FETCHES:-2000} SEEN_URLS=${SEEN_URLS:-200000}
+    MEMORY_FETCHES=${MEMORY_FETCHES:-2000} SEEN_URLS=${SEEN_URLS:-200000} TLS_FETCHES=${TLS_FETCHES:-1000}
 fi
 PAGES=${PAGES:-20000}
 ROUNDS=${ROUNDS:-2}
 LATENCY_TASKS=${LATENCY_TASKS:-"100 1000 10000"}
 MEMORY_FETCHES=${MEMORY_FETCHES:-10000}
 SEEN_URLS=${SEEN_URLS:-1000000}
+TLS_FETCHES=${TLS_FETCHES:-5000}
+TLS_DELAY_MS=${TLS_DELAY_MS:-25000}
+DNS_NAMES=${DNS_NAMES:-500}
+DNS_DELAY_MS=${DNS_DELAY_MS:-100}
+DNS_TASKS=${DNS_TASKS:-100}
 DELAY_MS=${DELAY_MS:-50}
 TASKS=${TASKS:-100}
 CRAWL_TIMEOUT=${CRAWL_TIMEOUT:-300}
@@ -76,7 +85,7 @@ log "building Release tools in $BUILD"
 cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DASIOCRAWL_BUILD_BENCH=ON \
     -DASIOCRAWL_BUILD_TESTS=OFF -DASIOCRAWL_BUILD_DEMO=OFF "${launcher[@]}" >/dev/null
 cmake --build "$BUILD" -j"$JOBS" --target asiocrawl_cli asiocrawl-bench-site asiocrawl-bench-score \
-    asiocrawl-bench-latency-server asiocrawl-bench-seen-set asiocrawl-bench-parse-rate >/dev/null
+    asiocrawl-bench-latency-server asiocrawl-bench-seen-set asiocrawl-bench-parse-rate asiocrawl-bench-dns >/dev/null
 CRAWLER=$BUILD/asiocrawl
 TOOLS=$BUILD/bench
 
@@ -98,9 +107,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-wait_for_http() { # URL: up to 10 s
+wait_for_http() { # URL: up to 10 s (https: the benchmark's own throwaway certificate)
     for _ in $(seq 100); do
-        curl -s -o /dev/null "$1" && return 0
+        curl -sk -o /dev/null "$1" && return 0
         sleep 0.1
     done
     echo "bench/run.sh: nothing answers at $1" >&2
@@ -236,6 +245,7 @@ start_latency_server() { # OUT_PREFIX SERVER_ARGS...: sets SERVER_URL
     wait_for_http "${SERVER_URL}__stats"
 }
 stat_of() { grep -o "\"$2\":[0-9]*" <<<"$1" | cut -d: -f2; }
+server_stats() { curl -sk "${SERVER_URL}__stats"; }
 
 latency_table() { # TITLE FANOUT PAGE_BYTES
     local fanout=$2 page_bytes=$3
@@ -300,6 +310,56 @@ memory() {
     say "**Bytes per in-flight fetch: $(awk -v b="$busy_kb" -v i="$idle_kb" -v n="$in_flight" 'BEGIN {printf "%.0f", (n > 0 ? (b - i) * 1024 / n : 0)}')** ((peak RSS busy - baseline) / peak in flight)."
 }
 
+# ---- 3b. memory of HTTPS fetches -----------------------------------------------------------------------------
+memory_tls() {
+    local n=$TLS_FETCHES
+    say ""
+    say "## Memory of HTTPS: $n fetches in flight at once, over TLS and over plain HTTP (answers delayed $TLS_DELAY_MS ms)"
+    say ""
+    say "| scheme | run | max_tasks | peak in flight (server) | wall s | CPU s | peak RSS MiB |"
+    say "|---|---|---|---|---|---|---|"
+    local scheme per_fetch=()
+    for scheme in https http; do
+        local tls_args=() ca_args=()
+        if [[ $scheme == https ]]; then
+            tls_args=(--tls-ca-out "$WORK/tls-ca.pem")
+            ca_args=(--ca-file "$WORK/tls-ca.pem")
+        fi
+        local out=$WORK/mem-$scheme-busy
+        start_latency_server "$out" --delay-ms "$TLS_DELAY_MS" --pages "$((n + 1))" --root-fanout "$n" "${tls_args[@]}"
+        # shellcheck disable=SC2046
+        timed "$out" "$CRAWLER" "${COMMON_FLAGS[@]}" "${ca_args[@]}" --max-tasks "$n" $(per_host_flags "$n") "$SERVER_URL"
+        local busy_kb=$RSS_KB busy_wall=$WALL busy_cpu stats in_flight
+        busy_cpu=$(awk -v u="$USER_S" -v s="$SYS_S" 'BEGIN {printf "%.2f", u + s}')
+        stats=$(server_stats)
+        kill "$SERVER_PID"
+        in_flight=$(stat_of "$stats" peak_in_flight)
+        out=$WORK/mem-$scheme-idle
+        start_latency_server "$out" --delay-ms 0 --pages "$((n + 1))" --root-fanout "$n" "${tls_args[@]}"
+        timed "$out" "$CRAWLER" "${COMMON_FLAGS[@]}" "${ca_args[@]}" --max-tasks 1 "$SERVER_URL"
+        local idle_kb=$RSS_KB
+        kill "$SERVER_PID"
+        say "| $scheme | busy | $n | $in_flight | $busy_wall | $busy_cpu | $((busy_kb / 1024)) |"
+        say "| $scheme | baseline | 1 | 1 | $WALL | $(awk -v u="$USER_S" -v s="$SYS_S" 'BEGIN {printf "%.2f", u + s}') | $((idle_kb / 1024)) |"
+        per_fetch+=("$scheme $(awk -v b="$busy_kb" -v i="$idle_kb" -v n="$in_flight" 'BEGIN {printf "%.0f", (n > 0 ? (b - i) * 1024 / n : 0)}')")
+    done
+    say ""
+    say "**Bytes per in-flight fetch: ${per_fetch[0]#https } over HTTPS, ${per_fetch[1]#http } over plain HTTP** ((peak RSS busy - baseline) / peak in flight)."
+}
+
+# ---- 3c. DNS at crawl scale ---------------------------------------------------------------------------------
+dns() {
+    say ""
+    say "## DNS: $DNS_NAMES host names, each answered by the test resolver after $DNS_DELAY_MS ms, max_tasks $DNS_TASKS"
+    say ""
+    local out=$WORK/dns
+    timed "$out" "$TOOLS/asiocrawl-bench-dns" --names "$DNS_NAMES" --delay-ms "$DNS_DELAY_MS" --max-tasks "$DNS_TASKS"
+    say '```'
+    say "$(cat "$out.log")"
+    say "process: wall $WALL s, user+sys $(awk -v u="$USER_S" -v s="$SYS_S" 'BEGIN {printf "%.2f", u + s}') s, peak RSS $((RSS_KB / 1024)) MiB"
+    say '```'
+}
+
 seen_set() {
     say ""
     say "## Seen set: $SEEN_URLS synthetic URLs in asiocrawl::detail::seen_set"
@@ -314,6 +374,8 @@ for b in "${WHICH[@]}"; do
     throughput) throughput ;;
     latency) latency ;;
     memory) memory ;;
+    memory-tls) memory_tls ;;
+    dns) dns ;;
     seen-set) seen_set ;;
     esac
 done

@@ -3,6 +3,8 @@
 #include <asiocrawl/scope.hpp>
 #include <asiocrawl/url.hpp>
 
+#include "fetch_settings.hpp"
+
 #include <string_view>
 
 #include <arpa/inet.h>
@@ -143,6 +145,9 @@ std::vector<std::string> validate(const crawler_config& config) {
         problems.emplace_back("fetch.user_agent must not contain control characters");
     if (has_control_character(fetch.contact_url))
         problems.emplace_back("fetch.contact_url must not contain control characters");
+    // Headers, credentials, proxies, DNS: src/fetch_settings.cpp.
+    for (auto& problem : detail::fetch_settings_problems(fetch))
+        problems.push_back(std::move(problem));
 
     if (config.parse_threads > max_parse_threads)
         problems.push_back("parse_threads must be at most " + std::to_string(max_parse_threads));

@@ -4,6 +4,7 @@
 // commit holding its outcome is written.
 #include <asiocrawl/crawler.hpp>
 
+#include "fetch_settings.hpp"
 #include "fetcher.hpp"
 #include "page_links.hpp"
 #include "state/crawl_definition.hpp"
@@ -69,7 +70,7 @@ private:
 struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
     impl(asio::any_io_executor ex, crawler_config cfg)
         : executor(std::move(ex))
-        , config(checked(std::move(cfg)))
+        , config(detail::with_root_credentials(checked(std::move(cfg)))) // before parse_root drops them
         , queue(executor)
         , state(config, state_hooks(), !config.state.dir.empty(), config.state.window)
         , fetch(executor, config.fetch, config.max_tasks)
@@ -572,7 +573,8 @@ asio::awaitable<report> crawler::run(std::shared_ptr<impl> self) {
         if (!self->storage_failure)
             co_await self->close_state();
     }
-    self->fetch.close_idle();
+    for (const auto& problem : self->fetch.finish()) // idle connections, DNS, the cookie jar's file
+        self->log(log_level::error, problem);
     if (self->storage_failure)
         std::rethrow_exception(self->storage_failure);
 

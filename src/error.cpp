@@ -51,6 +51,8 @@ error_info describe(error e) noexcept {
         return {"certificate_invalid", "server certificate did not verify"};
     case error::forbidden_address:
         return {"forbidden_address", "host resolves to a refused address"};
+    case error::proxy_failed:
+        return {"proxy_failed", "the proxy did not open a tunnel"};
     case error::robots_denied:
         return {"robots_denied", "disallowed by robots.txt"};
     case error::robots_unavailable:

@@ -31,8 +31,9 @@ struct fetch_result {
     std::uint64_t wire_bytes = 0;
     /// True when fetch_options::truncate_body_at cut the body short (not an error).
     bool truncated = false;
-    /// A human-readable detail of `error` when there is one worth logging (OpenSSL's reason and the
-    /// certificate verification result for TLS failures); empty otherwise.
+    /// A human-readable detail of `error` when there is one worth logging: why a certificate did not verify
+    /// (expired when, which issuer is unknown, which names it holds instead of the host), OpenSSL's reason
+    /// for other TLS failures, what a proxy answered. Empty otherwise. Never holds credentials.
     std::string error_detail;
 
     /// The peer's IP address (empty when no connection was made).

@@ -1,54 +1,63 @@
-// The HTTP/1.1 client. A connection is a plain tcp_stream or an ssl_stream over one; everything above the
-// byte level (request bytes, the read loop feeding Beast's parser, pooling) is written once against stream
-// reads and writes, so Beast's HTTP templates are instantiated for neither stream. Reading drives the parser
-// by hand from the connection's buffer: that is what lets us copy the response bytes exactly (capture), count
-// them, stop after a cut (truncate_body_at), and leave the bytes of a next pipelined response in the buffer.
-// The body goes through a decoding Body type straight into the content_decoder, so a compressed body is
-// inflated as it arrives and never beyond the limit. A fetch waiting for its answer holds no buffer, parser
-// or result (see impl::run): what thousands of waiting fetches cost is their sockets and small frames.
+// The HTTP/1.1 client. A connection is a TCP socket, with an OpenSSL session over its descriptor for https;
+// both are driven the same way: non-blocking reads and writes, and an async_wait on the socket whenever
+// they would block, under a deadline kept by the fetcher (one timer for all connections). Nothing Beast or
+// Asio buffers sits between OpenSSL and the socket, so a TLS connection costs OpenSSL's state and no more:
+// with SSL_MODE_RELEASE_BUFFERS its record buffers exist only while bytes are in them.
+//
+// Reading drives Beast's parser by hand from the connection's buffer: that is what lets us copy the response
+// bytes exactly (capture), count them, stop after a cut (truncate_body_at), and leave the bytes of a next
+// pipelined response in the buffer. The body goes through a decoding Body type straight into the
+// content_decoder, so a compressed body is inflated as it arrives and never beyond the limit. A fetch waiting
+// for its answer holds no buffer, parser or result (see impl::run): what thousands of waiting fetches cost is
+// their sockets and small frames.
+//
+// Names are resolved by dns_resolver (c-ares on this executor). A proxy, when one applies, is connected to
+// instead of the URL's host: an https URL then goes through a CONNECT tunnel and TLS is verified end to end
+// against the URL's host; an http URL is requested in absolute form.
 
 #include "fetcher.hpp"
 
 #include "address_policy.hpp"
+#include "cookie_jar.hpp"
 #include "decoder.hpp"
+#include "dns_resolver.hpp"
+#include "fetch_settings.hpp"
+#include "url_host.hpp"
 
 #include <asiocrawl/error.hpp>
 #include <asiocrawl/version.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_allocator.hpp>
-#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/deferred.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/context.hpp>
 #include <boost/asio/ssl/error.hpp>
-#include <boost/asio/ssl/host_name_verification.hpp>
-#include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/asio/this_coro.hpp>
-#include <boost/asio/use_awaitable.hpp>
-#include <boost/asio/write.hpp>
 #include <boost/beast/core/buffers_range.hpp>
 #include <boost/beast/core/error.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/core/stream_traits.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/field.hpp>
 #include <boost/beast/http/parser.hpp>
-#include <boost/beast/ssl/ssl_stream.hpp>
 #include <boost/intrusive/set.hpp>
 #include <boost/url/parse.hpp>
 
+#include <openssl/bio.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
+#include <openssl/x509v3.h>
+
+#include <sys/socket.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <fstream>
+#include <list>
+#include <sstream>
 #include <unordered_map>
-#include <variant>
 #include <vector>
 
 namespace asiocrawl::detail {
@@ -60,14 +69,11 @@ namespace ssl = asio::ssl;
 using boost::system::error_code;
 using tcp = asio::ip::tcp;
 using clock_type = std::chrono::steady_clock;
-using tls_stream = beast::ssl_stream<beast::tcp_stream>;
 namespace bi = boost::intrusive;
 
 namespace {
 
-constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
-/// For plain TCP operations awaited directly: unlike use_awaitable, no coroutine frame of its own per
-/// operation (Beast's ssl_stream does not accept it in 1.81).
+/// Operations awaited directly: unlike use_awaitable, no coroutine frame of their own.
 constexpr auto tuple_deferred = asio::as_tuple(asio::deferred);
 
 /// Plain operator new: Asio treats std::allocator as "use my per-thread cache of recycled blocks".
@@ -83,9 +89,9 @@ struct exact_allocator {
 };
 
 /// An operation awaited like `op(tuple_deferred)`, whose state is allocated at its exact size rather than
-/// from Asio's per-thread cache of recycled blocks: a recycled block is whatever an earlier operation needed
-/// (a Beast write takes 413 B), and the operations that every fetch of a burst holds at once (a connect, the
-/// wait for an answer) would then keep that much each. `start(handler)` starts the operation.
+/// from Asio's per-thread cache of recycled blocks: a recycled block is whatever an earlier operation needed,
+/// and the operations that every fetch of a burst holds at once (a connect, the wait for an answer) would
+/// then keep that much each. `start(handler)` starts the operation.
 template <class Signature, class Start>
 auto exactly_allocated(Start start) {
     return asio::async_initiate<const decltype(tuple_deferred)&, Signature>(
@@ -97,62 +103,148 @@ auto exactly_allocated(Start start) {
 
 /// More interim (1xx) responses than this before the final one is a broken or hostile server.
 constexpr int max_interim_responses = 8;
-/// Bytes asked of the socket per read.
+/// Bytes read from the connection at a time.
 constexpr std::size_t read_chunk = 16 * 1024;
-/// How long a closing TLS connection may take to exchange close_notify before it is simply closed.
-constexpr auto tls_shutdown_timeout = std::chrono::seconds(2);
+/// Largest answer to CONNECT a proxy may send (its head; a tunnel answer has no body).
+constexpr std::size_t max_tunnel_head = 16 * 1024;
+
+struct ssl_free {
+    void operator()(SSL* s) const noexcept { SSL_free(s); }
+};
+
+/// OpenSSL's socket BIO writes with write(2), which raises SIGPIPE on a connection the peer reset; a library
+/// must not touch the process's signal dispositions, so this BIO sends with MSG_NOSIGNAL. The descriptor
+/// belongs to the Asio socket (BIO_NOCLOSE).
+int bio_send(BIO* bio, const char* data, int length) {
+    BIO_clear_retry_flags(bio);
+    const ssize_t n = ::send(static_cast<int>(BIO_get_fd(bio, nullptr)), data,
+                             static_cast<std::size_t>(length), MSG_NOSIGNAL);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+        BIO_set_retry_write(bio);
+    return static_cast<int>(n);
+}
+
+int bio_receive(BIO* bio, char* out, int length) {
+    BIO_clear_retry_flags(bio);
+    const ssize_t n =
+        ::recv(static_cast<int>(BIO_get_fd(bio, nullptr)), out, static_cast<std::size_t>(length), 0);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+        BIO_set_retry_read(bio);
+    return static_cast<int>(n);
+}
+
+const BIO_METHOD* nosignal_socket_method() {
+    static BIO_METHOD* method = [] {
+        BIO_METHOD* m = BIO_meth_new(BIO_TYPE_SOCKET, "asiocrawl socket");
+        const BIO_METHOD* socket = BIO_s_socket();
+        BIO_meth_set_write(m, bio_send);
+        BIO_meth_set_read(m, bio_receive);
+        BIO_meth_set_ctrl(m, BIO_meth_get_ctrl(socket));
+        BIO_meth_set_create(m, BIO_meth_get_create(socket));
+        BIO_meth_set_destroy(m, BIO_meth_get_destroy(socket));
+        return m;
+    }();
+    return method;
+}
 
 /// A keep-alive connection and the read buffer that belongs to it (bytes past one response stay with it). The
 /// buffer holds storage only while bytes are being parsed: a connection waiting for an answer, or idle in the
 /// pool, has none.
 struct connection {
     explicit connection(const asio::any_io_executor& executor)
-        : stream(std::in_place_type<beast::tcp_stream>, executor) {}
-    connection(const asio::any_io_executor& executor, ssl::context& tls)
-        : stream(std::in_place_type<tls_stream>, executor, tls) {}
+        : socket(executor) {}
 
-    std::variant<beast::tcp_stream, tls_stream> stream;
+    tcp::socket socket;
+    /// The TLS session over the socket's descriptor, for https.
+    std::unique_ptr<SSL, ssl_free> tls;
     beast::flat_buffer buffer;
     clock_type::time_point idle_since{};
     std::string remote_ip;
     /// When the request in progress was sent (wall clock, for archive records).
     std::chrono::system_clock::time_point request_started{};
-    /// When the connect or request in progress times out.
+    /// When the connect, handshake or request in progress times out.
     clock_type::time_point deadline{};
-    /// Links the connection into the fetcher's deadline set while it connects or waits for the first byte of
-    /// an answer (unlinks itself when destroyed).
+    /// Links the connection into the fetcher's deadline set while it waits on its socket (unlinks itself when
+    /// destroyed).
     bi::set_member_hook<bi::link_mode<bi::auto_unlink>> waiting_link;
-    /// Set when the deadline passed during that wait (the socket is then closed).
+    /// The proxy an http request goes through: the request then names the whole URL (absolute form) and
+    /// carries the proxy's credentials. Null for direct connections and tunnels.
+    const proxy_endpoint* http_proxy = nullptr;
+    /// Set when the deadline passed during a wait (the socket is then closed).
     bool timed_out = false;
-    /// A plain connection whose socket is in non-blocking mode: read_ready() may read from it directly.
-    bool reads_without_waiting = false;
+    /// TLS asked to write before it can read on (a renegotiation or key update).
+    bool read_wants_write = false;
 
-    tls_stream* tls() noexcept { return std::get_if<tls_stream>(&stream); }
-    beast::tcp_stream& tcp() noexcept {
-        if (auto* t = tls())
-            return t->next_layer();
-        return std::get<beast::tcp_stream>(stream);
-    }
-
-    asio::awaitable<error_code> write_all(asio::const_buffer bytes) {
-        if (auto* t = tls()) {
-            auto [ec, n] = co_await asio::async_write(*t, bytes, use_tuple);
-            co_return ec;
-        }
-        auto [ec, n] = co_await asio::async_write(tcp(), bytes, tuple_deferred);
-        co_return ec;
-    }
-
-    /// Bytes that have already arrived on a plain connection, read without waiting; 0 when there are none
-    /// yet, and always 0 for TLS (its reads go through the stream). `ec` is eof when the peer has closed.
-    std::size_t read_ready(asio::mutable_buffer into, error_code& ec) {
+    /// Bytes that have arrived, read without waiting; 0 when there are none yet. `ec` is eof when the peer
+    /// has closed.
+    std::size_t read_now(asio::mutable_buffer into, error_code& ec) {
         ec = {};
-        if (!reads_without_waiting)
-            return 0;
-        const std::size_t n = tcp().socket().read_some(into, ec);
-        if (ec == asio::error::would_block || ec == asio::error::try_again)
-            ec = {};
-        return n;
+        read_wants_write = false;
+        if (!tls) {
+            const std::size_t n = socket.read_some(into, ec);
+            if (ec == asio::error::would_block || ec == asio::error::try_again)
+                ec = {};
+            return n;
+        }
+        ERR_clear_error();
+        const int n = SSL_read(tls.get(), into.data(), static_cast<int>(into.size()));
+        if (n > 0)
+            return static_cast<std::size_t>(n);
+        ec = tls_error(SSL_get_error(tls.get(), n), read_wants_write, false);
+        return 0;
+    }
+
+    /// Writes what the socket takes now; 0 when it takes nothing yet. `wants_read`: TLS must read first.
+    std::size_t write_now(asio::const_buffer bytes, error_code& ec, bool& wants_read) {
+        ec = {};
+        wants_read = false;
+        if (!tls) {
+            const std::size_t n = socket.write_some(bytes, ec);
+            if (ec == asio::error::would_block || ec == asio::error::try_again)
+                ec = {};
+            return n;
+        }
+        ERR_clear_error();
+        const int n = SSL_write(tls.get(), bytes.data(), static_cast<int>(bytes.size()));
+        if (n > 0)
+            return static_cast<std::size_t>(n);
+        bool wants_write = false;
+        ec = tls_error(SSL_get_error(tls.get(), n), wants_write, true);
+        wants_read = !ec && !wants_write;
+        return 0;
+    }
+
+    /// Decrypted or received bytes OpenSSL holds that the socket will not signal again.
+    bool has_pending() const noexcept { return tls && SSL_has_pending(tls.get()) == 1; }
+
+    /// Before a wait: OpenSSL's record buffers go unless they hold bytes. SSL_MODE_RELEASE_BUFFERS alone
+    /// keeps the read buffer after a handshake and after records that carry no data (session tickets), and
+    /// that is 16 KiB a waiting connection.
+    void release_tls_buffers() noexcept {
+        if (tls)
+            SSL_free_buffers(tls.get());
+    }
+
+    /// An OpenSSL result as an error: none when it only has to wait (`wants_write` says for what).
+    error_code tls_error(int ssl_error, bool& wants_write, bool writing) {
+        switch (ssl_error) {
+        case SSL_ERROR_WANT_READ:
+            return {};
+        case SSL_ERROR_WANT_WRITE:
+            wants_write = true;
+            return {};
+        case SSL_ERROR_ZERO_RETURN:
+            return asio::error::eof; // close_notify, or (SSL_OP_IGNORE_UNEXPECTED_EOF) a plain close
+        case SSL_ERROR_SYSCALL:
+            if (ERR_peek_error() == 0 && errno == 0)
+                return asio::error::eof;
+            return error_code(errno != 0 ? errno : EIO, asio::error::get_system_category());
+        default:
+            // Writing after the peer's close_notify fails in OpenSSL's terms; it is a closed connection.
+            if (writing && (SSL_get_shutdown(tls.get()) & SSL_RECEIVED_SHUTDOWN))
+                return asio::error::eof;
+            return error_code(static_cast<int>(ERR_get_error()), asio::error::get_ssl_category());
+        }
     }
 };
 
@@ -161,58 +253,48 @@ struct earlier_deadline {
         return a.deadline < b.deadline;
     }
 };
-/// Plain connections connecting or waiting for the first byte of an answer, soonest deadline first.
+/// Connections waiting on their socket (connecting, shaking hands, waiting for or reading an answer),
+/// soonest deadline first.
 using deadline_set =
     bi::multiset<connection,
                  bi::member_hook<connection, decltype(connection::waiting_link), &connection::waiting_link>,
                  bi::compare<earlier_deadline>, bi::constant_time_size<false>>;
 
-/// Ends a connection that is in a clean state. TLS peers get a close_notify (RFC 8446 6.1) from a detached
-/// coroutine that owns the connection, so the caller never waits for a slow or silent peer.
+/// Ends a connection that is in a clean state. A TLS peer gets a close_notify when the socket takes it at
+/// once (RFC 8446 6.1 does not ask us to wait for theirs), so closing never delays anything.
 void retire(std::unique_ptr<connection> c) {
-    if (!c->tls() || !c->tcp().socket().is_open()) {
-        c->tcp().close();
-        return;
+    if (c->tls && c->socket.is_open()) {
+        ERR_clear_error();
+        SSL_shutdown(c->tls.get());
+        ERR_clear_error();
     }
-    auto executor = c->tcp().get_executor();
-    asio::co_spawn(
-        executor,
-        [](std::unique_ptr<connection> owned) -> asio::awaitable<void> {
-            owned->tcp().expires_after(tls_shutdown_timeout);
-            co_await owned->tls()->async_shutdown(use_tuple);
-            owned->tcp().close();
-        }(std::move(c)),
-        asio::detached);
+    error_code ignored;
+    c->socket.close(ignored);
 }
 
-/// Where a connection goes: derived from the URL when connecting (pool_key() and request_bytes() take what
-/// they need from the URL themselves).
+/// Where a connection goes, from the URL: the host as on the wire (percent-decoded, IPv6 without brackets).
 struct request_target {
     bool https = false;
-    std::string host; // as in the URL, brackets stripped for IPv6
+    std::string host;
     std::string port;
 };
-
-request_target make_target(boost::urls::url_view url) {
-    request_target t;
-    t.host = url.encoded_host_address(); // IPv6 without brackets, for the resolver
-    t.https = url.scheme_id() == boost::urls::scheme::https;
-    t.port = url.has_port() && !url.port().empty() ? std::string(url.port()) : (t.https ? "443" : "80");
-    return t;
-}
-
-/// The connection target of a URL string, when it parses.
-std::optional<request_target> target_of(std::string_view url) {
-    const auto parsed = boost::urls::parse_uri(url);
-    if (!parsed)
-        return std::nullopt;
-    return make_target(*parsed);
-}
 
 bool iequals(std::string_view a, std::string_view b) noexcept {
     return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
                return (x | 0x20) == (y | 0x20); // letters only: both sides are ASCII schemes
            });
+}
+
+/// The connection target of an http(s) URL string.
+std::optional<request_target> target_of(std::string_view url) {
+    const auto parts = slice_url(url);
+    if (!parts || parts->host.empty())
+        return std::nullopt;
+    request_target t;
+    t.https = iequals(parts->scheme, "https");
+    t.host = host_for_wire(parts->host);
+    t.port = parts->port && !parts->port->empty() ? std::string(*parts->port) : (t.https ? "443" : "80");
+    return t;
 }
 
 /// The pool key (scheme://host:port) of an http or https URL; empty for anything else.
@@ -227,6 +309,16 @@ std::string pool_key(std::string_view url) {
     key.reserve(parts->scheme.size() + 4 + parts->host.size() + port.size());
     key.append(parts->scheme).append("://").append(parts->host).append(":").append(port);
     return key;
+}
+
+bool is_loopback_host(const std::string& host) {
+    error_code ec;
+    const auto address = asio::ip::make_address(host, ec);
+    if (ec)
+        return host == "localhost" || host.ends_with(".localhost");
+    return address.is_loopback() ||
+           (address.is_v6() && address.to_v6().is_v4_mapped() &&
+            asio::ip::make_address_v4(asio::ip::v4_mapped, address.to_v6()).is_loopback());
 }
 
 bool is_ip_literal(const std::string& host) {
@@ -253,14 +345,109 @@ error_code classify_read_error(const error_code& ec) {
 /// the answer arrives. That says nothing about the URL, so the request is re-sent on a fresh connection.
 bool is_stale_connection_failure(const error_code& ec) {
     return ec == http::error::end_of_stream || ec == asio::error::connection_reset ||
-           ec == asio::error::broken_pipe || ec == asio::error::eof ||
-           ec == asio::error::connection_aborted || ec == ssl::error::stream_truncated;
+           ec == asio::error::broken_pipe || ec == asio::error::eof || ec == asio::error::connection_aborted;
 }
 
 /// Control characters in a configured header value would let it inject header lines.
 std::string without_controls(std::string value) {
     std::erase_if(value, [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
     return value;
+}
+
+/// X.509 time as "2025-06-01 12:00:00 UTC".
+std::string asn1_time_text(const ASN1_TIME* time) {
+    std::tm t{};
+    if (!time || ASN1_TIME_to_tm(time, &t) != 1)
+        return "?";
+    char text[32];
+    std::strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S UTC", &t);
+    return text;
+}
+
+std::string name_text(const X509_NAME* name) {
+    if (!name)
+        return "?";
+    BIO* out = BIO_new(BIO_s_mem());
+    X509_NAME_print_ex(out, name, 0, XN_FLAG_RFC2253);
+    char* data = nullptr;
+    const long length = BIO_get_mem_data(out, &data);
+    std::string text(data, static_cast<std::size_t>(length));
+    BIO_free(out);
+    return text;
+}
+
+/// The DNS names and IP addresses a certificate is for (its subjectAltName; the CN when it has none).
+std::string certificate_names(X509* cert) {
+    std::string names;
+    auto* sans = static_cast<GENERAL_NAMES*>(X509_get_ext_d2i(cert, NID_subject_alt_name, nullptr, nullptr));
+    if (sans) {
+        for (int i = 0; i < sk_GENERAL_NAME_num(sans); ++i) {
+            const GENERAL_NAME* name = sk_GENERAL_NAME_value(sans, i);
+            std::string entry;
+            if (name->type == GEN_DNS) {
+                const auto* s = name->d.dNSName;
+                entry.assign(reinterpret_cast<const char*>(ASN1_STRING_get0_data(s)),
+                             static_cast<std::size_t>(ASN1_STRING_length(s)));
+            } else if (name->type == GEN_IPADD) {
+                const auto* s = name->d.iPAddress;
+                const auto* bytes = ASN1_STRING_get0_data(s);
+                error_code ec;
+                if (ASN1_STRING_length(s) == 4)
+                    entry = asio::ip::address_v4({bytes[0], bytes[1], bytes[2], bytes[3]}).to_string();
+                else if (ASN1_STRING_length(s) == 16) {
+                    asio::ip::address_v6::bytes_type b;
+                    std::copy(bytes, bytes + 16, b.begin());
+                    entry = asio::ip::address_v6(b).to_string();
+                }
+            }
+            if (!entry.empty())
+                names += (names.empty() ? "" : ", ") + entry;
+            if (names.size() > 300) {
+                names += ", ...";
+                break;
+            }
+        }
+        GENERAL_NAMES_free(sans);
+    }
+    if (names.empty())
+        names = name_text(X509_get_subject_name(cert));
+    return names;
+}
+
+/// Why a certificate did not verify, for people: the verification result with what it is about.
+std::string certificate_problem(SSL* ssl, long verify, const std::string& host) {
+    STACK_OF(X509)* chain = SSL_get_peer_cert_chain(ssl); // kept by OpenSSL after a failed verification
+    X509* leaf = chain && sk_X509_num(chain) > 0 ? sk_X509_value(chain, 0) : nullptr;
+    std::string text = X509_verify_cert_error_string(verify);
+    if (!leaf)
+        return text;
+    switch (verify) {
+    case X509_V_ERR_CERT_HAS_EXPIRED:
+        text += ": expired " + asn1_time_text(X509_get0_notAfter(leaf)) + " (" +
+                name_text(X509_get_subject_name(leaf)) + ")";
+        break;
+    case X509_V_ERR_CERT_NOT_YET_VALID:
+        text += ": valid from " + asn1_time_text(X509_get0_notBefore(leaf)) + " (" +
+                name_text(X509_get_subject_name(leaf)) + ")";
+        break;
+    case X509_V_ERR_HOSTNAME_MISMATCH:
+    case X509_V_ERR_IP_ADDRESS_MISMATCH:
+        text += ": the certificate is for " + certificate_names(leaf) + ", not " + host;
+        break;
+    case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY:
+    case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT:
+    case X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN:
+    case X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT: {
+        X509* last = sk_X509_value(chain, sk_X509_num(chain) - 1);
+        text += ": issuer " + name_text(X509_get_issuer_name(last)) + " is not trusted (certificate for " +
+                certificate_names(leaf) + ")";
+        break;
+    }
+    default:
+        text += " (certificate for " + certificate_names(leaf) + ")";
+        break;
+    }
+    return text;
 }
 
 /// Where decoded body bytes go, and the limit on them.
@@ -379,7 +566,15 @@ ssl::context make_tls_context(const tls_config& config) {
     ssl::context context{ssl::context::tls_client};
     context.set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 | ssl::context::no_sslv3 |
                         ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1);
-    SSL_CTX_set_min_proto_version(context.native_handle(), TLS1_2_VERSION);
+    SSL_CTX* native = context.native_handle();
+    SSL_CTX_set_min_proto_version(native, TLS1_2_VERSION);
+    // Record buffers only while they hold bytes: an idle or waiting connection keeps none (about 34 KiB
+    // otherwise). Partial writes and a moving write buffer suit the non-blocking writes of connection.
+    SSL_CTX_set_mode(native, SSL_MODE_RELEASE_BUFFERS | SSL_MODE_ENABLE_PARTIAL_WRITE |
+                                 SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+    // A peer that closes without close_notify is a plain close: HTTP framing says whether the message is
+    // whole, as browsers decide.
+    SSL_CTX_set_options(native, SSL_OP_IGNORE_UNEXPECTED_EOF);
     if (config.insecure) {
         context.set_verify_mode(ssl::verify_none);
         return context;
@@ -392,6 +587,16 @@ ssl::context make_tls_context(const tls_config& config) {
     return context;
 }
 
+std::optional<proxy_endpoint> proxy_setting(const std::string& value, std::string_view key) {
+    if (value.empty())
+        return std::nullopt;
+    std::string why;
+    auto proxy = parse_proxy(value, &why);
+    if (!proxy)
+        throw std::invalid_argument(std::string(key) + ": " + why);
+    return proxy;
+}
+
 } // namespace
 
 struct fetcher::impl {
@@ -400,10 +605,18 @@ struct fetcher::impl {
         , config(std::move(cfg))
         , max_idle_per_origin(max_idle)
         , tls_context(make_tls_context(config.tls))
+        , resolver(executor, config.dns)
         , deadline_timer(executor) {
         if (config.user_agent.empty())
             config.user_agent = default_user_agent(config.contact_url);
         config.user_agent = without_controls(std::move(config.user_agent));
+        prepare_request_fields();
+        prepare_proxies();
+        if (config.cookies.enabled) {
+            jar.emplace();
+            if (!config.cookies.load_file.empty())
+                load_cookies();
+        }
     }
 
     asio::any_io_executor executor;
@@ -411,19 +624,90 @@ struct fetcher::impl {
     std::size_t max_idle_per_origin;
     ssl::context tls_context;
     bool system_roots_loaded = false;
+    dns_resolver resolver;
     std::unordered_map<std::string, std::vector<std::unique_ptr<connection>>> idle;
-    /// Resolved endpoints by "host:port", already filtered by the address policy.
-    std::unordered_map<std::string, std::vector<tcp::endpoint>> resolved;
     fetcher_stats stats;
 
-    // A plain connection connects, and waits for the first byte of each answer, on the socket itself
-    // (async_connect, async_wait), not through Beast's stream: no Beast operation, no timer operation of its
-    // own. The deadlines of those waits (connect_timeout, request_timeout) are kept here, soonest first
-    // (O(log n) to add or remove), under one timer.
+    // Request fields fixed for the crawl, in the order they are sent.
+    std::string fixed_fields; // User-Agent, Accept, Accept-Encoding and --header fields, each ending in CRLF
+    std::string user_cookie;  // a Cookie given with --header, sent before the jar's cookies
+    std::unordered_map<std::string, std::string> authorization_by_origin; // pool key -> "Basic ..."
+    std::optional<proxy_endpoint> http_via, https_via;
+    std::optional<cookie_jar> jar;
+
+    // Every connection waits on its socket itself (async_connect, async_wait), not through a stream with
+    // timers of its own. The deadlines of those waits (connect_timeout, request_timeout) are kept here,
+    // soonest first (O(log n) to add or remove), under one timer.
     deadline_set waiting;
     asio::steady_timer deadline_timer;
     clock_type::time_point deadline_timer_at = clock_type::time_point::max();
     std::shared_ptr<char> alive = std::make_shared<char>(); // the timer's handler may outlive us
+
+    void prepare_request_fields() {
+        bool own_agent = true, own_accept = true;
+        std::string extra;
+        for (const auto& text : config.headers) {
+            auto parsed = parse_header_option(text);
+            if (!parsed.field)
+                throw std::invalid_argument("fetch.headers: " + parsed.problem);
+            const auto& [name, value] = *parsed.field;
+            if (iequals(name, "user-agent"))
+                own_agent = false;
+            if (iequals(name, "accept"))
+                own_accept = false;
+            if (iequals(name, "cookie")) {
+                user_cookie += (user_cookie.empty() ? "" : "; ") + value;
+                continue;
+            }
+            if (iequals(name, "accept-encoding"))
+                continue; // decoding is ours: fetch.compression decides what we ask for
+            extra.append(name).append(": ").append(value).append("\r\n");
+        }
+        if (own_agent)
+            fixed_fields.append("User-Agent: ").append(config.user_agent).append("\r\n");
+        if (own_accept)
+            fixed_fields.append("Accept: text/html,application/xhtml+xml,*/*;q=0.8\r\n");
+        fixed_fields.append("Accept-Encoding: ").append(config.compression ? "gzip, deflate" : "identity");
+        fixed_fields.append("\r\n").append(extra);
+        for (const auto& [origin, userinfo] : config.credentials) {
+            auto key = origin_key(origin);
+            if (!key)
+                throw std::invalid_argument("fetch.credentials: \"" + origin + "\" is not an http(s) origin");
+            authorization_by_origin[*key] = basic_authorization(userinfo);
+        }
+    }
+
+    void prepare_proxies() {
+        auto all = proxy_setting(config.proxy, "fetch.proxy");
+        http_via = proxy_setting(config.http_proxy, "fetch.http_proxy");
+        https_via = proxy_setting(config.https_proxy, "fetch.https_proxy");
+        if (!http_via)
+            http_via = all;
+        if (!https_via)
+            https_via = all;
+    }
+
+    /// Read once, before the crawl: never on the event loop while fetches are waiting.
+    void load_cookies() {
+        std::ifstream file(config.cookies.load_file, std::ios::binary);
+        if (!file)
+            throw std::invalid_argument("fetch.cookies.load_file: cannot read " + config.cookies.load_file);
+        std::ostringstream text;
+        text << file.rdbuf();
+        jar->load_netscape(text.str(), std::chrono::system_clock::now());
+    }
+
+    /// The proxy `t` goes through, or null: none configured, a host_overrides host, one in no_proxy, or a
+    /// loopback host (a proxy's own loopback is not ours).
+    const proxy_endpoint* route_for(const request_target& t) const {
+        const auto& via = t.https ? https_via : http_via;
+        if (!via || config.host_overrides.contains(t.host) ||
+            bypasses_proxy(config.no_proxy, t.host, t.port) || is_loopback_host(t.host))
+            return nullptr;
+        return &*via;
+    }
+
+    // ---- deadlines ----
 
     void watch(connection& c) {
         c.timed_out = false;
@@ -450,8 +734,8 @@ struct fetcher::impl {
         });
     }
 
-    /// Ends the waits whose deadline has passed, as Beast's stream does: the socket is closed, and the wait
-    /// (or connect) completes with timed_out set.
+    /// Ends the waits whose deadline has passed: the socket is closed, and the wait completes with timed_out
+    /// set. An OpenSSL session over that descriptor is not used again.
     void expire_waits() {
         deadline_timer_at = clock_type::time_point::max();
         const auto now = clock_type::now();
@@ -459,11 +743,26 @@ struct fetcher::impl {
             auto& c = *waiting.begin();
             waiting.erase(waiting.begin());
             c.timed_out = true;
-            c.tcp().close();
+            error_code ignored;
+            c.socket.close(ignored);
         }
         if (!waiting.empty())
             arm_deadline_timer(waiting.begin()->deadline);
     }
+
+    /// Waits until `c`'s socket is ready for `what`, by c.deadline (beast::error::timeout after it).
+    asio::awaitable<error_code> wait_ready(connection& c, tcp::socket::wait_type what) {
+        c.release_tls_buffers();
+        watch(c);
+        auto [ec] = co_await exactly_allocated<void(error_code)>(
+            [&c, what](auto handler) { c.socket.async_wait(what, std::move(handler)); });
+        unwatch(c);
+        if (c.timed_out)
+            ec = beast::error::timeout;
+        co_return ec;
+    }
+
+    // ---- the pool ----
 
     /// A pooled connection that is still fresh enough to try, or nullptr.
     std::unique_ptr<connection> take_idle(const std::string& origin_key) {
@@ -474,7 +773,7 @@ struct fetcher::impl {
         while (!stack.empty()) {
             auto c = std::move(stack.back());
             stack.pop_back();
-            if (clock_type::now() - c->idle_since < config.idle_timeout && c->tcp().socket().is_open())
+            if (clock_type::now() - c->idle_since < config.idle_timeout && c->socket.is_open())
                 return c;
             retire(std::move(c));
         }
@@ -489,8 +788,11 @@ struct fetcher::impl {
         }
         c->idle_since = clock_type::now();
         c->buffer.shrink_to_fit(); // empty (nothing unasked-for is pooled): the storage goes
+        c->release_tls_buffers();
         stack.push_back(std::move(c));
     }
+
+    // ---- connecting ----
 
     std::vector<tcp::endpoint> allowed(std::vector<tcp::endpoint> endpoints) const {
         if (config.refuse_private_addresses)
@@ -498,91 +800,55 @@ struct fetcher::impl {
         return endpoints;
     }
 
-    /// The endpoints to try for `url`, after the address policy: from host_overrides, the cache, or DNS
-    /// (cached for the crawl: every connection to one host needs the same answer). None left after the
-    /// policy is forbidden_address.
-    asio::awaitable<error_code> endpoints_for(std::string_view url, clock_type::time_point deadline,
+    static std::vector<tcp::endpoint> with_port(const std::vector<asio::ip::address>& addresses,
+                                                const std::string& port) {
+        const auto number = static_cast<unsigned short>(std::stoul(port));
+        std::vector<tcp::endpoint> endpoints;
+        endpoints.reserve(addresses.size());
+        for (const auto& a : addresses)
+            endpoints.emplace_back(a, number);
+        return endpoints;
+    }
+
+    /// The endpoints to connect to for `t`, by `deadline`: the proxy's when `via` is set, else the host's
+    /// from host_overrides or DNS, after the address policy (none left: forbidden_address). Through a proxy,
+    /// the policy still checks the URL's host: it is resolved here too, and the proxy itself is trusted.
+    asio::awaitable<error_code> endpoints_for(const request_target& t, const proxy_endpoint* via,
+                                              clock_type::time_point deadline,
                                               std::vector<tcp::endpoint>& endpoints) {
-        const auto target = target_of(url);
-        if (!target)
-            co_return error::invalid_url;
-        const request_target& t = *target;
         if (auto forced = config.host_overrides.find(t.host); forced != config.host_overrides.end()) {
             error_code ec;
             const auto address = asio::ip::make_address(forced->second, ec);
             if (ec)
                 co_return ec;
-            const auto port = static_cast<unsigned short>(std::stoul(t.port));
-            endpoints = allowed({tcp::endpoint{address, port}});
+            endpoints = allowed(with_port({address}, t.port));
             co_return endpoints.empty() ? error_code(error::forbidden_address) : error_code{};
         }
-        const std::string cache_key = t.host + ":" + t.port;
-        if (auto cached = resolved.find(cache_key); cached != resolved.end()) {
-            endpoints = cached->second;
-            co_return endpoints.empty() ? error_code(error::forbidden_address) : error_code{};
+        std::vector<asio::ip::address> addresses;
+        if (!via || config.refuse_private_addresses) {
+            if (const error_code ec = co_await resolver.resolve(t.host, deadline, addresses))
+                co_return ec;
+            endpoints = allowed(with_port(addresses, t.port));
+            if (endpoints.empty())
+                co_return error::forbidden_address;
+            if (!via)
+                co_return error_code{};
         }
-        tcp::resolver resolver{executor};
-        asio::steady_timer watchdog{executor, deadline};
-        bool timed_out = false;
-        // The resolver has no deadline of its own; the watchdog cancels it.
-        watchdog.async_wait([&](error_code ec) {
-            if (!ec) {
-                timed_out = true;
-                resolver.cancel();
-            }
-        });
-        auto [ec, results] = co_await resolver.async_resolve(t.host, t.port, use_tuple);
-        watchdog.cancel();
-        if (timed_out)
-            co_return error::connect_timeout;
-        if (ec)
+        if (const error_code ec = co_await resolver.resolve(via->host, deadline, addresses))
             co_return ec;
-        for (const auto& entry : results)
-            endpoints.push_back(entry.endpoint());
-        endpoints = allowed(std::move(endpoints));
-        resolved.emplace(cache_key, endpoints);
-        co_return endpoints.empty() ? error_code(error::forbidden_address) : error_code{};
+        endpoints = with_port(addresses, via->port);
+        co_return error_code{};
     }
 
     /// The TLS context, with the system's trust store loaded once it is needed. A store that cannot be read
     /// leaves only tls.ca_file to trust: certificates then fail verification, as they should.
-    ssl::context& trusted_roots() {
+    SSL_CTX* trusted_roots() {
         if (!system_roots_loaded && !config.tls.insecure) {
             error_code ignored;
             tls_context.set_default_verify_paths(ignored);
             system_roots_loaded = true;
         }
-        return tls_context;
-    }
-
-    /// The TLS stream checks what the URL names, whatever address it connected to (host_overrides).
-    void prepare_tls(tls_stream& stream, const request_target& t) {
-        // SNI carries host names only (RFC 6066 3): an IP literal is not sent.
-        if (!is_ip_literal(t.host))
-            SSL_set_tlsext_host_name(stream.native_handle(), t.host.c_str());
-        if (!config.tls.insecure)
-            stream.set_verify_callback(ssl::host_name_verification(t.host));
-    }
-
-    /// Why a handshake failed, in our terms, with OpenSSL's words for the log.
-    std::pair<error_code, std::string> classify_handshake_error(tls_stream& stream,
-                                                                const error_code& ec) const {
-        if (ec == beast::error::timeout)
-            return {error::connect_timeout, {}};
-        // A peer that hangs up mid-handshake (overloaded, restarting) is the network's failure, worth another
-        // attempt; one that answers something other than TLS fails in OpenSSL's own category below.
-        if (ec == ssl::error::stream_truncated || ec == asio::error::eof)
-            return {asio::error::eof, {}};
-        if (ec.category() != asio::error::get_ssl_category())
-            return {ec, {}};
-        const long verify = config.tls.insecure ? X509_V_OK : SSL_get_verify_result(stream.native_handle());
-        if (verify != X509_V_OK || ERR_GET_REASON(ec.value()) == SSL_R_CERTIFICATE_VERIFY_FAILED) {
-            std::string detail = ec.message();
-            if (verify != X509_V_OK)
-                detail += std::string(" (") + X509_verify_cert_error_string(verify) + ")";
-            return {error::certificate_invalid, detail};
-        }
-        return {error::tls_handshake_failed, ec.message()};
+        return tls_context.native_handle();
     }
 
     /// A result for an attempt that ends before any response.
@@ -593,42 +859,233 @@ struct fetcher::impl {
         return r;
     }
 
-    /// The TLS handshake of a connected stream, within `deadline`. On failure, false and `out` says why.
-    asio::awaitable<bool> handshake(tls_stream& tls, std::string_view url, clock_type::time_point deadline,
-                                    std::unique_ptr<fetch_result>& out) {
-        prepare_tls(tls, target_of(url).value()); // parsed before by endpoints_for()
-        tls.next_layer().expires_at(deadline);
-        auto [ec] = co_await tls.async_handshake(ssl::stream_base::client, use_tuple);
-        if (!ec)
-            co_return true;
-        auto [mapped, detail] = classify_handshake_error(tls, ec);
-        tls.next_layer().close();
-        out = failure(mapped, std::move(detail));
-        co_return false;
+    /// Why a handshake failed, in our terms, with words for the log.
+    std::pair<error_code, std::string> classify_handshake_error(connection& c, int ssl_error,
+                                                                const request_target& t) const {
+        SSL* ssl = c.tls.get();
+        const unsigned long reason = ERR_peek_error();
+        const long verify = config.tls.insecure ? X509_V_OK : SSL_get_verify_result(ssl);
+        if (verify != X509_V_OK || ERR_GET_REASON(reason) == SSL_R_CERTIFICATE_VERIFY_FAILED) {
+            std::string detail =
+                verify != X509_V_OK ? certificate_problem(ssl, verify, t.host) : std::string("verify failed");
+            ERR_clear_error();
+            return {error::certificate_invalid, detail};
+        }
+        // A peer that hangs up mid-handshake (overloaded, restarting) is the network's failure, worth another
+        // attempt; one that answers something other than TLS fails in OpenSSL's own terms below.
+        if (ssl_error == SSL_ERROR_ZERO_RETURN || (ssl_error == SSL_ERROR_SYSCALL && reason == 0)) {
+            ERR_clear_error();
+            if (errno != 0 && ssl_error == SSL_ERROR_SYSCALL && errno != EPIPE)
+                return {error_code(errno, asio::error::get_system_category()), {}};
+            return {asio::error::eof, {}};
+        }
+        char text[256] = "TLS error";
+        if (reason != 0)
+            ERR_error_string_n(reason, text, sizeof text);
+        ERR_clear_error();
+        return {error::tls_handshake_failed, text};
     }
 
-    /// Resolves, connects and (for https) shakes hands, all within connect_timeout. On failure, nullptr and
-    /// `out` says why. Every fetch of a burst is here at once: DNS and the handshake have coroutines of their
-    /// own, so that this frame stays small.
+    // ---- turns to shake hands (tls.max_handshakes) ----
+
+    /// A connection waiting for a handshake turn: its timer (in its own frame) ends at its deadline, or when
+    /// a turn is handed to it.
+    struct handshake_waiter {
+        asio::steady_timer* timer;
+        bool granted = false;
+    };
+    std::size_t handshakes_in_progress = 0;
+    std::list<handshake_waiter*> handshake_queue;
+
+    /// Holds a handshake turn for as long as it lives; hands it to the next waiter, in order of arrival.
+    struct handshake_turn {
+        impl* owner = nullptr;
+        handshake_turn() = default;
+        explicit handshake_turn(impl& i)
+            : owner(&i) {}
+        handshake_turn(handshake_turn&& other) noexcept
+            : owner(std::exchange(other.owner, nullptr)) {}
+        handshake_turn& operator=(handshake_turn&&) = delete;
+        ~handshake_turn() {
+            if (!owner)
+                return;
+            if (owner->handshake_queue.empty()) {
+                --owner->handshakes_in_progress;
+                return;
+            }
+            auto* next = owner->handshake_queue.front();
+            owner->handshake_queue.pop_front();
+            next->granted = true;
+            next->timer->cancel();
+        }
+    };
+
+    /// A turn to shake hands by `deadline`; none (owner null) when the deadline passed or the wait was
+    /// cancelled first.
+    asio::awaitable<handshake_turn> take_handshake_turn(clock_type::time_point deadline) {
+        if (config.tls.max_handshakes == 0) {
+            co_return handshake_turn{};
+        }
+        if (handshakes_in_progress < config.tls.max_handshakes) {
+            ++handshakes_in_progress;
+            co_return handshake_turn{*this};
+        }
+        asio::steady_timer timer{executor, deadline};
+        handshake_waiter me{&timer};
+        handshake_queue.push_back(&me);
+        const auto position = std::prev(handshake_queue.end());
+        co_await timer.async_wait(tuple_deferred);
+        if (me.granted)
+            co_return handshake_turn{*this}; // handed over by a finished handshake: the count stays
+        handshake_queue.erase(position);
+        co_return handshake_turn{};
+    }
+
+    /// The TLS handshake on a connected socket, within c.deadline, verifying what the URL names whatever
+    /// address (override, proxy tunnel) the socket reached. On failure, false and `out` says why.
+    asio::awaitable<bool> handshake(connection& c, request_target t, std::unique_ptr<fetch_result>& out) {
+        auto turn = co_await take_handshake_turn(c.deadline);
+        if (config.tls.max_handshakes != 0 && !turn.owner) {
+            out = failure(clock_type::now() >= c.deadline ? error_code(error::connect_timeout)
+                                                          : error_code(asio::error::operation_aborted));
+            error_code ignored;
+            c.socket.close(ignored);
+            co_return false;
+        }
+        c.tls.reset(SSL_new(trusted_roots()));
+        SSL* ssl = c.tls.get();
+        BIO* bio = BIO_new(nosignal_socket_method());
+        BIO_set_fd(bio, static_cast<int>(c.socket.native_handle()), BIO_NOCLOSE);
+        SSL_set_bio(ssl, bio, bio);
+        // SNI carries host names only (RFC 6066 3): an IP literal is not sent.
+        const bool ip = is_ip_literal(t.host);
+        if (!ip)
+            SSL_set_tlsext_host_name(ssl, t.host.c_str());
+        if (!config.tls.insecure) {
+            if (ip)
+                X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), t.host.c_str());
+            else
+                SSL_set1_host(ssl, t.host.c_str());
+        }
+        SSL_set_connect_state(ssl);
+        for (;;) {
+            ERR_clear_error();
+            const int rc = SSL_do_handshake(ssl);
+            if (rc == 1) {
+                c.release_tls_buffers(); // the request is written at once, and the wait for its answer holds
+                                         // none
+                co_return true;
+            }
+            const int ssl_error = SSL_get_error(ssl, rc);
+            if (ssl_error == SSL_ERROR_WANT_READ || ssl_error == SSL_ERROR_WANT_WRITE) {
+                const error_code ec = co_await wait_ready(
+                    c, ssl_error == SSL_ERROR_WANT_READ ? tcp::socket::wait_read : tcp::socket::wait_write);
+                if (!ec)
+                    continue;
+                out = failure(ec == beast::error::timeout ? error_code(error::connect_timeout) : ec);
+            } else {
+                auto [mapped, detail] = classify_handshake_error(c, ssl_error, t);
+                out = failure(mapped, std::move(detail));
+            }
+            error_code ignored;
+            c.socket.close(ignored);
+            co_return false;
+        }
+    }
+
+    /// Writes all of `bytes` within c.deadline.
+    asio::awaitable<error_code> write_all(connection& c, std::string_view bytes) {
+        while (!bytes.empty()) {
+            error_code ec;
+            bool wants_read = false;
+            const std::size_t n = c.write_now(asio::buffer(bytes.data(), bytes.size()), ec, wants_read);
+            if (ec)
+                co_return ec;
+            bytes.remove_prefix(n);
+            if (n == 0) {
+                if (const error_code wait_ec =
+                        co_await wait_ready(c, wants_read ? tcp::socket::wait_read : tcp::socket::wait_write))
+                    co_return wait_ec;
+            }
+        }
+        co_return error_code{};
+    }
+
+    /// Opens a CONNECT tunnel to `t` through the proxy `c` is connected to, within c.deadline. On failure,
+    /// false and `out` says why (the proxy's credentials are never part of it).
+    asio::awaitable<bool> tunnel(connection& c, request_target t, const proxy_endpoint& via,
+                                 std::unique_ptr<fetch_result>& out) {
+        const std::string authority =
+            t.host.find(':') != std::string::npos ? "[" + t.host + "]:" + t.port : t.host + ":" + t.port;
+        std::string request = "CONNECT " + authority + " HTTP/1.1\r\nHost: " + authority + "\r\n";
+        if (!via.authorization.empty())
+            request += "Proxy-Authorization: " + via.authorization + "\r\n";
+        request += "User-Agent: " + config.user_agent + "\r\n\r\n";
+        error_code ec = co_await write_all(c, request);
+        std::string head;
+        while (!ec && head.find("\r\n\r\n") == std::string::npos) {
+            if (head.size() > max_tunnel_head) {
+                out = failure(error::proxy_failed,
+                              "the answer of proxy " + via.display + " to CONNECT is too long");
+                co_return false;
+            }
+            ec = co_await wait_ready(c, tcp::socket::wait_read);
+            if (ec)
+                break;
+            char chunk[512];
+            // One byte at a time past what a status line needs would be slow; reading more is safe because a
+            // TLS server says nothing before our ClientHello.
+            const std::size_t n = c.socket.read_some(asio::buffer(chunk), ec);
+            if (ec == asio::error::would_block || ec == asio::error::try_again) {
+                ec = {};
+                continue;
+            }
+            head.append(chunk, n);
+        }
+        if (ec) {
+            out = failure(ec == beast::error::timeout ? error_code(error::connect_timeout) : ec,
+                          "while opening a tunnel through proxy " + via.display);
+            co_return false;
+        }
+        const auto end_of_head = head.find("\r\n\r\n") + 4;
+        const std::string status_line = head.substr(0, head.find("\r\n"));
+        const bool is_http = status_line.starts_with("HTTP/1.") && status_line.size() >= 12;
+        const bool ok = is_http && status_line[9] == '2';
+        if (!ok || end_of_head != head.size()) {
+            out = failure(error::proxy_failed, "proxy " + via.display + " answered CONNECT " + authority +
+                                                   " with \"" + without_controls(status_line.substr(0, 120)) +
+                                                   "\"");
+            co_return false;
+        }
+        co_return true;
+    }
+
+    /// Resolves, connects and (for https) tunnels and shakes hands, all within connect_timeout. On failure,
+    /// nullptr and `out` says why. Every fetch of a burst is here at once: DNS, the tunnel and the handshake
+    /// have coroutines of their own, so that this frame stays small.
     asio::awaitable<std::unique_ptr<connection>> connect(std::string_view url,
                                                          std::unique_ptr<fetch_result>& out) {
         const auto deadline = clock_type::now() + config.connect_timeout;
+        const auto target = target_of(url);
+        if (!target) {
+            out = failure(error::invalid_url);
+            co_return nullptr;
+        }
+        const proxy_endpoint* via = route_for(*target);
         std::vector<tcp::endpoint> endpoints;
-        error_code ec = co_await endpoints_for(url, deadline, endpoints);
+        error_code ec = co_await endpoints_for(*target, via, deadline, endpoints);
         if (ec) {
             out = failure(ec);
             co_return nullptr;
         }
-        auto c = iequals(slice_url(url)->scheme, "https")
-                     ? std::make_unique<connection>(executor, trusted_roots())
-                     : std::make_unique<connection>(executor);
+        auto c = std::make_unique<connection>(executor);
         for (const auto& endpoint : endpoints) {
-            // On the socket itself, under the fetcher's deadline timer (as the first-byte wait), so that a
-            // burst of connects holds no Beast operation and timer wait each.
+            // On the socket itself, under the fetcher's deadline timer, so that a burst of connects holds
+            // no timer wait each.
             c->deadline = deadline;
             watch(*c);
             std::tie(ec) = co_await exactly_allocated<void(error_code)>(
-                [&](auto handler) { c->tcp().socket().async_connect(endpoint, std::move(handler)); });
+                [&](auto handler) { c->socket.async_connect(endpoint, std::move(handler)); });
             unwatch(*c);
             if (c->timed_out)
                 ec = beast::error::timeout;
@@ -636,41 +1093,68 @@ struct fetcher::impl {
                 c->remote_ip = endpoint.address().to_string();
                 break;
             }
-            c->tcp().close();
+            error_code ignored;
+            c->socket.close(ignored);
             if (ec == beast::error::timeout)
                 break;
         }
         if (ec) {
-            out = failure(ec == beast::error::timeout ? error_code(error::connect_timeout) : ec);
+            out = failure(ec == beast::error::timeout ? error_code(error::connect_timeout) : ec,
+                          via ? "while connecting to proxy " + via->display : std::string{});
             co_return nullptr;
         }
         ++stats.connections_opened;
-        c->tcp().socket().set_option(tcp::no_delay{true});
-        if (auto* tls = c->tls()) {
-            if (!co_await handshake(*tls, url, deadline, out))
-                co_return nullptr;
-        } else {
-            // Bytes that have already arrived are then read at once, without another wait (read_ready).
-            error_code mode_ec;
-            c->tcp().socket().non_blocking(true, mode_ec);
-            c->reads_without_waiting = !mode_ec;
+        c->socket.set_option(tcp::no_delay{true}, ec);
+        c->socket.non_blocking(true, ec);
+        if (ec) {
+            out = failure(ec);
+            co_return nullptr;
         }
+        if (via && target->https && !co_await tunnel(*c, *target, *via, out))
+            co_return nullptr;
+        if (target->https && !co_await handshake(*c, *target, out))
+            co_return nullptr;
+        if (via && !target->https)
+            c->http_proxy = via;
         co_return c;
     }
 
-    /// The request for a URL already checked by pool_key().
-    std::string request_bytes(std::string_view url) const {
+    // ---- the request ----
+
+    /// The request for a URL already checked by pool_key(), on `c`. `proxy_fields` receives where the
+    /// Proxy-Authorization field sits in it (offset, length), so that a captured copy leaves it out.
+    std::string request_bytes(std::string_view url, const std::string& origin, const connection& c,
+                              std::pair<std::size_t, std::size_t>& proxy_fields) const {
         const auto parts = slice_url(url).value();
+        const std::string host_and_port = host_for_wire(parts.host_and_port);
         std::string r;
-        r.reserve(256 + url.size() + config.user_agent.size());
-        r.append("GET ").append(parts.path.empty() ? "/" : parts.path);
+        r.reserve(256 + url.size() + fixed_fields.size());
+        r.append("GET ");
+        if (c.http_proxy)
+            r.append(parts.scheme).append("://").append(host_and_port); // absolute form (RFC 9112 3.2.2)
+        r.append(parts.path.empty() ? "/" : parts.path);
         if (parts.query)
             r.append("?").append(*parts.query);
-        r.append(" HTTP/1.1\r\nHost: ").append(parts.host_and_port);
-        r.append("\r\nUser-Agent: ").append(config.user_agent);
-        r.append("\r\nAccept: text/html,application/xhtml+xml,*/*;q=0.8\r\nAccept-Encoding: ");
-        r.append(config.compression ? "gzip, deflate" : "identity");
-        r.append("\r\n\r\n"); // HTTP/1.1 keeps the connection alive unless told otherwise
+        r.append(" HTTP/1.1\r\nHost: ").append(host_and_port).append("\r\n").append(fixed_fields);
+        if (auto it = authorization_by_origin.find(origin); it != authorization_by_origin.end())
+            r.append("Authorization: ").append(it->second).append("\r\n");
+        std::string cookies = user_cookie;
+        if (jar) {
+            const std::string host = host_for_wire(parts.host);
+            const std::string jar_cookies = jar->cookie_header(
+                {parts.scheme, host, parts.path.empty() ? std::string_view("/") : parts.path},
+                std::chrono::system_clock::now());
+            if (!jar_cookies.empty())
+                cookies += (cookies.empty() ? "" : "; ") + jar_cookies;
+        }
+        if (!cookies.empty())
+            r.append("Cookie: ").append(cookies).append("\r\n");
+        proxy_fields = {r.size(), 0};
+        if (c.http_proxy && !c.http_proxy->authorization.empty()) {
+            r.append("Proxy-Authorization: ").append(c.http_proxy->authorization).append("\r\n");
+            proxy_fields.second = r.size() - proxy_fields.first;
+        }
+        r.append("\r\n"); // HTTP/1.1 keeps the connection alive unless told otherwise
         return r;
     }
 
@@ -704,22 +1188,19 @@ struct fetcher::impl {
     }
 
     /// Writes the request of `url` within the request deadline (which also covers reading the answer). The
-    /// bytes go once written, unless captured in `out`.
-    asio::awaitable<error_code> send(connection& c, std::string_view url, bool capture,
-                                     std::unique_ptr<fetch_result>& out) {
-        std::string request = request_bytes(url);
-        c.tcp().expires_after(config.request_timeout);
+    /// bytes go once written, unless captured in `out` (without the proxy's credentials).
+    asio::awaitable<error_code> send(connection& c, std::string_view url, const std::string& origin,
+                                     bool capture, std::unique_ptr<fetch_result>& out) {
+        std::pair<std::size_t, std::size_t> proxy_fields;
+        std::string request = request_bytes(url, origin, c, proxy_fields);
         c.deadline = clock_type::now() + config.request_timeout;
         c.request_started = std::chrono::system_clock::now();
-        const error_code ec = co_await c.write_all(asio::buffer(request));
-        if (capture)
+        const error_code ec = co_await write_all(c, request);
+        if (capture) {
+            request.erase(proxy_fields.first, proxy_fields.second);
             result_of(out, c).raw_request = std::move(request);
+        }
         co_return ec;
-    }
-
-    static asio::awaitable<std::tuple<error_code, std::size_t>> read_some(tls_stream& stream,
-                                                                          asio::mutable_buffer into) {
-        co_return co_await stream.async_read_some(into, use_tuple);
     }
 
     /// Feeds the parser what the buffer holds. Consumed bytes are counted (and copied when capturing);
@@ -737,9 +1218,10 @@ struct fetcher::impl {
         return used;
     }
 
-    /// Fills the result from the final response (or from how reading it failed).
-    static void conclude(response_parser& parser, error_code read_ec, bool at_eof, fetch_result& result,
-                         bool& retry_fresh, bool& reusable) {
+    /// Fills the result from the final response (or from how reading it failed); cookies it sets go to the
+    /// jar, redirects and errors included.
+    void conclude(std::string_view url, response_parser& parser, error_code read_ec, bool at_eof,
+                  fetch_result& result, bool& retry_fresh, bool& reusable) {
         auto& sink = parser.get().body();
         if (!read_ec && parser.get().result_int() / 100 == 1)
             read_ec = error::bad_response; // still interim after max_interim_responses
@@ -752,6 +1234,8 @@ struct fetcher::impl {
                 result.location = std::string(it->value());
             if (auto it = head.find(http::field::retry_after); it != head.end())
                 result.retry_after = std::string(it->value());
+            if (jar && result.status / 100 != 1)
+                take_cookies(url, head);
         }
         result.body_bytes = sink.decoded.size();
         if (read_ec && sink.was_cut) {
@@ -767,14 +1251,25 @@ struct fetcher::impl {
         reusable = !result.truncated && !at_eof && parser.keep_alive();
     }
 
+    void take_cookies(std::string_view url, const http::fields& head) {
+        auto [first, last] = head.equal_range(http::field::set_cookie);
+        if (first == last)
+            return;
+        const auto parts = slice_url(url).value();
+        const std::string host = host_for_wire(parts.host);
+        const auto now = std::chrono::system_clock::now();
+        for (auto it = first; it != last; ++it)
+            jar->set_cookie({parts.scheme, host, parts.path.empty() ? std::string_view("/") : parts.path},
+                            it->value(), now);
+    }
+
     /// The reading of one answer: what lives across the waits for bytes. The parsing between the waits is
-    /// done by parse() and received(), outside the coroutine, so that their locals are not in its frame.
+    /// done by parse() and take_in(), outside the coroutine, so that their locals are not in its frame.
     struct reading {
         std::unique_ptr<response_parser> parser; // one per response, interim ones included
         error_code ec;
         int interim = 0;
         bool at_eof = false;
-        char first = 0; // where a waiting fetch reads its next byte: it holds no buffer
     };
 
     /// Parses what the buffer holds (or the end of the stream). True when the answer is complete or reading
@@ -821,73 +1316,36 @@ struct fetcher::impl {
             }
             return false; // part of a head or of a chunk header is buffered
         }
+        if (buffer.size() == 0)
+            buffer.shrink_to_fit(); // nothing buffered across the next wait
         return false;
     }
 
-    /// Where the next read goes: with nothing buffered, one byte into `r` (the wait holds no buffer); with
-    /// part of a message buffered, more room after it.
-    static asio::mutable_buffer next_read(connection& c, reading& r) {
-        if (c.buffer.size() == 0) {
-            c.buffer.shrink_to_fit();
-            return asio::buffer(&r.first, 1);
+    /// Takes in what has arrived since a wait (one read_chunk at most: Beast's parser enforces the head limit
+    /// on a head that grows, not on one handed over whole), without waiting again. True when reading must
+    /// stop (the error is in r.ec).
+    static bool take_in(connection& c, reading& r, error_code wait_ec) {
+        if (wait_ec) {
+            r.ec = wait_ec;
+            return true;
         }
-        return c.buffer.prepare(read_chunk);
-    }
-
-    /// Takes in what a read into `into` brought. True when reading must stop (the error is in r.ec).
-    static bool received(connection& c, reading& r, asio::mutable_buffer into, std::size_t n, error_code ec) {
-        auto& buffer = c.buffer;
-        if (into.data() != &r.first) {
-            buffer.commit(n);
-        } else if (n > 0) {
-            *static_cast<char*>(buffer.prepare(read_chunk).data()) = r.first;
-            buffer.commit(1);
-            // What else has arrived comes along without another wait. An error other than eof shows again
-            // on the next read.
-            error_code ready_ec;
-            buffer.commit(c.read_ready(buffer.prepare(read_chunk - 1), ready_ec));
-            if (ready_ec == asio::error::eof)
-                r.at_eof = true;
-        }
-        if (ec == asio::error::eof || ec == ssl::error::stream_truncated) {
+        error_code ec;
+        c.buffer.commit(c.read_now(c.buffer.prepare(read_chunk), ec));
+        if (ec == asio::error::eof) {
             r.at_eof = true;
             return false;
         }
         r.ec = ec;
-        return static_cast<bool>(ec);
-    }
-
-    /// Takes in what a first-byte wait on the socket brought: the bytes that have arrived, read at once. True
-    /// when reading must stop (the error is in r.ec).
-    static bool arrived(connection& c, reading& r, error_code ec) {
-        if (c.timed_out)
-            ec = beast::error::timeout;
-        if (ec) {
-            r.ec = ec;
-            return true;
-        }
-        auto& buffer = c.buffer;
-        error_code ready_ec;
-        buffer.commit(c.read_ready(buffer.prepare(read_chunk), ready_ec));
-        if (ready_ec == asio::error::eof) {
-            r.at_eof = true;
-        } else if (ready_ec) {
-            r.ec = ready_ec;
-            return true;
-        }
-        return false; // with nothing read (a spurious wake-up), the next wait goes through the stream
+        return static_cast<bool>(ec); // nothing read (a spurious wake-up): the next wait brings more
     }
 
     /// One attempt (fetcher::fetch_into): a connection from the pool or a new one, the request, the answer.
     ///
     /// Thousands of these wait at once, so this frame is what a fetch costs while it waits, and it is kept
     /// small: one coroutine for the whole exchange, no fetch_result, parser or read buffer while waiting (the
-    /// wait for the answer reads one byte into the frame; those exist only while bytes are being parsed), no
-    /// request bytes once sent. Interim answers (100 Continue, 103 Early Hints) precede the real one on the
-    /// same connection: they are skipped, or the real response would stay in the buffer and be taken for the
-    /// next URL's. The parser is driven by hand from the connection's buffer: that is what lets us copy the
-    /// response bytes exactly (capture), count them, stop after a cut (truncate_body_at), and leave the bytes
-    /// of a next pipelined response in the buffer.
+    /// wait is on the socket; those exist only while bytes are being parsed), no request bytes once sent.
+    /// Interim answers (100 Continue, 103 Early Hints) precede the real one on the same connection: they are
+    /// skipped, or the real response would stay in the buffer and be taken for the next URL's.
     asio::awaitable<void> run(std::string_view url, fetch_options options,
                               std::unique_ptr<fetch_result>& out) {
         out.reset();
@@ -910,40 +1368,38 @@ struct fetcher::impl {
             auto& c = *conn;
             bool retry_fresh = false;
             bool reusable = false;
-            error_code ec = co_await send(c, url, options.capture, out);
+            error_code ec = co_await send(c, url, origin_key, options.capture, out);
             if (ec) {
                 retry_fresh = is_stale_connection_failure(ec);
                 result_of(out, c).error = classify_read_error(ec);
             } else {
                 reading r;
-                bool stop = false;
-                if (c.reads_without_waiting && c.buffer.size() == 0) {
-                    watch(c);
-                    std::tie(ec) = co_await exactly_allocated<void(error_code)>([&c](auto handler) {
-                        c.tcp().socket().async_wait(tcp::socket::wait_read, std::move(handler));
-                    });
-                    unwatch(c);
-                    stop = arrived(c, r, ec);
-                }
-                while (!stop && !parse(c, r, options, out)) {
-                    const auto into = next_read(c, r);
-                    std::size_t n = 0;
-                    if (auto* tls = c.tls())
-                        std::tie(ec, n) = co_await read_some(*tls, into);
-                    else
-                        std::tie(ec, n) = co_await c.tcp().async_read_some(into, tuple_deferred);
-                    if (received(c, r, into, n, ec))
+                while (!parse(c, r, options, out)) {
+                    ec = {};
+                    if (!c.has_pending()) {
+                        c.release_tls_buffers();
+                        watch(c);
+                        std::tie(ec) = co_await exactly_allocated<void(error_code)>([&c](auto handler) {
+                            c.socket.async_wait(c.read_wants_write ? tcp::socket::wait_write
+                                                                   : tcp::socket::wait_read,
+                                                std::move(handler));
+                        });
+                        unwatch(c);
+                        if (c.timed_out)
+                            ec = beast::error::timeout;
+                    }
+                    if (take_in(c, r, ec))
                         break;
                 }
                 if (!r.parser)
                     r.parser = new_parser(options); // failed before the first byte
-                conclude(*r.parser, r.ec, r.at_eof, result_of(out, c), retry_fresh, reusable);
+                conclude(url, *r.parser, r.ec, r.at_eof, result_of(out, c), retry_fresh, reusable);
             }
             if (!out->error) {
                 // We never pipeline: bytes already waiting after a complete response are not an answer to
                 // anything we asked (a body longer than its Content-Length), and would be read as the next
                 // URL's response.
-                if (reusable && c.buffer.size() == 0)
+                if (reusable && c.buffer.size() == 0 && !c.has_pending())
                     give_back(origin_key, std::move(conn));
                 else
                     retire(std::move(conn));
@@ -961,6 +1417,22 @@ struct fetcher::impl {
         co_await run(url, options, out);
         co_return std::move(*out);
     }
+
+    std::vector<std::string> save_cookies() const {
+        if (!jar || config.cookies.save_file.empty())
+            return {};
+        const std::string temporary = config.cookies.save_file + ".tmp";
+        {
+            std::ofstream file(temporary, std::ios::binary | std::ios::trunc);
+            file << jar->to_netscape(std::chrono::system_clock::now());
+            file.flush();
+            if (!file)
+                return {"fetch.cookies.save_file: cannot write " + temporary};
+        }
+        if (std::rename(temporary.c_str(), config.cookies.save_file.c_str()) != 0)
+            return {"fetch.cookies.save_file: cannot write " + config.cookies.save_file};
+        return {};
+    }
 };
 
 fetcher::fetcher(asio::any_io_executor executor, fetch_config config, std::size_t max_idle_per_origin)
@@ -972,11 +1444,25 @@ const fetcher_stats& fetcher::stats() const noexcept {
     return impl_->stats;
 }
 
+const dns_stats& fetcher::dns() const noexcept {
+    return impl_->resolver.stats();
+}
+
+std::size_t fetcher::cookies() const noexcept {
+    return impl_->jar ? impl_->jar->size() : 0;
+}
+
 void fetcher::close_idle() {
     for (auto& [origin, stack] : impl_->idle)
         for (auto& c : stack)
             retire(std::move(c));
     impl_->idle.clear();
+    impl_->resolver.cancel();
+}
+
+std::vector<std::string> fetcher::finish() {
+    close_idle();
+    return impl_->save_cookies();
 }
 
 asio::awaitable<fetch_result> fetcher::fetch(boost::urls::url_view url, fetch_options options) {

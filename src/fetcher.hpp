@@ -3,6 +3,7 @@
 // answer like any other, handed back to the crawler. docs/FETCHING.md describes the behavior in full.
 #pragma once
 
+#include "dns_resolver.hpp"
 #include "fetch_result.hpp"
 
 #include <asiocrawl/config.hpp>
@@ -19,9 +20,12 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace asiocrawl::detail {
 
+#include "dns_resolver.hpp"
+#include "fetch_result.hpp"
 /// Per-request options.
 struct fetch_options {
     /// Keep the raw request and response bytes in the result (for an exchange sink).
@@ -43,7 +47,9 @@ class fetcher {
 public:
     /// `max_idle_per_origin` bounds the pool: more idle connections to one origin than workers can use are
     /// closed instead of kept.
-    /// Throws boost::system::system_error when tls.ca_file cannot be loaded.
+    /// Throws boost::system::system_error when tls.ca_file cannot be loaded, std::invalid_argument when a
+    /// proxy, header or credential setting is invalid or cookies.load_file cannot be read (before the crawl:
+    /// the file is read here), std::runtime_error when the DNS resolver cannot start.
     fetcher(boost::asio::any_io_executor executor, fetch_config config, std::size_t max_idle_per_origin);
     ~fetcher();
     fetcher(const fetcher&) = delete;
@@ -62,11 +68,20 @@ public:
     boost::asio::awaitable<void> fetch_into(std::string_view url, fetch_options options,
                                             std::unique_ptr<fetch_result>& out);
 
-    /// Closes every idle pooled connection (at the end of a crawl); TLS ones get a close_notify first, in the
-    /// background and bounded by a short deadline. Fetches in flight are not affected.
+    /// Closes every idle pooled connection (TLS ones get a close_notify when the socket takes it at once) and
+    /// ends the DNS lookups still in flight, so that the fetcher keeps no work pending on the executor.
+    /// Fetches in flight are not affected.
     void close_idle();
 
+    /// The end of a crawl: close_idle(), then the cookie jar is written to fetch.cookies.save_file when one
+    /// is set. Returns what went wrong (for the log); empty when all went well.
+    std::vector<std::string> finish();
+
     const fetcher_stats& stats() const noexcept;
+    /// The resolver's counters.
+    const dns_stats& dns() const noexcept;
+    /// Cookies in the jar (0 with cookies off).
+    std::size_t cookies() const noexcept;
 
 private:
     struct impl;

@@ -39,13 +39,21 @@ std::string_view or_dash(const std::string& text) noexcept {
     return text.empty() ? std::string_view("-") : std::string_view(text);
 }
 
+/// The error's message, then its detail when the record has one.
+std::string error_text(const record& r) {
+    std::string text = r.error.message();
+    if (!r.error_detail.empty())
+        text.append(": ").append(r.error_detail);
+    return text;
+}
+
 void write_record_line(std::ostream& out, const record& r, bool verbose) {
     out << r.url;
     if (r.failed()) {
         if (r.status != 0) {
             out << ' ' << r.status;
         }
-        out << " error " << error_kind(r.error) << " (" << r.error.message() << ')';
+        out << " error " << error_kind(r.error) << " (" << error_text(r) << ')';
         if (!r.next_url.empty()) {
             out << " -> " << r.next_url;
         }
@@ -335,7 +343,7 @@ boost::json::object to_json(const record& r) {
     }
     object["status"] = r.status;
     if (r.failed()) {
-        object["error"] = r.error.message();
+        object["error"] = error_text(r);
         object["error_kind"] = error_kind(r.error);
     }
     object["size"] = r.size;

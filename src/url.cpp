@@ -9,6 +9,7 @@
 #include <asiocrawl/error.hpp>
 
 #include "ascii.hpp"
+#include "url_host.hpp"
 
 #include <boost/url/parse.hpp>
 
@@ -142,19 +143,39 @@ std::optional<authority_range> find_authority(std::string_view reference) noexce
     return authority_range{begin, end == std::string_view::npos ? reference.size() : end};
 }
 
+// Where the host of the authority starts when it begins like a dotted quad but goes on ("1.2.3.4.nip.io"):
+// Boost.URL 1.81 would read the quad as an IPv4 host and the rest as a path, so its first character is
+// percent-encoded to make it a registered name (normalization decodes it and parses the host as browsers
+// do). npos otherwise.
+std::size_t dotted_quad_prefixed_host_begin(std::string_view s,
+                                            const std::optional<authority_range>& authority,
+                                            std::size_t last_at) {
+    if (!authority)
+        return std::string_view::npos;
+    const std::size_t begin =
+        last_at != std::string_view::npos && last_at >= authority->begin ? last_at + 1 : authority->begin;
+    const auto host = s.substr(begin, authority->end - begin);
+    if (!detail::starts_like_a_dotted_quad(host.substr(0, host.find(':'))))
+        return std::string_view::npos;
+    return begin;
+}
+
 // Percent-encodes what an RFC 3986 parser would reject, keeping every delimiter that gives the reference its
 // structure.
 std::string percent_encode_invalid_characters(std::string_view s) {
     const auto authority = find_authority(s);
     const auto last_at =
         authority ? s.substr(0, authority->end).rfind('@') : std::string_view::npos; // userinfo ends here
+    const auto host_begin = dotted_quad_prefixed_host_begin(s, authority, last_at);
     std::string out;
     out.reserve(s.size() + s.size() / 4);
     bool seen_fragment = false;
     for (std::size_t i = 0; i < s.size(); ++i) {
         const char c = s[i];
         const bool in_authority = authority && i >= authority->begin && i < authority->end;
-        if (c == '%') {
+        if (i == host_begin) {
+            append_percent_encoded(out, c);
+        } else if (c == '%') {
             if (starts_with_percent_triplet(s.substr(i))) {
                 out += c;
             } else {
@@ -167,7 +188,9 @@ std::string percent_encode_invalid_characters(std::string_view s) {
                 seen_fragment = true;
                 out += c;
             }
-        } else if ((c == '[' || c == ']') && !in_authority) {
+        } else if ((c == '[' || c == ']') &&
+                   (!in_authority || (last_at != std::string_view::npos && i < last_at))) {
+            // Brackets delimit an IPv6 host and nothing else: in a path, query or userinfo they are data.
             append_percent_encoded(out, c);
         } else if (c == '@' && in_authority && last_at != std::string_view::npos && i < last_at) {
             // Browsers take the last '@' as the end of the userinfo: "http://a@b@c/" is host c.
@@ -216,19 +239,42 @@ std::string normalize_percent_encoding(std::string_view encoded) {
     return out;
 }
 
-// Lowercases a percent-normalized registered name without touching the hex digits of its triplets.
-std::string lowercase_outside_triplets(std::string_view s) {
-    std::string out;
-    out.reserve(s.size());
-    for (std::size_t i = 0; i < s.size(); ++i) {
-        if (s[i] == '%' && i + 2 < s.size()) {
-            out.append(s.substr(i, 3));
-            i += 2;
-        } else {
-            out += detail::ascii::to_lower(s[i]);
+bool is_special_scheme(std::string_view scheme) noexcept {
+    return detail::ascii::iequals(scheme, "http") || detail::ascii::iequals(scheme, "https");
+}
+
+std::string_view without_leading_slashes(std::string_view s) noexcept {
+    return s.substr(std::min(s.find_first_not_of('/'), s.size()));
+}
+
+// Browsers read any number of slashes (none included) after "http:" as the start of the authority, and a
+// reference "http:x" against an http base as relative (the URL Standard's special-scheme states, RFC 3986's
+// "non-strict" reading). RFC 3986 would make "http:/x" a host-less URL and "///x" an empty host: links
+// browsers follow, lost. Backslashes were already turned into slashes by clean_reference().
+std::string repair_special_slashes(urls::url_view base, std::string reference) {
+    if (const auto colon = scheme_end(reference)) {
+        const std::string_view scheme = std::string_view(reference).substr(0, *colon);
+        if (!is_special_scheme(scheme)) {
+            return reference;
         }
+        const std::string_view rest = std::string_view(reference).substr(*colon + 1);
+        if (!rest.starts_with("//") && detail::ascii::iequals(base.scheme(), scheme)) {
+            return protect_colon_in_first_segment(std::string(rest));
+        }
+        if (rest.starts_with("//") && !rest.starts_with("///")) {
+            return reference;
+        }
+        std::string repaired(scheme);
+        repaired += "://";
+        repaired += without_leading_slashes(rest);
+        return clean_reference(repaired); // the authority it now has may need its host protected
     }
-    return out;
+    if (reference.starts_with("///") && is_special_scheme(base.scheme())) {
+        std::string repaired = "//";
+        repaired += without_leading_slashes(reference);
+        return clean_reference(repaired);
+    }
+    return reference;
 }
 
 // RFC 3986 §5.2.3.
@@ -367,8 +413,13 @@ boost::system::result<std::string> normalized_port(urls::url_view u, std::uint16
 boost::system::result<std::string> normalized_host(urls::url_view u) {
     std::string host;
     switch (u.host_type()) {
-    case urls::host_type::name:
-        host = lowercase_outside_triplets(normalize_percent_encoding(u.encoded_host()));
+    case urls::host_type::name: {
+        // As browsers parse it: IDNA to punycode, IPv4 number forms to a dotted quad.
+        auto parsed = detail::canonical_host_name(u.encoded_host());
+        if (!parsed) {
+            return parsed.error();
+        }
+        host = std::move(*parsed);
         if (host.ends_with('.')) {
             host.pop_back();
         }
@@ -376,10 +427,12 @@ boost::system::result<std::string> normalized_host(urls::url_view u) {
         if (host.ends_with('.')) {
             host.clear();
         }
+        host = detail::host_for_url(host);
         break;
+    }
     case urls::host_type::ipv6:
         host = "[";
-        host += u.host_ipv6_address().to_string(); // canonical RFC 5952 text
+        host += detail::ipv6_text(u.host_ipv6_address().to_bytes());
         host += ']';
         break;
     case urls::host_type::ipv4:
@@ -393,6 +446,14 @@ boost::system::result<std::string> normalized_host(urls::url_view u) {
         return make_error_code(error::invalid_url);
     }
     return host;
+}
+
+// Browsers percent-encode ' in the query of http(s) URLs (the URL Standard's special-query set): the server
+// must see the bytes a browser would send.
+std::string encode_apostrophes(std::string query) {
+    for (auto at = query.find('\''); at != std::string::npos; at = query.find('\'', at))
+        query.replace(at, 1, "%27");
+    return query;
 }
 
 std::string normalized_path(urls::url_view u) {
@@ -448,7 +509,7 @@ boost::system::result<urls::url> resolve(urls::url_view base, std::string_view r
     if (!base.has_scheme()) {
         return make_error_code(error::invalid_url);
     }
-    const std::string cleaned = clean_reference(reference);
+    const std::string cleaned = repair_special_slashes(base, clean_reference(reference));
     const auto parsed = urls::parse_uri_reference(cleaned);
     if (!parsed || !has_well_formed_path(*parsed)) {
         return make_error_code(error::invalid_url);
@@ -486,7 +547,7 @@ boost::system::result<urls::url> normalize(urls::url_view absolute) {
     text += normalized_path(absolute);
     if (absolute.has_query()) {
         text += '?';
-        text += normalize_percent_encoding(absolute.encoded_query());
+        text += encode_apostrophes(normalize_percent_encoding(absolute.encoded_query()));
     }
     return parse_absolute(text);
 }

@@ -65,7 +65,21 @@ app_config every_key_changed() {
     c.crawl.fetch.refuse_private_addresses = true;
     c.crawl.fetch.tls.insecure = true;
     c.crawl.fetch.tls.ca_file = "/etc/ca file.pem";
+    c.crawl.fetch.tls.max_handshakes = 0;
     c.crawl.fetch.host_overrides = {{"a.example", "127.0.0.1"}, {"b.example", "::1"}};
+    c.crawl.fetch.dns.servers = {"127.0.0.1:5353", "[::1]:53"};
+    c.crawl.fetch.dns.min_ttl = 0ms;
+    c.crawl.fetch.dns.max_ttl = 10min;
+    c.crawl.fetch.dns.negative_ttl = 5s;
+    c.crawl.fetch.proxy = "http://user:pw@proxy.example:3128";
+    c.crawl.fetch.http_proxy = "http://plain-proxy.example:8080";
+    c.crawl.fetch.https_proxy = "http://tls-proxy.example:8080";
+    c.crawl.fetch.no_proxy = {"localhost", ".internal.example", "10.0.0.0/8"};
+    c.crawl.fetch.cookies.enabled = false;
+    c.crawl.fetch.cookies.load_file = "in cookies.txt";
+    c.crawl.fetch.cookies.save_file = "out/cookies.txt";
+    c.crawl.fetch.headers = {"Accept-Language: fr, en;q=0.5", "X-Note: a \"quoted\" value"};
+    c.crawl.fetch.credentials = {{"https://intranet.example", "alice:s3cret: with colon"}};
     c.crawl.retry.initial_backoff = 250ms;
     c.crawl.retry.multiplier = 1.5;
     c.crawl.retry.jitter = 0.1;
@@ -98,6 +112,7 @@ app_config every_key_changed() {
     c.run.fail_on_errors = true;
     c.run.fail_on = {"5xx", "robots"};
     c.run.grace_period = 0ms;
+    c.run.unicode_hosts_in_logs = true;
     return c;
 }
 

@@ -186,6 +186,19 @@ TEST_F(fetcher_fixture, a_head_over_the_limit_is_an_error) {
     EXPECT_EQ(results.at(0).error, error::header_too_large);
 }
 
+TEST_F(fetcher_fixture, a_head_over_the_default_limit_arriving_at_once_is_an_error) {
+    // 10,000 fields (about 100 KB) in one write: more than one read of the socket and than 64 KiB.
+    demo::http_server server{ctx.get_executor(),
+                             [](const http_request&) -> asio::awaitable<std::optional<http_response>> {
+                                 auto res = make_response(200, "x");
+                                 for (int i = 0; i < 10'000; ++i)
+                                     res.set("X-" + std::to_string(i), "v");
+                                 co_return res;
+                             }};
+    auto results = fetch_all(server, {server.origin() + "/"});
+    EXPECT_EQ(results.at(0).error, error::header_too_large) << results[0].error.message();
+}
+
 TEST_F(fetcher_fixture, redirects_are_returned_not_followed) {
     demo::http_server server{ctx.get_executor(),
                              [](const http_request& req) -> asio::awaitable<std::optional<http_response>> {
@@ -314,6 +327,21 @@ fetch_result fetch_once(asio::io_context& ctx, const fetch_config& config, raw_s
 }
 
 } // namespace
+
+TEST(fetcher_raw, a_head_over_the_default_limit_then_a_close_is_an_error) {
+    asio::io_context ctx;
+    fetch_config config;
+    raw_server server{ctx.get_executor(), [](std::size_t) {
+                          std::string fields;
+                          for (int i = 0; i < 10'000; ++i)
+                              fields += "X-" + std::to_string(i) + ": v\r\n";
+                          return "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n" + fields +
+                                 "Content-Length: 0\r\n\r\n";
+                      }};
+    auto results = fetch_raw(ctx, config, server, {"/"});
+    EXPECT_EQ(results.at(0).error, error::header_too_large)
+        << results[0].error.message() << results[0].status;
+}
 
 TEST_F(fetcher_fixture, interim_responses_are_skipped) {
     raw_server server{

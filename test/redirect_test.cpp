@@ -56,7 +56,8 @@ TEST(DecideRedirect, Table) {
         {request, "http://[bad", 5, std::nullopt, error::invalid_location},
         {request, "http://example.com:port/", 5, std::nullopt, error::invalid_location},
         {request, "http://example.com:99999/", 5, std::nullopt, error::invalid_location},
-        {request, "http:///nohost", 5, std::nullopt, error::invalid_location},
+        {request, "http:///nohost", 5, "http://nohost/", {}}, // slashes repaired, as browsers do
+        {request, "http://../", 5, std::nullopt, error::invalid_location},
         {request, "mailto:x", 5, std::nullopt, error::invalid_location},
         {request, "ftp://h/", 5, std::nullopt, error::invalid_location},
         {request, "javascript:alert(1)", 0, std::nullopt, error::invalid_location},

@@ -644,6 +644,7 @@ const enumerator_case enumerator_cases[] = {
     {error::tls_handshake_failed, "tls_handshake_failed"},
     {error::certificate_invalid, "certificate_invalid"},
     {error::forbidden_address, "forbidden_address"},
+    {error::proxy_failed, "proxy_failed"},
     {error::robots_denied, "robots_denied"},
     {error::robots_unavailable, "robots_unavailable"},
     {error::internal_error, "internal_error"},

@@ -222,3 +222,54 @@ TEST_F(tls_fixture, a_tls_server_that_never_answers_times_out) {
     auto results = fetch_all(*server, {server->origin() + "/"});
     EXPECT_EQ(results.at(0).error, error::request_timeout) << results[0].error.message();
 }
+
+TEST_F(tls_fixture, handshakes_over_the_limit_wait_their_turn) {
+    config.tls.ca_file = ca_file->path().string();
+    config.tls.max_handshakes = 1;
+    auto server = hello_server();
+    fetcher f{ctx.get_executor(), config, 8};
+    std::vector<fetch_result> results(5);
+    std::size_t done = 0;
+    for (std::size_t i = 0; i < results.size(); ++i)
+        asio::co_spawn(
+            ctx,
+            [&, i]() -> asio::awaitable<void> {
+                results[i] = co_await f.fetch(
+                    boost::urls::parse_uri(server.origin() + "/" + std::to_string(i)).value());
+            },
+            [&](std::exception_ptr) {
+                if (++done == results.size()) {
+                    f.close_idle();
+                    server.stop();
+                }
+            });
+    run_bounded(ctx);
+    for (const auto& r : results)
+        EXPECT_EQ(r.status, 200) << r.error.message() << " " << r.error_detail;
+    EXPECT_EQ(server.connections(), 5u) << "all five connected at once";
+}
+
+TEST_F(tls_fixture, a_turn_to_shake_hands_is_bounded_by_connect_timeout) {
+    config.tls.ca_file = ca_file->path().string();
+    config.tls.max_handshakes = 1;
+    config.connect_timeout = std::chrono::milliseconds(300);
+    // Accepts and says nothing: the first handshake holds the only turn until its deadline.
+    asio::ip::tcp::acceptor silent{ctx, {asio::ip::make_address("127.0.0.1"), 0}};
+    const std::string url = "https://127.0.0.1:" + std::to_string(silent.local_endpoint().port()) + "/";
+    fetcher f{ctx.get_executor(), config, 8};
+    std::vector<fetch_result> results(2);
+    std::size_t done = 0;
+    for (std::size_t i = 0; i < results.size(); ++i)
+        asio::co_spawn(
+            ctx,
+            [&, i]() -> asio::awaitable<void> {
+                results[i] = co_await f.fetch(boost::urls::parse_uri(url).value());
+            },
+            [&](std::exception_ptr) {
+                if (++done == results.size())
+                    silent.close();
+            });
+    run_bounded(ctx);
+    for (const auto& r : results)
+        EXPECT_EQ(r.error, error::connect_timeout) << r.error.message();
+}

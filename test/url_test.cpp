@@ -160,7 +160,7 @@ TEST(Resolve, Rfc3986AbnormalExamples) { // §5.4.2
         {"g?y/../x", "http://a/b/c/g?y/../x"},
         {"g#s/./x", "http://a/b/c/g#s/./x"},
         {"g#s/../x", "http://a/b/c/g#s/../x"},
-        {"http:g", "http:g"}, // strict parsers, as RFC 3986 recommends
+        {"http:g", "http://a/b/c/g"}, // as browsers do (RFC 3986's "non-strict" reading for http)
     });
 }
 
@@ -208,7 +208,17 @@ TEST(NormalizeReference, CanonicalForms) {
         {page, "http://EXAMPLE.com", {"http://example.com/"}},
         {page, "http://example.com./a", {"http://example.com/a"}},
         {page, "http://%41.example/", {"http://a.example/"}},
-        {page, "http://caf\xc3\xa9.example/", {"http://caf%C3%A9.example/"}},
+        {page, "http://caf\xc3\xa9.example/", {"http://xn--caf-dma.example/"}},
+        {page, "http://fa\xc3\x9f.example/", {"http://xn--fa-hia.example/"}},
+        {page, "http://\xe4\xbd\xa0\xe5\xa5\xbd\xe4\xbd\xa0\xe5\xa5\xbd/", {"http://xn--6qqa088eba/"}},
+        {page, "http://\xef\xbc\xa7\xef\xbd\x8f.com/", {"http://go.com/"}},
+        {page, "http://XN--Fa-Hia.Example/", {"http://xn--fa-hia.example/"}},
+        {page, "http://fa%C3%9F.example/", {"http://xn--fa-hia.example/"}},
+        {page, "http://\xe2\x98\x83.net/", {"http://xn--n3h.net/"}},
+        {page, "http://a\xe2\x80\x8d.example/", fails_with(error::invalid_url)}, // CheckJoiners
+        {page, "http://ex%25ample.com/", fails_with(error::invalid_url)},        // % in a host
+        {page, "http://a%20b/", fails_with(error::invalid_url)},
+        {page, "http://a%3Cb/", fails_with(error::invalid_url)},
         // ports
         {page, "http://example.com:80/a", {"http://example.com/a"}},
         {page, "https://example.com:443/a", {"https://example.com/a"}},
@@ -224,6 +234,26 @@ TEST(NormalizeReference, CanonicalForms) {
         {page, "http://[2001:DB8::1]/", {"http://[2001:db8::1]/"}},
         {page, "http://127.0.0.1:80/", {"http://127.0.0.1/"}},
         {page, "http://192.168.0.1:8080", {"http://192.168.0.1:8080/"}},
+        {page, "http://[0:1:0:1:0:1:0:1]/", {"http://[0:1:0:1:0:1:0:1]/"}}, // RFC 5952: no "::" for one zero
+        {page, "http://[1:0:0:2:0:0:0:3]/", {"http://[1:0:0:2::3]/"}},
+        // IPv4 addresses in the number forms browsers accept
+        {page, "http://0x7f.1/", {"http://127.0.0.1/"}},
+        {page, "http://2130706433/", {"http://127.0.0.1/"}},
+        {page, "http://0177.0.0.1/", {"http://127.0.0.1/"}},
+        {page, "http://127.1:8080/", {"http://127.0.0.1:8080/"}},
+        {page, "http://192.168.257/", {"http://192.168.1.1/"}},
+        {page, "http://1.2.3.4./", {"http://1.2.3.4/"}},
+        {page, "http://0X7F.0x0.0.1/", {"http://127.0.0.1/"}},
+        {page, "http://1.2.3.4.5/", fails_with(error::invalid_url)},
+        {page, "http://256.0.0.1/", fails_with(error::invalid_url)},
+        {page, "http://1.2.3.09/", fails_with(error::invalid_url)},
+        {page, "http://4294967296/", fails_with(error::invalid_url)},
+        {page, "http://foo.0x/", fails_with(error::invalid_url)},
+        // names that begin like a dotted quad (the first character stays encoded: see url_host.hpp)
+        {page, "http://1.2.3.4.nip.io/", {"http://%31.2.3.4.nip.io/"}},
+        {page, "http://1.2.3.4.nip.io:8080/a", {"http://%31.2.3.4.nip.io:8080/a"}},
+        {page, "http://user@1.2.3.4a/", {"http://%31.2.3.4a/"}},
+        {page, "//10.0.0.1.example/x", {"http://%310.0.0.1.example/x"}},
         // dot segments
         {page, "http://example.com/a/./b/../c", {"http://example.com/a/c"}},
         {page, "http://example.com/../../x", {"http://example.com/x"}},
@@ -282,9 +312,25 @@ TEST(NormalizeReference, CanonicalForms) {
         {page, "ftp://example.com/file", fails_with(error::unsupported_scheme)},
         {page, "data:text/plain,hi", fails_with(error::unsupported_scheme)},
         {page, "tel:+1-555", fails_with(error::unsupported_scheme)},
-        {page, "http:///path", fails_with(error::invalid_url)},
+        // slashes browsers repair after a special scheme
+        {page, "http:///path", {"http://path/"}},
+        {page, "http:/other.host/x", {"http://example.com/other.host/x"}}, // same scheme: relative
+        {"https://example.com/", "http:/other.host/x", {"http://other.host/x"}},
+        {page, "https:other.host/x", {"https://other.host/x"}},
+        {page, "https:/\\other.host/x", {"https://other.host/x"}},
+        {page, "///other.host/x", {"http://other.host/x"}},
+        {page, "\\\\\\other.host\\x", {"http://other.host/x"}},
+        {page, "http:/x", {"http://example.com/x"}},
+        {page, "http:x?y", {"http://example.com/dir/x?y"}},
+        {page, "http:", {"http://example.com/dir/page.html?x=1"}},
+        {"https://example.com/", "http:/1.2.3.4.nip.io/", {"http://%31.2.3.4.nip.io/"}},
+        {page, "ftp:/x", fails_with(error::unsupported_scheme)},
         {page, "http://[bad", fails_with(error::invalid_url)},
-        {page, "http:g", fails_with(error::invalid_url)},
+        {page, "http:g", {"http://example.com/dir/g"}},
+        {"https://example.com/", "http:", fails_with(error::invalid_url)},
+        // the query as browsers send it
+        {page, "/?a='b'", {"http://example.com/?a=%27b%27"}},
+        {page, "http://u[s]er:p[w]@example.com/", {"http://example.com/"}},
     };
     for (const auto& c : cases) {
         SCOPED_TRACE(::testing::Message() << "base: " << c.base << " reference: \"" << c.reference << "\"");

@@ -32,6 +32,38 @@ struct tls_config {
     /// A PEM file of extra trusted CA certificates, used in addition to the system trust store (a private
     /// CA, a test CA). Empty: the system store only. Default empty.
     std::string ca_file;
+    /// Most TLS handshakes in progress at once; more connections wait for a turn (within their
+    /// connect_timeout), holding a socket and nothing else. A handshake holds OpenSSL's record and handshake
+    /// buffers (tens of KiB) until it ends: thousands at once would cost more than all the connections that
+    /// wait for answers. 0: no limit. Default 64.
+    std::size_t max_handshakes = 64;
+};
+
+/// Name resolution (c-ares, on the crawler's executor).
+struct dns_config {
+    /// Name servers, each "ip", "ip:port" or "[ipv6]:port". Empty: the system's (/etc/resolv.conf).
+    /// Default empty.
+    std::vector<std::string> servers;
+    /// Shortest time an answer is kept, whatever its TTL: a TTL of 0 would cost a query per connection.
+    /// Default 30 s.
+    std::chrono::milliseconds min_ttl{30'000};
+    /// Longest time an answer is kept, whatever its TTL. Default 1 h.
+    std::chrono::milliseconds max_ttl{3'600'000};
+    /// How long "no such name" (NXDOMAIN, or a name without addresses) is remembered. Temporary failures
+    /// (timeouts, SERVFAIL, refused) are not: a retry asks again. Default 30 s.
+    std::chrono::milliseconds negative_ttl{30'000};
+};
+
+/// HTTP cookies (RFC 6265), kept in memory for the crawl.
+struct cookie_config {
+    /// Store cookies servers set and send them back, as wget does. Default true.
+    bool enabled = true;
+    /// A cookies.txt file (Netscape format, as written by wget, curl and browsers' exporters) read before
+    /// the crawl. Empty: none. Default empty.
+    std::string load_file;
+    /// Where the jar is written in the same format when the crawl ends (session cookies included, with
+    /// expiry 0). Empty: not written. Default empty.
+    std::string save_file;
 };
 
 /// How pages are fetched. One fetcher serves the whole crawl.
@@ -65,8 +97,36 @@ struct fetch_config {
     /// TLS settings for https URLs.
     tls_config tls;
     /// Host name -> IP address used instead of DNS, like curl's --resolve (staging sites, tests). The URL,
-    /// the Host header, TLS SNI and scope still use the name. Default empty.
+    /// the Host header, TLS SNI and scope still use the name. Such hosts are reached directly, never through
+    /// a proxy. Default empty.
     std::map<std::string, std::string> host_overrides;
+    /// Name resolution.
+    dns_config dns;
+    /// Proxy for http and https URLs: "http://[user:password@]host[:port]" (port 80 when absent; an
+    /// "https://" proxy is not supported). https URLs go through a CONNECT tunnel and TLS is verified end to
+    /// end against the URL's host; http URLs are sent to the proxy in absolute form. Credentials go in
+    /// Proxy-Authorization (Basic) and are never logged. Empty: direct. Default empty.
+    std::string proxy;
+    /// Proxy for http URLs only, instead of `proxy`. Default empty.
+    std::string http_proxy;
+    /// Proxy for https URLs only, instead of `proxy`. Default empty.
+    std::string https_proxy;
+    /// Hosts reached directly despite a proxy, as in the no_proxy variable: "example.com" matches that host
+    /// and its subdomains (".example.com" the same), an IP address matches itself, "*" matches everything.
+    /// Default empty.
+    std::vector<std::string> no_proxy;
+    /// Cookies.
+    cookie_config cookies;
+    /// Extra request header fields, each "Name: value", sent with every request. Host, Content-Length,
+    /// Authorization, Proxy-Authorization and hop-by-hop fields (Connection, Keep-Alive, TE, Trailer,
+    /// Transfer-Encoding, Upgrade, Proxy-Connection) are refused; a User-Agent, Accept or Cookie given here
+    /// replaces ours. Default empty.
+    std::vector<std::string> headers;
+    /// Basic credentials per origin: "https://example.com" (scheme://host[:port]) -> "user:password". Sent
+    /// with every request to that origin and to no other (redirects elsewhere do not carry them), never
+    /// logged or recorded; an archived raw request (WARC) holds the Authorization header as sent. A root URL
+    /// with userinfo ("https://user:pw@host/") adds its origin here. Default empty.
+    std::map<std::string, std::string> credentials;
 };
 
 /// robots.txt (RFC 9309).

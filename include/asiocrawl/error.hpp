@@ -29,6 +29,7 @@ enum class error {
     tls_handshake_failed, ///< the TLS handshake failed (protocol, cipher, or the peer is not TLS)
     certificate_invalid,  ///< the server's certificate did not verify (chain, expiry, or host name)
     forbidden_address, ///< the host resolved to an address refused by fetch_config::refuse_private_addresses
+    proxy_failed,      ///< the proxy refused the CONNECT tunnel or answered something other than HTTP
     // policy
     robots_denied,      ///< robots.txt disallows the URL for our user agent (not a failure of the site)
     robots_unavailable, ///< robots.txt answered 5xx or could not be fetched: the origin is off limits (RFC

@@ -26,8 +26,9 @@ struct record {
     int status = 0;
     /// Why this URL failed (asiocrawl::error or a network error); empty on success.
     boost::system::error_code error;
-    /// What more is known about the failure, in words (a TLS verification failure's reason, why an origin
-    /// was unreachable); often empty.
+    /// What more there is to say about `error` when there is something: why a certificate did not verify
+    /// (expired when, which issuer, which names it holds instead of the host), what a proxy answered.
+    /// Written after the error's message in JSON Lines and the report; never holds credentials.
     std::string error_detail;
     /// Body bytes received.
     std::uint64_t size = 0;

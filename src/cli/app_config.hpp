@@ -33,6 +33,9 @@ struct run_config {
     /// After SIGINT/SIGTERM, how long fetches in flight may take to finish before they are abandoned.
     /// Default 10 s.
     std::chrono::milliseconds grace_period{10'000};
+    /// Show internationalized host names in log lines in Unicode ("faß.example") rather than punycode
+    /// ("xn--fa-hia.example"), which is what is requested and what records hold. Default false.
+    bool unicode_hosts_in_logs = false;
 };
 
 /// Everything one run of the CLI is configured by: the YAML file's tree. The library needs only `crawl`.

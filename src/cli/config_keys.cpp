@@ -257,6 +257,17 @@ key_codec strings(Access access) {
     return codec;
 }
 
+/// Header fields ("Name: value"), which hold commas and spaces: one per flag occurrence or per line of an
+/// environment variable.
+template <class Access>
+key_codec lines(Access access) {
+    key_codec codec = strings(access);
+    codec.expected = "a list of text items (one per line in an environment variable)";
+    codec.value_name = "TEXT";
+    codec.separators = "\n\r";
+    return codec;
+}
+
 /// The same codec with another placeholder in --help ("DOMAIN,...").
 key_codec named(key_codec codec, std::string value_name) {
     codec.value_name = std::move(value_name);
@@ -377,7 +388,21 @@ const std::vector<config_key>& config_keys() {
         {"fetch.refuse_private_addresses",     "refuse-private-addresses", fetching, boolean(FIELD(crawl.fetch.refuse_private_addresses)), "never connect to loopback, private, link-local or multicast addresses"},
         {"fetch.tls.insecure",                 "insecure",                 fetching, boolean(FIELD(crawl.fetch.tls.insecure)),          "skip TLS certificate and host name verification"},
         {"fetch.tls.ca_file",                  "ca-file",                  fetching, text(FIELD(crawl.fetch.tls.ca_file)),              "PEM file of extra trusted CA certificates"},
+        {"fetch.tls.max_handshakes",           none,                       fetching, whole(FIELD(crawl.fetch.tls.max_handshakes)),      "most TLS handshakes in progress at once; 0: no limit"},
         {"fetch.host_overrides",               "host-override",            fetching, pairs(FIELD(crawl.fetch.host_overrides)),          "connect to this IP address for this host name (repeatable)"},
+        {"fetch.dns.servers",                  "dns-server",               fetching, strings(FIELD(crawl.fetch.dns.servers)),           "name server IP[:PORT] to ask instead of /etc/resolv.conf's (repeatable)"},
+        {"fetch.dns.min_ttl",                  none,                       fetching, duration(FIELD(crawl.fetch.dns.min_ttl)),          "shortest time a DNS answer is kept"},
+        {"fetch.dns.max_ttl",                  none,                       fetching, duration(FIELD(crawl.fetch.dns.max_ttl)),          "longest time a DNS answer is kept"},
+        {"fetch.dns.negative_ttl",             none,                       fetching, duration(FIELD(crawl.fetch.dns.negative_ttl)),     "how long a name that does not exist is remembered"},
+        {"fetch.proxy",                        "proxy",                    fetching, text(FIELD(crawl.fetch.proxy)),                    "proxy for http and https URLs: http://[USER:PASSWORD@]HOST[:PORT] (default: the http_proxy, https_proxy, all_proxy variables)"},
+        {"fetch.http_proxy",                   none,                       fetching, text(FIELD(crawl.fetch.http_proxy)),               "proxy for http URLs only"},
+        {"fetch.https_proxy",                  none,                       fetching, text(FIELD(crawl.fetch.https_proxy)),              "proxy for https URLs only"},
+        {"fetch.no_proxy",                     "no-proxy-for",             fetching, strings(FIELD(crawl.fetch.no_proxy)),              "hosts, domains or IP blocks reached without the proxy (default: the no_proxy variable)"},
+        {"fetch.cookies.enabled",              "cookies",                  fetching, boolean(FIELD(crawl.fetch.cookies.enabled)),       "keep the cookies servers set and send them back (--no-cookies: off)"},
+        {"fetch.cookies.load_file",            "load-cookies",             fetching, text(FIELD(crawl.fetch.cookies.load_file)),        "read cookies from this cookies.txt file (Netscape format) before the crawl"},
+        {"fetch.cookies.save_file",            "save-cookies",             fetching, text(FIELD(crawl.fetch.cookies.save_file)),        "write the cookies to this cookies.txt file when the crawl ends"},
+        {"fetch.headers",                      "header",                   fetching, lines(FIELD(crawl.fetch.headers)),                 "add this request header field \"Name: value\" (repeatable)"},
+        {"fetch.credentials",                  none,                       fetching, pairs(FIELD(crawl.fetch.credentials)),             "Basic credentials per origin: https://HOST=USER:PASSWORD (sent to that origin only)"},
         {"retry.initial_backoff",              none,                       crawl,    duration(FIELD(crawl.retry.initial_backoff)),      "wait before the second attempt"},
         {"retry.multiplier",                   none,                       crawl,    real(FIELD(crawl.retry.multiplier)),               "growth factor of the wait"},
         {"retry.jitter",                       none,                       crawl,    real(FIELD(crawl.retry.jitter)),                   "random spread of a wait, 0 to 1"},
@@ -414,6 +439,7 @@ const std::vector<config_key>& config_keys() {
         {"run.fail_on_errors",                 "fail-on-errors",           run,      boolean(FIELD(run.fail_on_errors)),                "exit with status 1 when a URL failed: a network failure, 5xx or 4xx"},
         {"run.fail_on",                        "fail-on",                  run,      named(strings(FIELD(run.fail_on)), "CLASS,..."),                       "exit with status 1 when a URL failed in one of these classes: 4xx,5xx,network,robots"},
         {"run.grace_period",                   "grace-period",             run,      duration(FIELD(run.grace_period)),                 "after SIGINT/SIGTERM, time left to fetches in flight"},
+        {"run.unicode_hosts_in_logs",          "unicode-hosts",            run,      boolean(FIELD(run.unicode_hosts_in_logs)),         "show internationalized host names in logs in Unicode, not punycode"},
     };
     // clang-format on
     return keys;

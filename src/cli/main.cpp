@@ -11,6 +11,7 @@
 
 #include "cli/options.hpp"
 #include "outputs/text_writer.hpp"
+#include "url_host.hpp"
 
 #include <asiocrawl/crawler.hpp>
 #include <asiocrawl/error.hpp>
@@ -129,7 +130,8 @@ int run(const cli::cli_options& options) {
                          std::string line = "asiocrawl: ";
                          line += level_name(level);
                          line += ": ";
-                         line += message;
+                         line += config.run.unicode_hosts_in_logs ? detail::with_unicode_hosts(message)
+                                                                  : std::string(message);
                          line += '\n';
                          log_writer.write(std::move(line));
                      }};

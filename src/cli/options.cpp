@@ -2,6 +2,7 @@
 
 #include "cli/config_file.hpp"
 #include "cli/config_keys.hpp"
+#include "fetch_settings.hpp"
 
 #include <asiocrawl/version.hpp>
 
@@ -67,6 +68,14 @@ int take_verbosity(std::vector<std::string>& args) {
     }
     args = std::move(rest);
     return shift;
+}
+
+std::string lowercase_ascii(std::string_view text) {
+    std::string out(text);
+    for (char& c : out)
+        if (c >= 'A' && c <= 'Z')
+            c = static_cast<char>(c - 'A' + 'a');
+    return out;
 }
 
 std::string long_name(std::string_view flag) {
@@ -276,6 +285,16 @@ parse_outcome parse_command_line(int argc, const char* const argv[],
     }
     if (auto text = join_errors(flag_errors); !text.empty())
         return fail(text);
+    // http_proxy, https_proxy, all_proxy and no_proxy as curl reads them, unless the file, an ASIOCRAWL_
+    // variable or a flag set a proxy key (src/fetch_settings.cpp).
+    const bool proxies_set = origins.contains("fetch.proxy") || origins.contains("fetch.http_proxy") ||
+                             origins.contains("fetch.https_proxy");
+    for (const auto& name : detail::apply_proxy_environment(config.crawl.fetch, environment, proxies_set,
+                                                            origins.contains("fetch.no_proxy"))) {
+        const std::string lower = lowercase_ascii(name);
+        const std::string key = lower == "all_proxy" ? "fetch.proxy" : "fetch." + lower;
+        origins[key] = {"environment variable " + name, 0, 0};
+    }
 
     if (verbosity_shift != 0) {
         config.run.log_level = shifted_level(config.run.log_level, verbosity_shift);

@@ -50,13 +50,15 @@ void add_extension(X509* cert, X509* issuer, int nid, const std::string& value) 
     X509_EXTENSION_free(ext);
 }
 
-cert_ptr make_cert(const std::string& common_name, EVP_PKEY* key, X509* issuer, long serial) {
+cert_ptr make_cert(const std::string& common_name, EVP_PKEY* key, X509* issuer, long serial,
+                   std::chrono::seconds not_before = std::chrono::hours(-1),
+                   std::chrono::seconds not_after = std::chrono::hours(24)) {
     cert_ptr cert{X509_new()};
     check(cert != nullptr, "X509_new");
     X509_set_version(cert.get(), 2);
     ASN1_INTEGER_set(X509_get_serialNumber(cert.get()), serial);
-    X509_gmtime_adj(X509_getm_notBefore(cert.get()), -3600);
-    X509_gmtime_adj(X509_getm_notAfter(cert.get()), 24 * 3600);
+    X509_gmtime_adj(X509_getm_notBefore(cert.get()), static_cast<long>(not_before.count()));
+    X509_gmtime_adj(X509_getm_notAfter(cert.get()), static_cast<long>(not_after.count()));
     X509_set_pubkey(cert.get(), key);
     X509_NAME* name = X509_get_subject_name(cert.get());
     X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC,
@@ -84,7 +86,8 @@ std::string to_pem(EVP_PKEY* key) {
 
 } // namespace
 
-test_pki make_test_pki(const std::vector<std::string>& names) {
+test_pki make_test_pki(const std::vector<std::string>& names, std::chrono::seconds valid_from,
+                       std::chrono::seconds valid_until) {
     static std::atomic<long> serial{1};
     auto ca_key = make_key();
     auto ca = make_cert("asiocrawl test CA", ca_key.get(), nullptr, serial++);
@@ -94,7 +97,8 @@ test_pki make_test_pki(const std::vector<std::string>& names) {
     check(X509_sign(ca.get(), ca_key.get(), EVP_sha256()) > 0, "X509_sign CA");
 
     auto server_key = make_key();
-    auto server = make_cert(names.empty() ? "server" : names.front(), server_key.get(), ca.get(), serial++);
+    auto server = make_cert(names.empty() ? "server" : names.front(), server_key.get(), ca.get(), serial++,
+                            valid_from, valid_until);
     std::string san;
     for (const auto& n : names) {
         boost::system::error_code ec;

@@ -4,6 +4,7 @@
 
 #include <boost/asio/ssl/context.hpp>
 
+#include <chrono>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -16,9 +17,12 @@ struct test_pki {
     std::string server_key_pem;
 };
 
-/// A CA and a server certificate for `names` (DNS names and IP addresses, as SAN entries), valid from an hour
-/// ago for a day. Made once per call; EC P-256 keys, so it is quick.
-test_pki make_test_pki(const std::vector<std::string>& names = {"localhost", "127.0.0.1"});
+/// A CA and a server certificate for `names` (DNS names and IP addresses, as SAN entries), the server's valid
+/// from `valid_from` to `valid_until` relative to now (by default from an hour ago for a day: pass a past
+/// window for an expired certificate). Made once per call; EC P-256 keys, so it is quick.
+test_pki make_test_pki(const std::vector<std::string>& names = {"localhost", "127.0.0.1"},
+                       std::chrono::seconds valid_from = std::chrono::hours(-1),
+                       std::chrono::seconds valid_until = std::chrono::hours(24));
 
 /// A server context (TLS 1.2 and later) presenting the PKI's server certificate.
 boost::asio::ssl::context make_server_context(const test_pki& pki);
