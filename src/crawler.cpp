@@ -7,9 +7,11 @@
 #include "fetch_settings.hpp"
 #include "fetcher.hpp"
 #include "page_links.hpp"
+#include "redis/redis_client.hpp"
 #include "state/crawl_definition.hpp"
 #include "state/crawl_state.hpp"
 #include "state/record_codec.hpp"
+#include "state/shared_store.hpp"
 #include "state/state_store.hpp"
 #include "work_queue.hpp"
 
@@ -26,8 +28,12 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/url/parse.hpp>
 
+#include <cstdlib>
 #include <list>
 #include <stdexcept>
+#include <unordered_set>
+
+#include <unistd.h>
 
 namespace asiocrawl {
 
@@ -72,7 +78,8 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
         : executor(std::move(ex))
         , config(detail::with_root_credentials(checked(std::move(cfg)))) // before parse_root drops them
         , queue(executor)
-        , state(config, state_hooks(), !config.state.dir.empty(), config.state.window)
+        , state(config, state_hooks(), !config.state.dir.empty() || !config.state.redis.empty(),
+                config.state.redis.empty() ? config.state.window : 0)
         , fetch(executor, config.fetch, config.max_tasks)
         , frontier_timer(executor)
         , workers_exited(executor)
@@ -82,6 +89,10 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
         , flush_done(executor) {
         if (config.parse_threads > 0)
             parse_pool.emplace(config.parse_threads);
+        if (!config.state.redis.empty()) {
+            state.set_shared();
+            config.keep_records = false; // each instance writes its own; Redis keeps no records
+        }
     }
 
     ~impl() {
@@ -335,7 +346,10 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
                     continue;
                 }
                 const auto generation = ++commits_started;
-                if (!batch.empty()) {
+                if (shared) {
+                    co_await flush_outputs();
+                    co_await commit_shared(batch);
+                } else if (!batch.empty()) {
                     // The outputs first: a URL the state counts as done must have its record written.
                     co_await flush_outputs();
                     auto write = [store = store.get(), &batch, sync = config.state.fsync] {
@@ -352,6 +366,8 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
                 }
                 commits_done = generation;
                 commit_done.notify();
+                if (shared)
+                    poke_lease_loop();
                 pump();
             }
         } catch (...) {
@@ -421,6 +437,123 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
     }
     logger state_log;
 
+    // ---- a shared crawl (state.redis, docs/DEPLOY.md) ----
+
+    std::optional<redis::client> redis_client;
+    std::optional<detail::shared_store> shared;
+    std::unordered_set<std::uint64_t> leased_ids; // leased here, not yet finished in Redis
+    asio::steady_timer lease_timer{executor};
+    bool lease_poked = false;
+    bool lease_loop_running = false;
+
+    asio::awaitable<void> open_shared() {
+        const char* password = std::getenv("ASIOCRAWL_REDIS_PASSWORD");
+        auto where = redis::parse_url(config.state.redis, password ? password : "");
+        if (!where.value)
+            throw state_error("state.redis: " + where.error);
+        if (where.value->tls)
+            throw state_error("state.redis: rediss:// (TLS) is not supported yet; reach Redis over a private "
+                              "network with redis://");
+        redis::client_options options;
+        options.where = *where.value;
+        options.on_retry = [this](int attempt, const std::string& why) {
+            if (attempt == 1 || attempt % 10 == 0)
+                log(log_level::warning, "Redis unreachable (attempt " + std::to_string(attempt) + "): " + why);
+        };
+        redis_client.emplace(executor, std::move(options));
+        const std::string definition = detail::crawl_definition_json(config);
+        detail::shared_store::settings settings;
+        settings.crawl_id =
+            config.state.crawl_id.empty() ? detail::default_crawl_id(definition) : config.state.crawl_id;
+        settings.instance = config.state.instance;
+        if (settings.instance.empty()) {
+            char host[256] = {};
+            ::gethostname(host, sizeof host - 1);
+            settings.instance = std::string(host) + "-" + std::to_string(::getpid());
+        }
+        settings.lease = config.state.lease;
+        settings.max_per_host = config.politeness.max_per_host;
+        settings.delay = std::chrono::duration_cast<std::chrono::milliseconds>(config.politeness.delay);
+        shared.emplace(*redis_client, settings);
+        const auto seed = co_await shared->join(state.seed(), definition);
+        state.set_seed(seed);
+        log(log_level::info, "joined the shared crawl " + settings.crawl_id + " at " +
+                                 redis::redacted(*where.value) + " as " + settings.instance);
+    }
+
+    /// Commits a batch to Redis, again and again while Redis is away (the client reconnects with backoff):
+    /// the batch is held here meanwhile, and a repeated commit changes nothing that the first one did.
+    asio::awaitable<void> commit_shared(const detail::state_batch& batch) {
+        for (int attempt = 1;; ++attempt) {
+            try {
+                co_await shared->commit(batch);
+                break;
+            } catch (const redis::connection_lost& e) {
+                if (attempt == 1)
+                    log(log_level::warning, std::string(e.what()) + ": results held, retrying");
+            }
+        }
+        for (const auto& finished : batch.finished)
+            leased_ids.erase(finished.second);
+    }
+
+    void poke_lease_loop() {
+        lease_poked = true;
+        lease_timer.cancel();
+    }
+
+    /// Leases URLs from the shared frontier as workers have room for them, renews the leases held here, and
+    /// ends when the crawl-wide unfinished counter reaches zero (nothing waits, nothing is leased).
+    asio::awaitable<void> lease_loop() {
+        lease_loop_running = true;
+        const std::size_t wanted = std::max<std::size_t>(config.max_tasks * 2, 2);
+        auto renewed_at = clock_type::now();
+        try {
+            while (!stopping) {
+                lease_poked = false;
+                // The queue's count includes this loop's own hold.
+                const std::size_t local = queue.unfinished() > 0 ? queue.unfinished() - 1 : 0;
+                const std::size_t room = local < wanted ? wanted - local : 0;
+                detail::shared_store::lease_answer answer;
+                try {
+                    if (clock_type::now() - renewed_at > config.state.lease / 3) {
+                        const std::vector<std::uint64_t> held(leased_ids.begin(), leased_ids.end());
+                        co_await shared->renew(held);
+                        renewed_at = clock_type::now();
+                    }
+                    answer = co_await shared->lease(room);
+                } catch (const redis::connection_lost& e) {
+                    log(log_level::warning, std::string(e.what()) + ": retrying");
+                    continue;
+                }
+                if (stopping)
+                    break;
+                for (auto& taken : answer.items) {
+                    const auto id = taken.id;
+                    if (state.take_leased(id, std::move(taken.item)))
+                        leased_ids.insert(id);
+                }
+                if (!answer.items.empty())
+                    pump();
+                if (answer.unfinished <= 0)
+                    break; // the whole crawl is done: every instance sees the same zero
+                if (answer.items.size() == room && room > 0 && !lease_poked)
+                    continue; // there may be more
+                if (lease_poked)
+                    continue;
+                auto wait = std::chrono::milliseconds(answer.wait_ms < 0 ? 50 : answer.wait_ms);
+                wait = std::clamp(wait, std::chrono::milliseconds(2), std::chrono::milliseconds(50));
+                lease_timer.expires_after(wait);
+                co_await lease_timer.async_wait(asio::as_tuple(asio::use_awaitable));
+            }
+        } catch (...) {
+            storage_failure = std::current_exception();
+            request_abort();
+        }
+        lease_loop_running = false;
+        queue.release();
+    }
+
     // ---- stopping ----
 
     void request_stop() {
@@ -431,6 +564,7 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
         state.stop();
         queue.close();
         frontier_timer.cancel();
+        poke_lease_loop();
     }
 
     void request_abort() {
@@ -535,12 +669,22 @@ asio::awaitable<report> crawler::run(std::shared_ptr<impl> self) {
     self->running = true;
     auto& state = self->state;
 
-    if (state.durable())
+    if (!self->config.state.redis.empty())
+        co_await self->open_shared();
+    else if (state.durable())
         co_await self->open_state();
     state.start();
     self->log(log_level::info, "crawling " + std::to_string(self->config.roots.size()) + " root(s) with " +
                                    std::to_string(self->config.max_tasks) + " workers as \"" +
                                    state.user_agent() + "\"");
+    if (self->shared) {
+        // The roots are in the shared frontier before any instance may find the crawl over.
+        const auto roots = state.take_batch();
+        co_await self->commit_shared(roots);
+        self->queue.hold(); // the lease loop's: the queue joins once the shared crawl is over
+        asio::co_spawn(
+            self->executor, [self] { return self->lease_loop(); }, asio::detached);
+    }
     if (state.durable()) {
         self->committer_running = true;
         asio::co_spawn(
@@ -570,11 +714,13 @@ asio::awaitable<report> crawler::run(std::shared_ptr<impl> self) {
         self->commit_wanted.notify();
         while (self->committer_running)
             co_await self->workers_exited.wait();
-        if (!self->storage_failure)
+        if (!self->storage_failure && !self->shared)
             co_await self->close_state();
     }
     for (const auto& problem : self->fetch.finish()) // idle connections, DNS, the cookie jar's file
         self->log(log_level::error, problem);
+    if (self->redis_client)
+        self->redis_client->close();
     if (self->storage_failure)
         std::rethrow_exception(self->storage_failure);
 

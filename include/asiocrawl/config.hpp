@@ -212,6 +212,19 @@ struct state_config {
     /// Start over: delete the previous crawl's state in `dir` first (a directory that holds something else
     /// is refused, never emptied). Default false.
     bool reset = false;
+    /// A shared crawl (docs/DEPLOY.md): redis://[[user]:password@]host[:port][/db]. Set: this process is
+    /// one worker of a crawl whose seen set, frontier, leases and counters live in that Redis, and every
+    /// worker runs the same command. The password may come from the ASIOCRAWL_REDIS_PASSWORD environment
+    /// variable instead; it is never logged. Excludes `dir`. Default empty.
+    std::string redis;
+    /// The shared crawl's name in Redis. Empty: a hash of the crawl's definition (roots, scope, ...), so
+    /// that instances started with the same command join the same crawl. Default empty.
+    std::string crawl_id;
+    /// This worker's name in the shared crawl (its leases carry it). Empty: host name and process id.
+    std::string instance;
+    /// How long a leased URL belongs to the worker that took it; a worker renews its leases every third of
+    /// it, and the URLs of a worker that stops renewing (killed) go to another after it. Default 30 s.
+    std::chrono::milliseconds lease{30000};
 };
 
 /// One crawl: where it starts, how far it goes, how hard it works.

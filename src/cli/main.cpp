@@ -25,6 +25,7 @@
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <map>
@@ -117,6 +118,11 @@ int run(const cli::cli_options& options) {
     crawler_config crawl_config = config.crawl;
     // The crawler keeps the records only for the classic per-URL report (on disk, with a state directory).
     crawl_config.keep_records = config.output.report;
+    // A shared crawl (docs/DEPLOY.md): a Kubernetes Indexed Job names each worker by its index.
+    if (crawl_config.state.instance.empty())
+        if (const char* index = std::getenv("JOB_COMPLETION_INDEX"))
+            crawl_config.state.instance = index;
+    const std::string instance = crawl_config.state.instance;
     const bool resuming = !crawl_config.state.reset && crawler::has_saved_state(crawl_config.state.dir);
     std::optional<crawler> crawl;
     try {
@@ -142,6 +148,12 @@ int run(const cli::cli_options& options) {
     outputs::output_config output = config.output;
     if (resuming && output.mode == outputs::open_mode::create_new)
         output.mode = outputs::open_mode::append;
+    // {instance} in an output path: each worker of a shared crawl writes files of its own.
+    const std::string instance_name = instance.empty() ? std::to_string(::getpid()) : instance;
+    for (std::string* path : {&output.records, &output.report_json, &output.save_dir, &output.warc.path})
+        for (auto at = path->find("{instance}"); at != std::string::npos;
+             at = path->find("{instance}", at + instance_name.size()))
+            path->replace(at, 10, instance_name);
 
     // Every output (records, WARC, saved pages, metrics, progress, JSON summary) is opened here, before
     // anything is fetched: one that cannot be written, or that exists already, is a usage error.

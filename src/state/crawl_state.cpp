@@ -192,7 +192,7 @@ bool crawl_state::admit(const boost::urls::url& url, const std::string& referrer
         return false;
     }
     const bool for_next_run = stopping_;
-    if (!for_next_run && !hooks_.hold())
+    if (!for_next_run && !shared_ && !hooks_.hold())
         return false;
     seen_.insert(fp);
     work_item item;
@@ -204,6 +204,13 @@ bool crawl_state::admit(const boost::urls::url& url, const std::string& referrer
     item.from_sitemap = from_sitemap;
     const host_id host = host_number(host_of(item.url));
     item.seq = next_seq_[host]++;
+    if (shared_) {
+        // The shared frontier numbers it; seq 0 tells the batch's new URLs from retries of leased ones.
+        item.seq = 0;
+        batch_.fingerprints.push_back(fp);
+        batch_.waiting.push_back({host, 0, encode(item)});
+        return true;
+    }
     if (durable_) {
         batch_.fingerprints.push_back(fp);
         batch_.waiting.push_back({host, item.seq, encode(item)});
@@ -214,6 +221,17 @@ bool crawl_state::admit(const boost::urls::url& url, const std::string& referrer
         ++deferred_;
     else
         push_waiting(host, std::move(item));
+    return true;
+}
+
+bool crawl_state::take_leased(std::uint64_t id, work_item item) {
+    if (stopping_ || !hooks_.hold())
+        return false;
+    seen_.insert(url_fingerprint(item.url, seed_));
+    const host_id host = host_number(host_of(item.url));
+    item.seq = id;
+    ++durable_waiting_[host];
+    push_waiting(host, std::move(item));
     return true;
 }
 

@@ -129,6 +129,13 @@ public:
     // ---- durability ----
 
     bool durable() const noexcept { return durable_; }
+    /// A shared crawl (docs/DEPLOY.md): a durable state whose admitted URLs go only into the batch, for a
+    /// shared frontier that hands them to whichever instance leases them (take_leased()). Call before start().
+    void set_shared() noexcept { shared_ = true; }
+    bool shared() const noexcept { return shared_; }
+    /// A URL this instance leased from the shared frontier, under the shared frontier's `id` (its seq: the
+    /// batch's finished entries name it). Counted by hooks::hold; false when the crawl is closing.
+    bool take_leased(std::uint64_t id, work_item item);
     /// The changes since the last call (empty when not durable).
     state_batch take_batch();
     /// The counters as JSON, for the batch and for restore().
@@ -227,6 +234,7 @@ private:
     std::size_t deferred_ = 0;
     bool stopping_ = false;
     bool counters_changed_ = false;
+    bool shared_ = false;
 };
 
 /// "scheme://host[:port]" of a normalized URL string: the robots.txt key (RFC 9309 2.3: per origin).

@@ -1,0 +1,396 @@
+#include "redis/redis_client.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/buffer.hpp>
+#include <boost/asio/connect.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/experimental/channel.hpp>
+#include <boost/asio/ip/address.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+
+#include <hiredis/hiredis.h>
+
+#include <algorithm>
+#include <charconv>
+
+namespace asiocrawl::redis {
+
+namespace asio = boost::asio;
+using asio::ip::tcp;
+using namespace asio::experimental::awaitable_operators;
+
+namespace {
+
+int hex_value(char c) {
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+std::optional<std::string> percent_decoded(std::string_view s) {
+    std::string out;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        if (s[i] != '%') {
+            out += s[i];
+            continue;
+        }
+        if (i + 2 >= s.size())
+            return std::nullopt;
+        const int hi = hex_value(s[i + 1]);
+        const int lo = hex_value(s[i + 2]);
+        if (hi < 0 || lo < 0)
+            return std::nullopt;
+        out += static_cast<char>(hi * 16 + lo);
+        i += 2;
+    }
+    return out;
+}
+
+reply convert(const redisReply& r) {
+    reply out;
+    switch (r.type) {
+    case REDIS_REPLY_STRING:
+        out.type = reply::kind::string;
+        out.str.assign(r.str, r.len);
+        break;
+    case REDIS_REPLY_STATUS:
+        out.type = reply::kind::status;
+        out.str.assign(r.str, r.len);
+        break;
+    case REDIS_REPLY_ERROR:
+        out.type = reply::kind::error;
+        out.str.assign(r.str, r.len);
+        break;
+    case REDIS_REPLY_INTEGER:
+        out.type = reply::kind::integer;
+        out.integer = r.integer;
+        break;
+    case REDIS_REPLY_ARRAY:
+        out.type = reply::kind::array;
+        out.elements.reserve(r.elements);
+        for (std::size_t i = 0; i < r.elements; ++i)
+            out.elements.push_back(convert(*r.element[i]));
+        break;
+    default:
+        out.type = reply::kind::nil;
+        break;
+    }
+    return out;
+}
+
+/// hiredis's formatter: RESP bytes of one command, appended to `out`.
+void format(const command& c, std::string& out) {
+    std::vector<const char*> argv;
+    std::vector<std::size_t> lengths;
+    argv.reserve(c.size());
+    lengths.reserve(c.size());
+    for (const auto& arg : c) {
+        argv.push_back(arg.data());
+        lengths.push_back(arg.size());
+    }
+    char* formatted = nullptr;
+    const int n = redisFormatCommandArgv(&formatted, static_cast<int>(c.size()), argv.data(), lengths.data());
+    if (n < 0 || formatted == nullptr)
+        throw std::bad_alloc();
+    out.append(formatted, static_cast<std::size_t>(n));
+    redisFreeCommand(formatted);
+}
+
+struct reader_deleter {
+    void operator()(redisReader* r) const noexcept { redisReaderFree(r); }
+};
+
+} // namespace
+
+parse_result parse_url(std::string_view url, std::string_view password_from_environment) {
+    endpoint e;
+    std::string_view rest;
+    if (url.starts_with("redis://")) {
+        rest = url.substr(8);
+    } else if (url.starts_with("rediss://")) {
+        rest = url.substr(9);
+        e.tls = true;
+    } else {
+        return {std::nullopt, "a Redis URL starts with redis:// or rediss://"};
+    }
+    const auto slash = rest.find('/');
+    std::string_view authority = rest.substr(0, slash);
+    std::string_view path = slash == std::string_view::npos ? std::string_view{} : rest.substr(slash + 1);
+    if (const auto at = authority.rfind('@'); at != std::string_view::npos) {
+        const auto userinfo = authority.substr(0, at);
+        authority.remove_prefix(at + 1);
+        const auto colon = userinfo.find(':');
+        auto user = percent_decoded(userinfo.substr(0, colon));
+        auto password = colon == std::string_view::npos ? std::optional<std::string>{std::string{}}
+                                                        : percent_decoded(userinfo.substr(colon + 1));
+        if (!user || !password)
+            return {std::nullopt, "the Redis URL's user or password has a bad %-escape"};
+        if (colon == std::string_view::npos) {
+            // redis://secret@host: the lone userinfo is the password, as redis-cli reads it.
+            e.password = std::move(*user);
+        } else {
+            e.username = std::move(*user);
+            e.password = std::move(*password);
+        }
+    }
+    if (e.password.empty())
+        e.password = std::string(password_from_environment);
+    if (!authority.empty() && authority.front() == '[') {
+        const auto close = authority.find(']');
+        if (close == std::string_view::npos)
+            return {std::nullopt, "the Redis URL's IPv6 host has no ']'"};
+        e.host = std::string(authority.substr(1, close - 1));
+        authority.remove_prefix(close + 1);
+        if (!authority.empty() && authority.front() != ':')
+            return {std::nullopt, "the Redis URL has text after its IPv6 host"};
+        if (!authority.empty())
+            e.port = std::string(authority.substr(1));
+    } else {
+        const auto colon = authority.rfind(':');
+        e.host = std::string(authority.substr(0, colon));
+        if (colon != std::string_view::npos)
+            e.port = std::string(authority.substr(colon + 1));
+    }
+    if (e.host.empty())
+        return {std::nullopt, "the Redis URL has no host"};
+    unsigned port = 0;
+    const auto [pend, perr] = std::from_chars(e.port.data(), e.port.data() + e.port.size(), port);
+    if (perr != std::errc{} || pend != e.port.data() + e.port.size() || port == 0 || port > 65535)
+        return {std::nullopt, "the Redis URL's port \"" + e.port + "\" is not a port number"};
+    if (!path.empty()) {
+        const auto [dend, derr] = std::from_chars(path.data(), path.data() + path.size(), e.db);
+        if (derr != std::errc{} || dend != path.data() + path.size() || e.db < 0)
+            return {std::nullopt, "the Redis URL's database \"" + std::string(path) + "\" is not a number"};
+    }
+    return {std::move(e), {}};
+}
+
+std::string redacted(const endpoint& e) {
+    std::string out = e.tls ? "rediss://" : "redis://";
+    if (!e.username.empty() || !e.password.empty())
+        out += e.username + (e.password.empty() ? "" : ":***") + "@";
+    out += e.host.find(':') != std::string::npos ? "[" + e.host + "]" : e.host;
+    out += ":" + e.port + "/" + std::to_string(e.db);
+    return out;
+}
+
+const reply& checked(const reply& r) {
+    if (r.is_error())
+        throw server_error("redis: " + r.str);
+    return r;
+}
+
+struct client::impl {
+    impl(asio::any_io_executor ex, client_options o)
+        : executor(ex)
+        , options(std::move(o))
+        , socket(ex)
+        , timer(ex)
+        , turn(ex, 1) {}
+
+    asio::any_io_executor executor;
+    client_options options;
+    tcp::socket socket;
+    asio::steady_timer timer;
+    // A lock for one call at a time: a send takes it, a receive gives it back; waiters queue in order.
+    asio::experimental::channel<void(boost::system::error_code)> turn;
+    std::unique_ptr<redisReader, reader_deleter> reader;
+    bool is_connected = false;
+    bool closed = false;
+    std::uint64_t connections = 0;
+    std::string read_buffer = std::string(16 * 1024, '\0');
+
+    void drop() {
+        boost::system::error_code ignored;
+        socket.close(ignored);
+        reader.reset();
+        is_connected = false;
+    }
+
+    // Each operation races a timer: a Redis that stops answering counts as a lost connection.
+    asio::awaitable<boost::system::error_code> connect_bounded(const tcp::endpoint& target) {
+        timer.expires_after(options.connect_timeout);
+        auto result = co_await (socket.async_connect(target, asio::as_tuple(asio::use_awaitable)) ||
+                                timer.async_wait(asio::as_tuple(asio::use_awaitable)));
+        if (result.index() == 1)
+            co_return make_error_code(asio::error::timed_out);
+        co_return std::get<0>(std::get<0>(result));
+    }
+
+    asio::awaitable<boost::system::error_code> write_bounded(const std::string& out) {
+        timer.expires_after(options.io_timeout);
+        auto result = co_await (asio::async_write(socket, asio::buffer(out), asio::as_tuple(asio::use_awaitable)) ||
+                                timer.async_wait(asio::as_tuple(asio::use_awaitable)));
+        if (result.index() == 1)
+            co_return make_error_code(asio::error::timed_out);
+        co_return std::get<0>(std::get<0>(result));
+    }
+
+    asio::awaitable<std::tuple<boost::system::error_code, std::size_t>> read_bounded() {
+        timer.expires_after(options.io_timeout);
+        auto result = co_await (socket.async_read_some(asio::buffer(read_buffer), asio::as_tuple(asio::use_awaitable)) ||
+                                timer.async_wait(asio::as_tuple(asio::use_awaitable)));
+        if (result.index() == 1)
+            co_return std::tuple{make_error_code(asio::error::timed_out), std::size_t{0}};
+        co_return std::get<0>(result);
+    }
+
+    asio::awaitable<boost::system::error_code> connect_once() {
+        drop();
+        boost::system::error_code ec;
+        std::vector<tcp::endpoint> targets;
+        const auto port = static_cast<unsigned short>(std::stoi(options.where.port));
+        if (auto address = asio::ip::make_address(options.where.host, ec); !ec) {
+            targets.emplace_back(address, port);
+        } else {
+            tcp::resolver resolver(executor);
+            auto [rec, results] = co_await resolver.async_resolve(options.where.host, options.where.port,
+                                                                  asio::as_tuple(asio::use_awaitable));
+            if (rec)
+                co_return rec;
+            for (const auto& r : results)
+                targets.push_back(r.endpoint());
+        }
+        ec = asio::error::host_not_found;
+        for (const auto& target : targets) {
+            drop();
+            ec = co_await connect_bounded(target);
+            if (!ec)
+                break;
+        }
+        if (ec)
+            co_return ec;
+        socket.set_option(tcp::no_delay(true), ec);
+        reader.reset(redisReaderCreate());
+        is_connected = true;
+        ++connections;
+        std::vector<command> hello;
+        if (!options.where.password.empty()) {
+            if (options.where.username.empty())
+                hello.push_back({"AUTH", options.where.password});
+            else
+                hello.push_back({"AUTH", options.where.username, options.where.password});
+        }
+        if (options.where.db != 0)
+            hello.push_back({"SELECT", std::to_string(options.where.db)});
+        if (hello.empty())
+            co_return boost::system::error_code{};
+        std::vector<reply> answers;
+        try {
+            answers = co_await exchange(hello);
+        } catch (const connection_lost&) {
+            drop();
+            co_return make_error_code(asio::error::connection_reset);
+        }
+        for (const auto& a : answers) {
+            if (a.is_error()) {
+                drop();
+                // Not a network trouble that waiting cures: the caller hears it (without the password).
+                throw server_error("redis: " + a.str);
+            }
+        }
+        co_return boost::system::error_code{};
+    }
+
+    asio::awaitable<void> ensure_connected() {
+        auto wait = options.backoff_min;
+        for (int attempt = 1; !is_connected; ++attempt) {
+            if (closed)
+                throw std::runtime_error("redis: the client is closed");
+            const auto ec = co_await connect_once();
+            if (!ec)
+                break;
+            if (options.on_retry)
+                options.on_retry(attempt, "connecting to " + redacted(options.where) + ": " + ec.message());
+            timer.expires_after(wait);
+            co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+            wait = std::min(wait * 2, options.backoff_max);
+        }
+    }
+
+    /// Writes the commands in one write and reads their answers in order.
+    asio::awaitable<std::vector<reply>> exchange(const std::vector<command>& commands) {
+        std::string out;
+        for (const auto& c : commands)
+            format(c, out);
+        const auto wec = co_await write_bounded(out);
+        if (wec) {
+            drop();
+            throw connection_lost("redis: writing to " + redacted(options.where) + ": " + wec.message());
+        }
+        std::vector<reply> answers;
+        answers.reserve(commands.size());
+        while (answers.size() < commands.size()) {
+            void* raw = nullptr;
+            if (redisReaderGetReply(reader.get(), &raw) != REDIS_OK) {
+                const std::string why = reader->errstr;
+                drop();
+                throw connection_lost("redis: protocol error from " + redacted(options.where) + ": " + why);
+            }
+            if (raw != nullptr) {
+                std::unique_ptr<redisReply, void (*)(void*)> owned(static_cast<redisReply*>(raw),
+                                                                   freeReplyObject);
+                answers.push_back(convert(*owned));
+                continue;
+            }
+            auto [rec, n] = co_await read_bounded();
+            if (rec) {
+                drop();
+                throw connection_lost("redis: reading from " + redacted(options.where) + ": " + rec.message());
+            }
+            redisReaderFeed(reader.get(), read_buffer.data(), n);
+        }
+        co_return answers;
+    }
+};
+
+client::client(asio::any_io_executor executor, client_options options)
+    : impl_(std::make_shared<impl>(std::move(executor), std::move(options))) {}
+
+client::~client() {
+    close();
+}
+
+asio::awaitable<std::vector<reply>> client::execute(std::vector<command> commands) {
+    auto self = impl_;
+    if (self->closed)
+        throw std::runtime_error("redis: the client is closed");
+    co_await self->turn.async_send(boost::system::error_code{}, asio::use_awaitable);
+    struct give_back {
+        impl& i;
+        ~give_back() { i.turn.try_receive([](boost::system::error_code) {}); }
+    } guard{*self};
+    co_await self->ensure_connected();
+    co_return co_await self->exchange(commands);
+}
+
+asio::awaitable<reply> client::call(command c) {
+    std::vector<command> one;
+    one.push_back(std::move(c));
+    auto answers = co_await execute(std::move(one));
+    checked(answers.front());
+    co_return std::move(answers.front());
+}
+
+void client::close() {
+    if (!impl_)
+        return;
+    impl_->closed = true;
+    impl_->drop();
+    impl_->timer.cancel();
+}
+
+bool client::connected() const noexcept {
+    return impl_->is_connected;
+}
+
+std::uint64_t client::connections() const noexcept {
+    return impl_->connections;
+}
+
+} // namespace asiocrawl::redis

@@ -1,0 +1,111 @@
+// A Redis client on the crawler's own executor: hiredis formats commands (redisFormatCommandArgv) and parses
+// answers (redisReader); the bytes travel over an Asio socket. One connection, no thread of its own. A call
+// sends all its commands in one write and matches the answers in order (pipelining); calls made while one
+// is under way wait their turn. A lost connection is made again with backoff.
+#pragma once
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace asiocrawl::redis {
+
+/// Where a shared crawl's Redis is: redis://[[user]:password@]host[:port][/db].
+struct endpoint {
+    std::string host = "127.0.0.1";
+    std::string port = "6379";
+    int db = 0;
+    std::string username; ///< empty: AUTH with the password alone
+    std::string password; ///< never logged; empty: no AUTH
+    bool tls = false;     ///< rediss://
+};
+
+/// Parses a redis:// or rediss:// URL; percent-escapes in the user and password are decoded. The error
+/// message never contains the password. `password_from_environment` is used when the URL has none.
+struct parse_result {
+    std::optional<endpoint> value;
+    std::string error;
+};
+parse_result parse_url(std::string_view url, std::string_view password_from_environment = {});
+/// The URL without its password, for logs.
+std::string redacted(const endpoint& e);
+
+/// One answer, converted from hiredis's redisReply.
+struct reply {
+    enum class kind { string, array, integer, nil, status, error };
+    kind type = kind::nil;
+    std::string str; ///< string, status and error
+    long long integer = 0;
+    std::vector<reply> elements;
+
+    bool is_error() const noexcept { return type == kind::error; }
+};
+
+/// A Redis error answer (WRONGTYPE, NOSCRIPT, a Lua error...): the server got the command and refused it.
+class server_error : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+/// The connection broke while commands were under way: they may or may not have run.
+class connection_lost : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+/// A command as its arguments ("SET", "k", "v"); binary-safe.
+using command = std::vector<std::string>;
+
+struct client_options {
+    endpoint where;
+    std::chrono::milliseconds connect_timeout{2000};
+    /// An answer that takes longer counts as a lost connection.
+    std::chrono::milliseconds io_timeout{10000};
+    /// Reconnection backoff: doubles from min to max.
+    std::chrono::milliseconds backoff_min{50};
+    std::chrono::milliseconds backoff_max{2000};
+    /// Told about each failed attempt to connect (attempt number, why); never given the password.
+    std::function<void(int, const std::string&)> on_retry;
+};
+
+class client {
+public:
+    client(boost::asio::any_io_executor executor, client_options options);
+    ~client();
+    client(const client&) = delete;
+    client& operator=(const client&) = delete;
+
+    /// Sends `commands` in one write and returns their answers in order (error answers included, as
+    /// values). Connects first if needed, retrying with backoff until it succeeds or close() is called.
+    /// Throws connection_lost when the connection breaks with commands under way (they may have run), and
+    /// std::runtime_error after close().
+    boost::asio::awaitable<std::vector<reply>> execute(std::vector<command> commands);
+    /// One command; an error answer is thrown as server_error.
+    boost::asio::awaitable<reply> call(command c);
+
+    /// Closes the connection and fails every call now and later.
+    void close();
+    bool connected() const noexcept;
+    /// Connections made so far (a reconnect counts).
+    std::uint64_t connections() const noexcept;
+
+private:
+    struct impl;
+    std::shared_ptr<impl> impl_;
+};
+
+/// Throws server_error if `r` is an error answer; returns it otherwise.
+const reply& checked(const reply& r);
+
+} // namespace asiocrawl::redis

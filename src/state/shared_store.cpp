@@ -1,0 +1,301 @@
+#include "state/shared_store.hpp"
+
+#include "state/fingerprint_set.hpp"
+
+#include <asiocrawl/crawler.hpp>
+
+#include <boost/asio/use_awaitable.hpp>
+
+#include <cstdio>
+#include <stdexcept>
+
+namespace asiocrawl::detail {
+
+namespace asio = boost::asio;
+
+namespace {
+
+// Every script takes the key prefix as ARGV[1] and builds its keys from it: one crawl's keys, one Redis (a
+// Cluster keeps them in one slot through the {crawl id} hash tag). Time is Redis's own (TIME), so that the
+// instances' clocks need not agree. Scripts replicate their effects (Redis 7's default), which TIME needs.
+
+// ARGV: prefix, instance, n_new, n_new x (bucket, fingerprint, host, item), n_retry, n_retry x (id, item),
+// n_finished, n_finished x id, counters JSON ('' when unchanged).
+constexpr const char* commit_script = R"lua(
+local p, me = ARGV[1], ARGV[2]
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local i = 3
+local n = tonumber(ARGV[i]); i = i + 1
+local added = 0
+for _ = 1, n do
+  local bucket, fp, host, item = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
+  i = i + 4
+  if redis.call('SADD', p .. 's:' .. bucket, fp) == 1 then
+    local id = redis.call('INCR', p .. 'nextid')
+    redis.call('HSET', p .. 'items', id, item)
+    redis.call('HSET', p .. 'hostof', id, host)
+    redis.call('RPUSH', p .. 'q:' .. host, id)
+    redis.call('ZADD', p .. 'ready', 'NX', tonumber(redis.call('HGET', p .. 'next', host) or '0'), host)
+    redis.call('INCR', p .. 'unfinished')
+    added = added + 1
+  end
+end
+n = tonumber(ARGV[i]); i = i + 1
+for _ = 1, n do
+  local id, item = ARGV[i], ARGV[i + 1]
+  i = i + 2
+  if redis.call('HGET', p .. 'owner', id) == me then
+    redis.call('HSET', p .. 'items', id, item)
+  end
+end
+n = tonumber(ARGV[i]); i = i + 1
+local finished = 0
+for _ = 1, n do
+  local id = ARGV[i]
+  i = i + 1
+  -- Only the lease holder finishes a URL: a lease that expired went to another instance, which finishes it.
+  if redis.call('HGET', p .. 'owner', id) == me then
+    local host = redis.call('HGET', p .. 'hostof', id)
+    redis.call('ZREM', p .. 'leases', id)
+    redis.call('HDEL', p .. 'owner', id)
+    redis.call('HDEL', p .. 'items', id)
+    redis.call('HDEL', p .. 'hostof', id)
+    redis.call('HINCRBY', p .. 'inflight', host, -1)
+    redis.call('DECR', p .. 'unfinished')
+    if redis.call('LLEN', p .. 'q:' .. host) > 0 then
+      redis.call('ZADD', p .. 'ready', 'LT', tonumber(redis.call('HGET', p .. 'next', host) or '0'), host)
+    end
+    finished = finished + 1
+  end
+end
+if ARGV[i] ~= '' then
+  redis.call('HSET', p .. 'counters', me, ARGV[i])
+end
+return {added, finished}
+)lua";
+
+// ARGV: prefix, instance, max, lease_ms, max_per_host, default_delay_ms.
+// Returns {ids/hosts/items flattened, unfinished, wait_ms}.
+constexpr const char* lease_script = R"lua(
+local p, me = ARGV[1], ARGV[2]
+local max, lease_ms, cap, default_delay = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+-- Leases whose holder stopped renewing them (killed): back to the head of their host's line.
+for _, id in ipairs(redis.call('ZRANGEBYSCORE', p .. 'leases', '-inf', now, 'LIMIT', 0, 256)) do
+  local host = redis.call('HGET', p .. 'hostof', id)
+  redis.call('ZREM', p .. 'leases', id)
+  redis.call('HDEL', p .. 'owner', id)
+  redis.call('HINCRBY', p .. 'inflight', host, -1)
+  redis.call('LPUSH', p .. 'q:' .. host, id)
+  redis.call('ZADD', p .. 'ready', 'LT', tonumber(redis.call('HGET', p .. 'next', host) or '0'), host)
+end
+local out = {}
+local taken = 0
+for _, host in ipairs(redis.call('ZRANGEBYSCORE', p .. 'ready', '-inf', now, 'LIMIT', 0, 256)) do
+  if taken >= max then break end
+  while taken < max do
+    if tonumber(redis.call('HGET', p .. 'inflight', host) or '0') >= cap then
+      -- Full: a finish puts it back (ZADD LT); until then it is not looked at again.
+      redis.call('ZADD', p .. 'ready', now + 3600000, host)
+      break
+    end
+    local id = redis.call('LPOP', p .. 'q:' .. host)
+    if not id then
+      redis.call('ZREM', p .. 'ready', host)
+      break
+    end
+    local delay = tonumber(redis.call('HGET', p .. 'delay', host) or default_delay)
+    redis.call('HSET', p .. 'next', host, now + delay)
+    redis.call('HINCRBY', p .. 'inflight', host, 1)
+    redis.call('ZADD', p .. 'leases', now + lease_ms, id)
+    redis.call('HSET', p .. 'owner', id, me)
+    out[#out + 1] = id
+    out[#out + 1] = redis.call('HGET', p .. 'items', id)
+    taken = taken + 1
+    if delay > 0 then
+      redis.call('ZADD', p .. 'ready', now + delay, host)
+      break
+    end
+  end
+end
+local wait = -1
+local first = redis.call('ZRANGE', p .. 'ready', 0, 0, 'WITHSCORES')
+if first[2] then
+  wait = math.max(0, tonumber(first[2]) - now)
+end
+local lease_first = redis.call('ZRANGE', p .. 'leases', 0, 0, 'WITHSCORES')
+if lease_first[2] then
+  local until_expiry = math.max(0, tonumber(lease_first[2]) - now)
+  if wait < 0 or until_expiry < wait then wait = until_expiry end
+end
+return {out, tonumber(redis.call('GET', p .. 'unfinished') or '0'), wait}
+)lua";
+
+// ARGV: prefix, instance, lease_ms, ids...
+constexpr const char* renew_script = R"lua(
+local p, me, lease_ms = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local renewed = 0
+for i = 4, #ARGV do
+  if redis.call('HGET', p .. 'owner', ARGV[i]) == me then
+    redis.call('ZADD', p .. 'leases', 'XX', now + lease_ms, ARGV[i])
+    renewed = renewed + 1
+  end
+end
+return renewed
+)lua";
+
+std::string hex64(std::uint64_t v) {
+    char buffer[17];
+    std::snprintf(buffer, sizeof buffer, "%016llx", static_cast<unsigned long long>(v));
+    return buffer;
+}
+
+} // namespace
+
+/// A script runs through Redis's script cache: its text travels once (SCRIPT LOAD), then only its SHA-1
+/// (EVALSHA); the text again when Redis forgot it (NOSCRIPT: a restart).
+asio::awaitable<redis::reply> shared_store::script::run(redis::client& client, std::vector<std::string> args) {
+    for (int attempt = 0;; ++attempt) {
+        if (sha.empty()) {
+            redis::command load{"SCRIPT", "LOAD", text};
+            const auto loaded = co_await client.call(std::move(load));
+            sha = loaded.str;
+        }
+        std::vector<redis::command> eval{{"EVALSHA", sha, "0"}};
+        eval.front().insert(eval.front().end(), args.begin(), args.end());
+        auto answers = co_await client.execute(std::move(eval));
+        auto& answer = answers.front();
+        if (answer.is_error() && answer.str.starts_with("NOSCRIPT") && attempt == 0) {
+            sha.clear();
+            continue;
+        }
+        redis::checked(answer);
+        co_return std::move(answer);
+    }
+}
+
+std::string default_crawl_id(const std::string& definition) {
+    return hex64(url_fingerprint(definition, 0x6173696f63726177ull)); // "asiocraw"
+}
+
+shared_store::shared_store(redis::client& client, settings s)
+    : client_(client)
+    , settings_(std::move(s))
+    , prefix_("asiocrawl:{" + settings_.crawl_id + "}:")
+    , commit_{commit_script, {}}
+    , lease_{lease_script, {}}
+    , renew_{renew_script, {}} {}
+
+asio::awaitable<std::uint64_t> shared_store::join(std::uint64_t fresh_seed, std::string definition) {
+    std::vector<redis::command> commands{{"HSETNX", prefix_ + "meta", "seed", std::to_string(fresh_seed)},
+                                         {"HSETNX", prefix_ + "meta", "definition", definition},
+                                         {"HGET", prefix_ + "meta", "seed"},
+                                         {"HGET", prefix_ + "meta", "definition"}};
+    auto answers = co_await client_.execute(std::move(commands));
+    for (const auto& a : answers)
+        redis::checked(a);
+    if (answers[3].str != definition)
+        throw state_error("the shared crawl \"" + settings_.crawl_id +
+                          "\" in Redis was started with another definition (use another --crawl-id)");
+    co_return std::stoull(answers[2].str);
+}
+
+asio::awaitable<void> shared_store::commit(const state_batch& batch) {
+    for (const auto& [id, name] : batch.new_hosts) {
+        if (host_names_.size() <= id)
+            host_names_.resize(id + 1);
+        host_names_[id] = name;
+    }
+    std::vector<std::string> args{prefix_, settings_.instance};
+    std::vector<std::string> retries;
+    std::size_t retry_count = 0;
+    std::size_t new_count = 0;
+    args.emplace_back(); // n_new, filled below
+    std::size_t fingerprint = 0;
+    for (const auto& w : batch.waiting) {
+        if (w.seq != 0) {
+            retries.push_back(std::to_string(w.seq));
+            retries.push_back(w.item);
+            ++retry_count;
+            continue;
+        }
+        if (fingerprint >= batch.fingerprints.size())
+            throw std::logic_error("shared crawl: a batch has more new URLs than fingerprints");
+        const auto fp = batch.fingerprints[fingerprint++];
+        // Small sets of integers are intsets in Redis: 8 bytes a fingerprint (docs/DEPLOY.md measures it).
+        args.push_back(std::to_string(fp >> 52));
+        args.push_back(std::to_string(static_cast<std::int64_t>(fp)));
+        args.push_back(host_names_.at(w.host));
+        args.push_back(w.item);
+        ++new_count;
+    }
+    args[2] = std::to_string(new_count);
+    args.push_back(std::to_string(retry_count));
+    args.insert(args.end(), std::make_move_iterator(retries.begin()), std::make_move_iterator(retries.end()));
+    args.push_back(std::to_string(batch.finished.size()));
+    for (const auto& [host, id] : batch.finished)
+        args.push_back(std::to_string(id));
+    args.push_back(batch.counters);
+    co_await commit_.run(client_, std::move(args));
+}
+
+asio::awaitable<shared_store::lease_answer> shared_store::lease(std::size_t max) {
+    std::vector<std::string> args{prefix_,
+                                  settings_.instance,
+                                  std::to_string(max),
+                                  std::to_string(settings_.lease.count()),
+                                  std::to_string(settings_.max_per_host),
+                                  std::to_string(settings_.delay.count())};
+    auto r = co_await lease_.run(client_, std::move(args));
+    lease_answer out;
+    if (r.elements.size() != 3)
+        throw std::runtime_error("shared crawl: the lease script answered something unexpected");
+    const auto& flat = r.elements[0].elements;
+    for (std::size_t i = 0; i + 1 < flat.size(); i += 2) {
+        auto item = decode_work_item(flat[i + 1].str);
+        if (!item)
+            throw state_error("shared crawl: a leased URL does not decode (Redis holds something else)");
+        out.items.push_back({std::stoull(flat[i].str), std::move(*item)});
+    }
+    out.unfinished = r.elements[1].integer;
+    out.wait_ms = r.elements[2].integer;
+    co_return out;
+}
+
+asio::awaitable<void> shared_store::renew(const std::vector<std::uint64_t>& ids) {
+    if (ids.empty())
+        co_return;
+    std::vector<std::string> args{prefix_, settings_.instance, std::to_string(settings_.lease.count())};
+    for (const auto id : ids)
+        args.push_back(std::to_string(id));
+    co_await renew_.run(client_, std::move(args));
+}
+
+asio::awaitable<void> shared_store::set_delay(const std::string& host, std::chrono::milliseconds delay) {
+    redis::command c{"HSET", prefix_ + "delay", host, std::to_string(delay.count())};
+    co_await client_.call(std::move(c));
+}
+
+asio::awaitable<shared_store::status> shared_store::read_status() {
+    std::vector<redis::command> commands{{"GET", prefix_ + "unfinished"},
+                                         {"ZCARD", prefix_ + "leases"},
+                                         {"GET", prefix_ + "nextid"},
+                                         {"HGETALL", prefix_ + "counters"}};
+    auto answers = co_await client_.execute(std::move(commands));
+    for (const auto& a : answers)
+        redis::checked(a);
+    status s;
+    s.unfinished = answers[0].str.empty() ? 0 : std::stoll(answers[0].str);
+    s.leased = answers[1].integer;
+    s.admitted = answers[2].str.empty() ? 0 : std::stoll(answers[2].str);
+    const auto& pairs = answers[3].elements;
+    for (std::size_t i = 0; i + 1 < pairs.size(); i += 2)
+        s.counters[pairs[i].str] = pairs[i + 1].str;
+    co_return s;
+}
+
+} // namespace asiocrawl::detail

@@ -1,0 +1,220 @@
+// The Asio Redis client against a real redis-server: pipelined bursts, error answers, a server killed and
+// started again, and the redis:// URL.
+#include "redis/redis_client.hpp"
+
+#include "support/redis_server.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/use_future.hpp>
+
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <thread>
+
+namespace asio = boost::asio;
+using namespace asiocrawl;
+using namespace asiocrawl::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+redis::client_options options_for(const redis_server& server) {
+    redis::client_options o;
+    o.where = redis::parse_url(server.url()).value.value();
+    o.io_timeout = 5s;
+    return o;
+}
+
+/// Runs a coroutine on a fresh io_context to completion (bounded: a hang fails the test).
+template <class F>
+auto run(asio::io_context& ctx, F f) {
+    auto future = asio::co_spawn(ctx, std::move(f), asio::use_future);
+    ctx.restart();
+    ctx.run_for(30s);
+    EXPECT_EQ(future.wait_for(0s), std::future_status::ready) << "the coroutine did not finish in 30 s";
+    return future.get();
+}
+
+} // namespace
+
+TEST(redis_url, parses_host_port_db_and_password) {
+    struct row {
+        std::string url;
+        std::string env_password;
+        bool ok;
+        std::string host, port;
+        int db;
+        std::string user, password;
+        bool tls;
+    };
+    const std::vector<row> rows = {
+        {"redis://127.0.0.1:6380/2", "", true, "127.0.0.1", "6380", 2, "", "", false},
+        {"redis://redis", "", true, "redis", "6379", 0, "", "", false},
+        {"redis://:s%40cret@h:1/0", "", true, "h", "1", 0, "", "s@cret", false},
+        {"redis://bob:pw@h/3", "", true, "h", "6379", 3, "bob", "pw", false},
+        {"redis://pw@h", "", true, "h", "6379", 0, "", "pw", false},
+        {"redis://h", "fromenv", true, "h", "6379", 0, "", "fromenv", false},
+        {"redis://:inurl@h", "fromenv", true, "h", "6379", 0, "", "inurl", false},
+        {"rediss://[::1]:7000/1", "", true, "::1", "7000", 1, "", "", true},
+        {"http://h", "", false, "", "", 0, "", "", false},
+        {"redis://h:99999", "", false, "", "", 0, "", "", false},
+        {"redis://h/x", "", false, "", "", 0, "", "", false},
+        {"redis://:%zz@h", "", false, "", "", 0, "", "", false},
+        {"redis://", "", false, "", "", 0, "", "", false},
+    };
+    for (const auto& r : rows) {
+        SCOPED_TRACE(r.url);
+        const auto parsed = redis::parse_url(r.url, r.env_password);
+        ASSERT_EQ(parsed.value.has_value(), r.ok) << parsed.error;
+        if (!r.ok) {
+            EXPECT_FALSE(parsed.error.empty());
+            continue;
+        }
+        EXPECT_EQ(parsed.value->host, r.host);
+        EXPECT_EQ(parsed.value->port, r.port);
+        EXPECT_EQ(parsed.value->db, r.db);
+        EXPECT_EQ(parsed.value->username, r.user);
+        EXPECT_EQ(parsed.value->password, r.password);
+        EXPECT_EQ(parsed.value->tls, r.tls);
+        if (!r.password.empty())
+            EXPECT_EQ(redis::redacted(*parsed.value).find(r.password), std::string::npos);
+    }
+}
+
+TEST(redis_client, pipelined_burst_answers_in_order) {
+    redis_server server;
+    asio::io_context ctx;
+    redis::client client(ctx.get_executor(), options_for(server));
+    const int n = 5000;
+    auto answers = run(ctx, [&]() -> asio::awaitable<std::vector<redis::reply>> {
+        std::vector<redis::command> burst;
+        for (int i = 0; i < n; ++i)
+            burst.push_back({"RPUSH", "list", "item-" + std::to_string(i)});
+        burst.push_back({"LRANGE", "list", "0", "-1"});
+        co_return co_await client.execute(std::move(burst));
+    });
+    ASSERT_EQ(answers.size(), static_cast<std::size_t>(n + 1));
+    for (int i = 0; i < n; ++i) {
+        ASSERT_EQ(answers[static_cast<std::size_t>(i)].type, redis::reply::kind::integer);
+        ASSERT_EQ(answers[static_cast<std::size_t>(i)].integer, i + 1);
+    }
+    const auto& all = answers.back();
+    ASSERT_EQ(all.elements.size(), static_cast<std::size_t>(n));
+    EXPECT_EQ(all.elements[1234].str, "item-1234");
+    EXPECT_EQ(client.connections(), 1u);
+}
+
+TEST(redis_client, concurrent_callers_take_turns) {
+    redis_server server;
+    asio::io_context ctx;
+    redis::client client(ctx.get_executor(), options_for(server));
+    int finished = 0;
+    for (int caller = 0; caller < 20; ++caller) {
+        asio::co_spawn(
+            ctx,
+            [&client, &finished, caller]() -> asio::awaitable<void> {
+                for (int i = 0; i < 50; ++i) {
+                    auto answers = co_await client.execute(
+                        {{"INCR", "counter"}, {"SET", "caller" + std::to_string(caller), std::to_string(i)},
+                         {"GET", "caller" + std::to_string(caller)}});
+                    EXPECT_EQ(answers.at(2).str, std::to_string(i));
+                }
+                ++finished;
+            },
+            asio::detached);
+    }
+    ctx.run_for(30s);
+    EXPECT_EQ(finished, 20);
+    EXPECT_EQ(server.command({"GET", "counter"}), "$4\r\n1000\r\n");
+}
+
+TEST(redis_client, error_answers_are_values_in_a_pipeline_and_thrown_by_call) {
+    redis_server server;
+    asio::io_context ctx;
+    redis::client client(ctx.get_executor(), options_for(server));
+    auto answers = run(ctx, [&]() -> asio::awaitable<std::vector<redis::reply>> {
+        co_return co_await client.execute({{"SET", "s", "x"}, {"LPUSH", "s", "y"}, {"GET", "s"}, {"NOSUCH"}});
+    });
+    ASSERT_EQ(answers.size(), 4u);
+    EXPECT_EQ(answers[0].str, "OK");
+    EXPECT_TRUE(answers[1].is_error());
+    EXPECT_NE(answers[1].str.find("WRONGTYPE"), std::string::npos);
+    EXPECT_EQ(answers[2].str, "x");
+    EXPECT_TRUE(answers[3].is_error());
+    std::string thrown;
+    run(ctx, [&]() -> asio::awaitable<void> {
+        try {
+            co_await client.call({"LPUSH", "s", "y"});
+        } catch (const redis::server_error& e) {
+            thrown = e.what();
+        }
+        // The connection is still good after an error answer.
+        auto pong = co_await client.call({"PING"});
+        EXPECT_EQ(pong.str, "PONG");
+    });
+    EXPECT_NE(thrown.find("WRONGTYPE"), std::string::npos);
+    EXPECT_EQ(client.connections(), 1u);
+}
+
+TEST(redis_client, reconnects_after_the_server_is_killed_and_started_again) {
+    redis_server server;
+    asio::io_context ctx;
+    auto options = options_for(server);
+    std::vector<std::string> retries;
+    options.on_retry = [&](int, const std::string& why) { retries.push_back(why); };
+    redis::client client(ctx.get_executor(), options);
+    run(ctx, [&]() -> asio::awaitable<void> { co_await client.call({"SET", "kept", "by-aof"}); });
+
+    server.kill();
+    bool lost = false;
+    run(ctx, [&]() -> asio::awaitable<void> {
+        try {
+            co_await client.call({"GET", "kept"});
+        } catch (const redis::connection_lost&) {
+            lost = true;
+        }
+    });
+    EXPECT_TRUE(lost) << "a call on a dead connection says so (its commands may have run)";
+
+    // The server comes back while the client is retrying with backoff.
+    std::thread restarter([&] {
+        std::this_thread::sleep_for(400ms);
+        server.start();
+    });
+    auto value = run(ctx, [&]() -> asio::awaitable<std::string> {
+        auto r = co_await client.call({"GET", "kept"});
+        co_return r.str;
+    });
+    restarter.join();
+    EXPECT_EQ(value, "by-aof") << "appendonly + appendfsync always: the write survived the kill";
+    EXPECT_EQ(client.connections(), 2u);
+    EXPECT_FALSE(retries.empty()) << "the failed connection attempts were reported";
+}
+
+TEST(redis_client, auth_failure_is_a_server_error_without_the_password) {
+    redis_server server;
+    server.command({"CONFIG", "SET", "requirepass", "right-one"});
+    asio::io_context ctx;
+    auto options = options_for(server);
+    options.where.password = "wrong-one";
+    redis::client client(ctx.get_executor(), options);
+    std::string error;
+    run(ctx, [&]() -> asio::awaitable<void> {
+        try {
+            co_await client.call({"PING"});
+        } catch (const redis::server_error& e) {
+            error = e.what();
+        }
+    });
+    EXPECT_FALSE(error.empty());
+    EXPECT_EQ(error.find("wrong-one"), std::string::npos);
+
+    options.where.password = "right-one";
+    redis::client good(ctx.get_executor(), options);
+    auto pong = run(ctx, [&]() -> asio::awaitable<std::string> { co_return (co_await good.call({"PING"})).str; });
+    EXPECT_EQ(pong, "PONG");
+}

@@ -1,0 +1,202 @@
+// Several asiocrawl processes share one crawl through a real redis-server (docs/DEPLOY.md): the union of
+// their records is exactly the site's ground truth and no page is fetched twice; one of them killed with
+// SIGKILL costs at most the URLs it had leased; Redis killed and started again loses nothing; the per-host
+// in-flight cap holds for the whole crawl, counted by the server.
+#include "support/process.hpp"
+#include "support/redis_server.hpp"
+#include "support/temp_dir.hpp"
+
+#include <asiocrawl_demo/site.hpp>
+
+#include <boost/asio/post.hpp>
+#include <boost/json/parse.hpp>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+
+namespace asio = boost::asio;
+namespace fs = std::filesystem;
+using namespace asiocrawl;
+using namespace asiocrawl::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+const std::string cli = ASIOCRAWL_CLI_PATH;
+constexpr int max_tasks = 4;
+constexpr int max_per_host = 2;
+
+/// The generated site on a thread of its own, each answer late by `delay`, counting every request and the
+/// most requests it had in flight at once.
+struct site_server {
+    explicit site_server(std::chrono::milliseconds d)
+        : delay(d) {}
+    std::chrono::milliseconds delay;
+    demo::site site = demo::generate_site({.pages = 200, .seed = 13});
+    demo::request_handler serve = demo::serve_site(site);
+    asio::io_context ctx;
+    std::mutex mutex;
+    std::map<std::string, int> requests; // target -> times requested
+    std::size_t total = 0;
+    int in_flight = 0;
+    int max_in_flight = 0;
+    demo::http_server server{ctx.get_executor(), [this](const http_request& req) { return late(req); }};
+    std::thread thread{[this] { ctx.run(); }};
+
+    asio::awaitable<std::optional<http_response>> late(http_request req) {
+        {
+            std::lock_guard lock(mutex);
+            ++requests[std::string(req.target())];
+            ++total;
+            max_in_flight = std::max(max_in_flight, ++in_flight);
+        }
+        co_await sleep_for(delay);
+        auto answer = co_await serve(req);
+        {
+            std::lock_guard lock(mutex);
+            --in_flight;
+        }
+        co_return answer;
+    }
+    ~site_server() {
+        asio::post(ctx, [this] { server.stop(); });
+        thread.join();
+    }
+    std::size_t requested() {
+        std::lock_guard lock(mutex);
+        return total;
+    }
+    std::set<std::string> expected_urls() const {
+        std::set<std::string> out;
+        for (const auto& target : site.expected_requests)
+            out.insert(server.origin() + target);
+        return out;
+    }
+    /// Pages (robots.txt aside: each instance asks it once) requested more than once: the extra requests.
+    std::size_t fetched_twice() {
+        std::lock_guard lock(mutex);
+        std::size_t extra = 0;
+        for (const auto& [target, n] : requests)
+            if (target != "/robots.txt" && n > 1)
+                extra += static_cast<std::size_t>(n - 1);
+        return extra;
+    }
+};
+
+struct shared_crawl : ::testing::Test {
+    redis_server redis;
+    temp_dir dir{"shared-crawl"};
+
+    std::vector<std::string> command(const site_server& site, const std::string& instance) const {
+        return {cli,
+                "-qq",
+                "--redis",
+                redis.url(),
+                "--crawl-id",
+                "test",
+                "--instance",
+                instance,
+                "--lease",
+                "1s",
+                "--max-tasks",
+                std::to_string(max_tasks),
+                "--max-per-host",
+                std::to_string(max_per_host),
+                "-o",
+                (dir.path / "records-{instance}.jsonl").string(),
+                site.server.origin() + "/"};
+    }
+
+    /// The URLs of every records file written, and how many records there were in all.
+    std::pair<std::set<std::string>, std::size_t> union_of_records() const {
+        std::set<std::string> urls;
+        std::size_t lines = 0;
+        for (const auto& entry : fs::directory_iterator(dir.path)) {
+            if (!entry.path().filename().string().starts_with("records-"))
+                continue;
+            std::ifstream in(entry.path());
+            for (std::string line; std::getline(in, line);) {
+                if (line.empty())
+                    continue;
+                ++lines;
+                urls.insert(std::string(boost::json::parse(line).as_object().at("url").as_string()));
+            }
+        }
+        return {urls, lines};
+    }
+
+    static void wait_until(const std::function<bool()>& condition, std::chrono::seconds limit = 30s) {
+        const auto deadline = std::chrono::steady_clock::now() + limit;
+        while (!condition() && std::chrono::steady_clock::now() < deadline)
+            std::this_thread::sleep_for(5ms);
+    }
+};
+
+} // namespace
+
+TEST_F(shared_crawl, three_instances_crawl_exactly_the_ground_truth_once_within_the_host_cap) {
+    site_server site{3ms};
+    std::vector<std::unique_ptr<child_process>> instances;
+    for (int i = 0; i < 3; ++i)
+        instances.push_back(std::make_unique<child_process>(command(site, std::to_string(i))));
+    for (auto& instance : instances) {
+        const auto result = instance->wait(60s);
+        EXPECT_EQ(result.exit_code, 0) << result.err;
+    }
+    const auto [urls, lines] = union_of_records();
+    EXPECT_EQ(urls, site.expected_urls());
+    EXPECT_EQ(lines, urls.size()) << "a URL got a record from two instances";
+    EXPECT_EQ(site.fetched_twice(), 0u);
+    EXPECT_LE(site.max_in_flight, max_per_host) << "politeness.max_per_host holds for the whole crawl";
+    std::size_t with_records = 0;
+    for (int i = 0; i < 3; ++i)
+        with_records += fs::exists(dir.path / ("records-" + std::to_string(i) + ".jsonl")) ? 1 : 0;
+    EXPECT_EQ(with_records, 3u) << "{instance} names each worker's file";
+}
+
+TEST_F(shared_crawl, an_instance_killed_mid_crawl_costs_at_most_its_leased_urls) {
+    site_server site{15ms};
+    std::vector<std::unique_ptr<child_process>> instances;
+    for (int i = 0; i < 3; ++i)
+        instances.push_back(std::make_unique<child_process>(command(site, std::to_string(i))));
+    const auto total = site.site.expected_requests.size();
+    wait_until([&] { return site.requested() >= total / 3; });
+    instances[0]->signal(SIGKILL);
+    EXPECT_EQ(instances[0]->wait(10s).exit_code, 128 + SIGKILL);
+    for (std::size_t i = 1; i < instances.size(); ++i) {
+        const auto result = instances[i]->wait(60s);
+        EXPECT_EQ(result.exit_code, 0) << result.err;
+    }
+    const auto [urls, lines] = union_of_records();
+    EXPECT_EQ(urls, site.expected_urls());
+    // An instance leases at most 2 x max_tasks URLs at a time: those are what its death may cost again.
+    EXPECT_LE(site.fetched_twice(), static_cast<std::size_t>(2 * max_tasks));
+    EXPECT_LE(site.max_in_flight, max_per_host);
+}
+
+TEST_F(shared_crawl, redis_killed_and_started_again_loses_nothing) {
+    site_server site{10ms};
+    std::vector<std::unique_ptr<child_process>> instances;
+    for (int i = 0; i < 2; ++i)
+        instances.push_back(std::make_unique<child_process>(command(site, std::to_string(i))));
+    const auto total = site.site.expected_requests.size();
+    wait_until([&] { return site.requested() >= total / 3; });
+    redis.kill();
+    std::this_thread::sleep_for(300ms);
+    redis.start(); // the append-only file brings the crawl back
+    for (auto& instance : instances) {
+        const auto result = instance->wait(60s);
+        EXPECT_EQ(result.exit_code, 0) << result.err;
+    }
+    const auto [urls, lines] = union_of_records();
+    EXPECT_EQ(urls, site.expected_urls());
+    EXPECT_EQ(site.fetched_twice(), 0u) << "leases outlive a short Redis outage: nothing is fetched again";
+}
