@@ -2,6 +2,7 @@
 // their records is exactly the site's ground truth and no page is fetched twice; one of them killed with
 // SIGKILL costs at most the URLs it had leased; Redis killed and started again loses nothing; the per-host
 // in-flight cap holds for the whole crawl, counted by the server.
+#include "support/loopback.hpp"
 #include "support/process.hpp"
 #include "support/redis_server.hpp"
 #include "support/temp_dir.hpp"
@@ -17,6 +18,7 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <mutex>
 #include <set>
@@ -123,12 +125,15 @@ struct shared_crawl : ::testing::Test {
             if (!entry.path().filename().string().starts_with("records-"))
                 continue;
             std::ifstream in(entry.path());
+            std::size_t of_this_one = 0;
             for (std::string line; std::getline(in, line);) {
                 if (line.empty())
                     continue;
                 ++lines;
+                ++of_this_one;
                 urls.insert(std::string(boost::json::parse(line).as_object().at("url").as_string()));
             }
+            std::cout << entry.path().filename().string() << ": " << of_this_one << " records\n";
         }
         return {urls, lines};
     }
@@ -154,6 +159,7 @@ TEST_F(shared_crawl, three_instances_crawl_exactly_the_ground_truth_once_within_
     const auto [urls, lines] = union_of_records();
     EXPECT_EQ(urls, site.expected_urls());
     EXPECT_EQ(lines, urls.size()) << "a URL got a record from two instances";
+    std::cout << "most requests in flight at once: " << site.max_in_flight << "\n";
     EXPECT_EQ(site.fetched_twice(), 0u);
     EXPECT_LE(site.max_in_flight, max_per_host) << "politeness.max_per_host holds for the whole crawl";
     std::size_t with_records = 0;
@@ -178,6 +184,7 @@ TEST_F(shared_crawl, an_instance_killed_mid_crawl_costs_at_most_its_leased_urls)
     const auto [urls, lines] = union_of_records();
     EXPECT_EQ(urls, site.expected_urls());
     // An instance leases at most 2 x max_tasks URLs at a time: those are what its death may cost again.
+    std::cout << "fetched again after the kill: " << site.fetched_twice() << "\n";
     EXPECT_LE(site.fetched_twice(), static_cast<std::size_t>(2 * max_tasks));
     EXPECT_LE(site.max_in_flight, max_per_host);
 }
