@@ -45,6 +45,10 @@ app_config every_key_changed() {
     c.crawl.state.fsync = true;
     c.crawl.state.window = 9;
     c.crawl.state.reset = true;
+    c.crawl.state.redis = "redis://:pw@redis:6380/2";
+    c.crawl.state.crawl_id = "crawl-7";
+    c.crawl.state.instance = "worker-3";
+    c.crawl.state.lease = 45s;
     c.crawl.scope = host_scope::lenient;
     c.crawl.exclude = {R"(\?(sort|page)=.*#"quoted")", "a{1,3}, b"};
     c.crawl.include = {"null"};
