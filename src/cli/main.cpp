@@ -148,6 +148,9 @@ int run(const cli::cli_options& options) {
     outputs::output_config output = config.output;
     if (resuming && output.mode == outputs::open_mode::create_new)
         output.mode = outputs::open_mode::append;
+    // A worker of a shared crawl started again (its pod restarted) continues its own files likewise.
+    if (!config.crawl.state.redis.empty() && output.mode == outputs::open_mode::create_new)
+        output.mode = outputs::open_mode::append;
     // {instance} in an output path: each worker of a shared crawl writes files of its own.
     const std::string instance_name = instance.empty() ? std::to_string(::getpid()) : instance;
     for (std::string* path : {&output.records, &output.report_json, &output.save_dir, &output.warc.path})
@@ -250,7 +253,9 @@ int run(const cli::cli_options& options) {
     const bool answered = std::any_of(result->stats.begin(), result->stats.end(), [](const auto& counter) {
         return counter.first.starts_with("status_") && counter.second > 0;
     });
-    const bool nothing_fetched = !answered && !aborted && exit_code == 0;
+    // A worker of a shared crawl may find nothing left for it: the others fetched it all.
+    const bool shared_crawl = !config.crawl.state.redis.empty();
+    const bool nothing_fetched = !answered && !aborted && exit_code == 0 && !shared_crawl;
     if (nothing_fetched)
         log_writer.write("asiocrawl: error: nothing was fetched: no URL got an HTTP answer (the records say "
                          "why; exit status 4)\n");
