@@ -365,8 +365,23 @@ asio::awaitable<std::vector<reply>> client::execute(std::vector<command> command
         impl& i;
         ~give_back() { i.turn.try_receive([](boost::system::error_code) {}); }
     } guard{*self};
-    co_await self->ensure_connected();
-    co_return co_await self->exchange(commands);
+    auto wait = self->options.backoff_min;
+    for (int attempt = 1;; ++attempt) {
+        co_await self->ensure_connected();
+        auto answers = co_await self->exchange(commands);
+        // A Redis that restarts answers LOADING to every command until its data set is back: nothing ran,
+        // so the commands are sent again once it is ready.
+        const bool loading = std::all_of(answers.begin(), answers.end(), [](const reply& r) {
+            return r.is_error() && r.str.starts_with("LOADING");
+        });
+        if (!loading)
+            co_return answers;
+        if (self->options.on_retry)
+            self->options.on_retry(attempt, redacted(self->options.where) + " is loading its data set");
+        self->timer.expires_after(wait);
+        co_await self->timer.async_wait(asio::as_tuple(asio::use_awaitable));
+        wait = std::min(wait * 2, self->options.backoff_max);
+    }
 }
 
 asio::awaitable<reply> client::call(command c) {
