@@ -180,7 +180,8 @@ std::vector<std::string> validate(const crawler_config& config) {
     if (config.state.window < 1)
         problems.emplace_back("state.window must be at least 1");
     if (!config.state.redis.empty() && !config.state.dir.empty())
-        problems.emplace_back("state.redis and state.dir exclude each other: a shared crawl keeps its state in Redis");
+        problems.emplace_back(
+            "state.redis and state.dir exclude each other: a shared crawl keeps its state in Redis");
     if (!config.state.redis.empty() && !config.state.redis.starts_with("redis://") &&
         !config.state.redis.starts_with("rediss://"))
         problems.emplace_back("state.redis must be a redis:// or rediss:// URL");

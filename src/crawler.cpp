@@ -458,7 +458,8 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
         options.where = *where.value;
         options.on_retry = [this](int attempt, const std::string& why) {
             if (attempt == 1 || attempt % 10 == 0)
-                log(log_level::warning, "Redis unreachable (attempt " + std::to_string(attempt) + "): " + why);
+                log(log_level::warning,
+                    "Redis unreachable (attempt " + std::to_string(attempt) + "): " + why);
         };
         redis_client.emplace(executor, std::move(options));
         const std::string definition = detail::crawl_definition_json(config);

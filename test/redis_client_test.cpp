@@ -141,7 +141,8 @@ TEST(redis_client, error_answers_are_values_in_a_pipeline_and_thrown_by_call) {
     asio::io_context ctx;
     redis::client client(ctx.get_executor(), options_for(server));
     auto answers = run(ctx, [&]() -> asio::awaitable<std::vector<redis::reply>> {
-        std::vector<redis::command> commands{{"SET", "s", "x"}, {"LPUSH", "s", "y"}, {"GET", "s"}, {"NOSUCH"}};
+        std::vector<redis::command> commands{
+            {"SET", "s", "x"}, {"LPUSH", "s", "y"}, {"GET", "s"}, {"NOSUCH"}};
         co_return co_await client.execute(std::move(commands));
     });
     ASSERT_EQ(answers.size(), 4u);

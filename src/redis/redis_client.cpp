@@ -224,8 +224,9 @@ struct client::impl {
 
     asio::awaitable<boost::system::error_code> write_bounded(const std::string& out) {
         timer.expires_after(options.io_timeout);
-        auto result = co_await (asio::async_write(socket, asio::buffer(out), asio::as_tuple(asio::use_awaitable)) ||
-                                timer.async_wait(asio::as_tuple(asio::use_awaitable)));
+        auto result =
+            co_await (asio::async_write(socket, asio::buffer(out), asio::as_tuple(asio::use_awaitable)) ||
+                      timer.async_wait(asio::as_tuple(asio::use_awaitable)));
         if (result.index() == 1)
             co_return make_error_code(asio::error::timed_out);
         co_return std::get<0>(std::get<0>(result));
@@ -233,8 +234,9 @@ struct client::impl {
 
     asio::awaitable<std::tuple<boost::system::error_code, std::size_t>> read_bounded() {
         timer.expires_after(options.io_timeout);
-        auto result = co_await (socket.async_read_some(asio::buffer(read_buffer), asio::as_tuple(asio::use_awaitable)) ||
-                                timer.async_wait(asio::as_tuple(asio::use_awaitable)));
+        auto result = co_await (
+            socket.async_read_some(asio::buffer(read_buffer), asio::as_tuple(asio::use_awaitable)) ||
+            timer.async_wait(asio::as_tuple(asio::use_awaitable)));
         if (result.index() == 1)
             co_return std::tuple{make_error_code(asio::error::timed_out), std::size_t{0}};
         co_return std::get<0>(result);
@@ -341,7 +343,8 @@ struct client::impl {
             auto [rec, n] = co_await read_bounded();
             if (rec) {
                 drop();
-                throw connection_lost("redis: reading from " + redacted(options.where) + ": " + rec.message());
+                throw connection_lost("redis: reading from " + redacted(options.where) + ": " +
+                                      rec.message());
             }
             redisReaderFeed(reader.get(), read_buffer.data(), n);
         }
@@ -363,7 +366,9 @@ asio::awaitable<std::vector<reply>> client::execute(std::vector<command> command
     co_await self->turn.async_send(boost::system::error_code{}, asio::use_awaitable);
     struct give_back {
         impl& i;
-        ~give_back() { i.turn.try_receive([](boost::system::error_code) {}); }
+        ~give_back() {
+            i.turn.try_receive([](boost::system::error_code) {});
+        }
     } guard{*self};
     auto wait = self->options.backoff_min;
     for (int attempt = 1;; ++attempt) {

@@ -130,7 +130,8 @@ public:
 
     bool durable() const noexcept { return durable_; }
     /// A shared crawl (docs/DEPLOY.md): a durable state whose admitted URLs go only into the batch, for a
-    /// shared frontier that hands them to whichever instance leases them (take_leased()). Call before start().
+    /// shared frontier that hands them to whichever instance leases them (take_leased()). Call before
+    /// start().
     void set_shared() noexcept { shared_ = true; }
     bool shared() const noexcept { return shared_; }
     /// A URL this instance leased from the shared frontier, under the shared frontier's `id` (its seq: the

@@ -158,7 +158,8 @@ std::string hex64(std::uint64_t v) {
 
 /// A script runs through Redis's script cache: its text travels once (SCRIPT LOAD), then only its SHA-1
 /// (EVALSHA); the text again when Redis forgot it (NOSCRIPT: a restart).
-asio::awaitable<redis::reply> shared_store::script::run(redis::client& client, std::vector<std::string> args) {
+asio::awaitable<redis::reply> shared_store::script::run(redis::client& client,
+                                                        std::vector<std::string> args) {
     for (int attempt = 0;; ++attempt) {
         if (sha.empty()) {
             redis::command load{"SCRIPT", "LOAD", text};
