@@ -379,6 +379,37 @@ TEST(crawl_state, an_internal_error_on_robots_txt_does_not_strand_the_origin) {
     EXPECT_EQ(h.unfinished, 0u);
 }
 
+TEST(crawl_state, a_shared_crawl_admits_into_the_batch_and_crawls_what_it_leased) {
+    harness h(no_robots, true);
+    h->set_shared();
+    h->start();
+    // The root goes to the shared frontier only: nothing is counted or handed out here.
+    EXPECT_EQ(h.unfinished, 0u);
+    EXPECT_FALSE(h->next());
+    auto roots = h->take_batch();
+    ASSERT_EQ(roots.waiting.size(), 1u);
+    EXPECT_EQ(roots.waiting[0].seq, 0u) << "seq 0: a new URL, numbered by the shared frontier";
+    ASSERT_EQ(roots.fingerprints.size(), 1u);
+    ASSERT_EQ(roots.new_hosts.size(), 1u);
+    EXPECT_EQ(roots.new_hosts[0].second, "a.test");
+
+    // Leased back (by this instance or another), under the shared frontier's id.
+    auto item = decode_work_item(roots.waiting[0].item);
+    ASSERT_TRUE(item);
+    ASSERT_TRUE(h->take_leased(17, std::move(*item)));
+    EXPECT_EQ(h.unfinished, 1u);
+    auto t = h.take("http://a.test/");
+    h.answer(t, page(200), {"http://a.test/x", "http://a.test/"});
+    auto batch = h->take_batch();
+    ASSERT_EQ(batch.finished.size(), 1u);
+    EXPECT_EQ(batch.finished[0].second, 17u) << "the lease's id is what the commit finishes";
+    ASSERT_EQ(batch.waiting.size(), 1u) << "the root is seen already; only /x is new";
+    EXPECT_EQ(batch.waiting[0].seq, 0u);
+    EXPECT_EQ(batch.fingerprints.size(), 1u);
+    EXPECT_EQ(h.unfinished, 0u);
+    ASSERT_NE(h.find("http://a.test/"), nullptr);
+}
+
 TEST(work_item_codec, round_trips_and_rejects_garbage) {
     work_item item;
     item.url = "http://a.test/p?q=1";
