@@ -15,6 +15,7 @@
 #include "state/state_store.hpp"
 #include "work_queue.hpp"
 
+#include <asiocrawl/backoff.hpp>
 #include <asiocrawl/error.hpp>
 
 #include <boost/asio/as_tuple.hpp>
@@ -268,7 +269,10 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
                         in_flight_guard guard{state, *t};
                         state.fetch_started(*t);
                         pump();
-                        co_await fetch.fetch_into(t->item.url, options_for(t->item), response);
+                        if (shared && t->item.kind == detail::item_kind::robots)
+                            co_await fetch_robots_once(t->item, response);
+                        else
+                            co_await fetch.fetch_into(t->item.url, options_for(t->item), response);
                     }
                     pump();
                     // After an abort the URL stays unfinished: part of the todo.
@@ -496,6 +500,48 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
         }
         for (const auto& finished : batch.finished)
             leased_ids.erase(finished.second);
+    }
+
+    /// robots.txt of an origin is fetched by one instance of a shared crawl; the others take its answer from
+    /// Redis (waiting for it at most a lease). Without Redis each instance fetches it itself.
+    asio::awaitable<void> fetch_robots_once(const detail::work_item& item,
+                                            std::unique_ptr<detail::fetch_result>& response) {
+        bool mine = false;
+        try {
+            const auto give_up_at = clock_type::now() + config.state.lease;
+            asio::steady_timer pause(executor);
+            while (!aborting) {
+                if (auto cached = co_await shared->cached_robots(item.url)) {
+                    response = std::make_unique<detail::fetch_result>();
+                    response->status = cached->status;
+                    response->location = std::move(cached->location);
+                    response->body = std::move(cached->body);
+                    co_return;
+                }
+                if (co_await shared->claim_robots(item.url)) {
+                    mine = true;
+                    break;
+                }
+                if (clock_type::now() >= give_up_at)
+                    break;
+                pause.expires_after(std::chrono::milliseconds(20));
+                co_await pause.async_wait(asio::as_tuple(asio::use_awaitable));
+            }
+        } catch (const std::exception& e) {
+            log(log_level::warning, item.url + ": robots.txt is not shared (" + e.what() + "): fetched here");
+        }
+        if (aborting)
+            co_return; // the worker leaves the URL unfinished
+        co_await fetch.fetch_into(item.url, options_for(item), response);
+        // Only a final answer is shared: a network failure or a 429/503 is this instance's to retry.
+        if (!mine || !response || response->error || is_retryable_status(response->status))
+            co_return;
+        try {
+            detail::shared_store::robots_answer answer{response->status, response->location, response->body};
+            co_await shared->store_robots(item.url, answer);
+        } catch (const std::exception& e) {
+            log(log_level::warning, item.url + ": robots.txt answer not shared (" + e.what() + ")");
+        }
     }
 
     void poke_lease_loop() {

@@ -161,6 +161,7 @@ TEST_F(shared_crawl, three_instances_crawl_exactly_the_ground_truth_once_within_
     EXPECT_EQ(lines, urls.size()) << "a URL got a record from two instances";
     std::cout << "most requests in flight at once: " << site.max_in_flight << "\n";
     EXPECT_EQ(site.fetched_twice(), 0u);
+    EXPECT_EQ(site.requests["/robots.txt"], 1) << "robots.txt is fetched once per crawl, not per instance";
     EXPECT_LE(site.max_in_flight, max_per_host) << "politeness.max_per_host holds for the whole crawl";
     std::size_t with_records = 0;
     for (int i = 0; i < 3; ++i)

@@ -7,6 +7,7 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
 
 namespace asiocrawl::detail {
@@ -279,6 +280,41 @@ asio::awaitable<void> shared_store::renew(const std::vector<std::uint64_t>& ids)
 asio::awaitable<void> shared_store::set_delay(const std::string& host, std::chrono::milliseconds delay) {
     redis::command c{"HSET", prefix_ + "delay", host, std::to_string(delay.count())};
     co_await client_.call(std::move(c));
+}
+
+asio::awaitable<std::optional<shared_store::robots_answer>>
+shared_store::cached_robots(const std::string& url) {
+    redis::command get{"HGET", prefix_ + "robots", url};
+    const auto answer = co_await client_.call(std::move(get));
+    if (answer.type != redis::reply::kind::string)
+        co_return std::nullopt;
+    // "status\n" "0\n" or "1" location "\n", then the body.
+    const std::string& bytes = answer.str;
+    const auto first = bytes.find('\n');
+    const auto second = first == std::string::npos ? first : bytes.find('\n', first + 1);
+    if (second == std::string::npos || second == first + 1)
+        co_return std::nullopt;
+    robots_answer out;
+    out.status = std::atoi(bytes.substr(0, first).c_str());
+    if (bytes[first + 1] == '1')
+        out.location = bytes.substr(first + 2, second - first - 2);
+    out.body = bytes.substr(second + 1);
+    co_return out;
+}
+
+asio::awaitable<bool> shared_store::claim_robots(const std::string& url) {
+    redis::command set{"SET", prefix_ + "robots-fetch:" + url,        settings_.instance, "NX",
+                       "PX",  std::to_string(settings_.lease.count())};
+    const auto answer = co_await client_.call(std::move(set));
+    co_return answer.type == redis::reply::kind::status;
+}
+
+asio::awaitable<void> shared_store::store_robots(const std::string& url, const robots_answer& answer) {
+    std::string bytes = std::to_string(answer.status) + "\n";
+    bytes += answer.location ? "1" + *answer.location : std::string("0");
+    bytes += "\n" + answer.body;
+    redis::command set{"HSET", prefix_ + "robots", url, std::move(bytes)};
+    co_await client_.call(std::move(set));
 }
 
 asio::awaitable<shared_store::status> shared_store::read_status() {

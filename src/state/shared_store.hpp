@@ -17,6 +17,8 @@
 //   owner        hash   id -> the instance holding its lease
 //   unfinished   string URLs admitted and not finished: the crawl is over when it reaches 0
 //   counters     hash   instance -> its report counters (JSON), for the combined report
+//   robots       hash   robots.txt URL -> its answer (status, Location, body): fetched once per crawl
+//   robots-fetch:URL    string: the instance fetching that robots.txt now (expires)
 #pragma once
 
 #include "redis/redis_client.hpp"
@@ -72,6 +74,19 @@ public:
     boost::asio::awaitable<void> renew(const std::vector<std::uint64_t>& ids);
     /// A host's Crawl-delay, crawl-wide.
     boost::asio::awaitable<void> set_delay(const std::string& host, std::chrono::milliseconds delay);
+
+    /// A robots.txt answer as the crawl keeps it for every instance.
+    struct robots_answer {
+        int status = 0;
+        std::optional<std::string> location;
+        std::string body;
+    };
+    /// The answer another instance fetched, if any.
+    boost::asio::awaitable<std::optional<robots_answer>> cached_robots(const std::string& url);
+    /// True when this instance is the one to fetch `url` now (the others wait for its answer, at most a
+    /// lease).
+    boost::asio::awaitable<bool> claim_robots(const std::string& url);
+    boost::asio::awaitable<void> store_robots(const std::string& url, const robots_answer& answer);
 
     struct status {
         std::int64_t unfinished = 0;
