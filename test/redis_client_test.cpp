@@ -236,3 +236,35 @@ TEST(redis_client, auth_failure_is_a_server_error_without_the_password) {
     });
     EXPECT_EQ(pong, "PONG");
 }
+
+// close() may come at any moment while another coroutine is inside a call (the crawler closes the client
+// when it stops, with its lease loop still waiting for an answer): at every step of a call's handlers in
+// turn, the call ends with an answer or a thrown error, never a crash (a reader freed under a read that
+// had already completed).
+TEST(redis_client, close_at_any_step_of_a_call_under_way_is_safe) {
+    redis_server server;
+    for (int steps = 0; steps < 40; ++steps) {
+        SCOPED_TRACE("close after " + std::to_string(steps) + " handlers");
+        asio::io_context ctx;
+        auto client = std::make_unique<redis::client>(ctx.get_executor(), options_for(server));
+        bool ended = false;
+        // The call is made now, as the crawler makes it; the client may be gone before it first runs.
+        auto call = client->execute(std::vector<redis::command>(50, redis::command{"PING"}));
+        asio::co_spawn(
+            ctx,
+            [&ended](asio::awaitable<std::vector<redis::reply>> under_way) -> asio::awaitable<void> {
+                try {
+                    co_await std::move(under_way);
+                } catch (const std::exception&) {
+                }
+                ended = true;
+            }(std::move(call)),
+            asio::detached);
+        for (int i = 0; i < steps && !ended; ++i)
+            ctx.run_one_for(5s);
+        client->close();
+        client.reset(); // the crawler's client goes too; the call under way keeps what it uses
+        ctx.run_for(10s);
+        EXPECT_TRUE(ended);
+    }
+}

@@ -305,6 +305,10 @@ struct client::impl {
             if (closed)
                 throw std::runtime_error("redis: the client is closed");
             const auto ec = co_await connect_once();
+            if (closed) {
+                drop();
+                throw std::runtime_error("redis: the client is closed");
+            }
             if (!ec)
                 break;
             if (options.on_retry)
@@ -359,13 +363,17 @@ client::~client() {
     close();
 }
 
-asio::awaitable<std::vector<reply>> client::execute(std::vector<command> commands) {
-    auto self = impl_;
+namespace {
+
+// A free coroutine given the impl by value: a coroutine's body runs only when it is first resumed, and a
+// member coroutine would read `this` then, when the client may be gone already.
+asio::awaitable<std::vector<reply>> execute_on(std::shared_ptr<client::impl> self,
+                                               std::vector<command> commands) {
     if (self->closed)
         throw std::runtime_error("redis: the client is closed");
     co_await self->turn.async_send(boost::system::error_code{}, asio::use_awaitable);
     struct give_back {
-        impl& i;
+        client::impl& i;
         ~give_back() {
             i.turn.try_receive([](boost::system::error_code) {});
         }
@@ -389,19 +397,33 @@ asio::awaitable<std::vector<reply>> client::execute(std::vector<command> command
     }
 }
 
+asio::awaitable<reply> call_on(std::shared_ptr<client::impl> self, std::vector<command> one) {
+    auto answers = co_await execute_on(std::move(self), std::move(one));
+    checked(answers.front());
+    co_return std::move(answers.front());
+}
+
+} // namespace
+
+asio::awaitable<std::vector<reply>> client::execute(std::vector<command> commands) {
+    return execute_on(impl_, std::move(commands));
+}
+
 asio::awaitable<reply> client::call(command c) {
     std::vector<command> one;
     one.push_back(std::move(c));
-    auto answers = co_await execute(std::move(one));
-    checked(answers.front());
-    co_return std::move(answers.front());
+    return call_on(impl_, std::move(one));
 }
 
 void client::close() {
     if (!impl_)
         return;
     impl_->closed = true;
-    impl_->drop();
+    // Only the socket: a call under way may have its answer read already, its completion queued, and
+    // still feed the reader. The reader is the caller's that holds the turn, and goes with its connection.
+    boost::system::error_code ignored;
+    impl_->socket.close(ignored);
+    impl_->is_connected = false;
     impl_->timer.cancel();
 }
 

@@ -100,8 +100,9 @@ public:
     /// Connections made so far (a reconnect counts).
     std::uint64_t connections() const noexcept;
 
+    struct impl; // shared by the calls under way: they outlive the client safely
+
 private:
-    struct impl;
     std::shared_ptr<impl> impl_;
 };
 
