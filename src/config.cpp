@@ -187,6 +187,8 @@ std::vector<std::string> validate(const crawler_config& config) {
         problems.emplace_back("state.redis must be a redis:// or rediss:// URL");
     if (config.state.lease.count() < 100)
         problems.emplace_back("state.lease must be at least 100 ms");
+    if (config.state.redis_timeout.count() < 100)
+        problems.emplace_back("state.redis_timeout must be at least 100 ms");
 
     return problems;
 }

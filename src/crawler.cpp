@@ -460,6 +460,7 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
                               "network with redis://");
         redis::client_options options;
         options.where = *where.value;
+        options.give_up_after = config.state.redis_timeout;
         options.on_retry = [this](int attempt, const std::string& why) {
             if (attempt == 1 || attempt % 10 == 0)
                 log(log_level::warning,
@@ -496,6 +497,8 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
             } catch (const redis::connection_lost& e) {
                 if (attempt == 1)
                     log(log_level::warning, std::string(e.what()) + ": results held, retrying");
+            } catch (const redis::unreachable& e) {
+                throw gave_up_on_redis(e);
             }
         }
         for (const auto& finished : batch.finished)
@@ -544,6 +547,32 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
         }
     }
 
+    /// state.redis_timeout passed without an answer: exit status 2 (a state_error), what is held is safe.
+    state_error gave_up_on_redis(const redis::unreachable& e) const {
+        return state_error(std::string(e.what()) +
+                           ": giving up after state.redis_timeout; the URLs leased here "
+                           "go back to the crawl when their leases expire, and running "
+                           "this instance again continues the crawl");
+    }
+
+    /// A graceful stop: the URLs leased here and not finished are handed back at once (their leases made to
+    /// expire now), so the other instances take them without waiting a lease.
+    asio::awaitable<void> give_back_leases() {
+        while (lease_loop_running)
+            co_await workers_exited.wait();
+        if (leased_ids.empty())
+            co_return;
+        const std::vector<std::uint64_t> held(leased_ids.begin(), leased_ids.end());
+        try {
+            co_await shared->give_back(held);
+            log(log_level::info,
+                "gave back " + std::to_string(held.size()) + " leased URLs to the shared crawl");
+            leased_ids.clear();
+        } catch (const redis::unreachable& e) {
+            throw gave_up_on_redis(e);
+        }
+    }
+
     void poke_lease_loop() {
         lease_poked = true;
         lease_timer.cancel();
@@ -572,6 +601,8 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
                 } catch (const redis::connection_lost& e) {
                     log(log_level::warning, std::string(e.what()) + ": retrying");
                     continue;
+                } catch (const redis::unreachable& e) {
+                    throw gave_up_on_redis(e);
                 }
                 if (stopping)
                     break;
@@ -598,6 +629,7 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
             request_abort();
         }
         lease_loop_running = false;
+        workers_exited.notify(); // give_back_leases waits for this loop
         queue.release();
     }
 
@@ -763,6 +795,13 @@ asio::awaitable<report> crawler::run(std::shared_ptr<impl> self) {
             co_await self->workers_exited.wait();
         if (!self->storage_failure && !self->shared)
             co_await self->close_state();
+    }
+    if (self->shared && !self->storage_failure) {
+        try {
+            co_await self->give_back_leases();
+        } catch (...) {
+            self->storage_failure = std::current_exception();
+        }
     }
     for (const auto& problem : self->fetch.finish()) // idle connections, DNS, the cookie jar's file
         self->log(log_level::error, problem);

@@ -49,6 +49,7 @@ app_config every_key_changed() {
     c.crawl.state.crawl_id = "crawl-7";
     c.crawl.state.instance = "worker-3";
     c.crawl.state.lease = 45s;
+    c.crawl.state.redis_timeout = 90s;
     c.crawl.scope = host_scope::lenient;
     c.crawl.exclude = {R"(\?(sort|page)=.*#"quoted")", "a{1,3}, b"};
     c.crawl.include = {"null"};

@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -41,7 +42,7 @@ constexpr int max_per_host = 2;
 struct site_server {
     explicit site_server(std::chrono::milliseconds d)
         : delay(d) {}
-    std::chrono::milliseconds delay;
+    std::atomic<std::chrono::milliseconds> delay; // the test may change it while the site serves
     demo::site site = demo::generate_site({.pages = 200, .seed = 13});
     demo::request_handler serve = demo::serve_site(site);
     asio::io_context ctx;
@@ -60,7 +61,7 @@ struct site_server {
             ++total;
             max_in_flight = std::max(max_in_flight, ++in_flight);
         }
-        co_await sleep_for(delay);
+        co_await sleep_for(delay.load());
         auto answer = co_await serve(req);
         {
             std::lock_guard lock(mutex);
@@ -207,4 +208,66 @@ TEST_F(shared_crawl, redis_killed_and_started_again_loses_nothing) {
     const auto [urls, lines] = union_of_records();
     EXPECT_EQ(urls, site.expected_urls());
     EXPECT_EQ(site.fetched_twice(), 0u) << "leases outlive a short Redis outage: nothing is fetched again";
+}
+
+namespace {
+
+/// The value of a RESP integer answer (":N\r\n"), or -1.
+long long resp_integer(const std::string& answer) {
+    return answer.starts_with(":") ? std::stoll(answer.substr(1)) : -1;
+}
+
+std::vector<std::string> with_option(std::vector<std::string> args, const std::string& flag,
+                                     const std::string& value) {
+    const auto at = std::find(args.begin(), args.end(), flag);
+    if (at != args.end()) {
+        *(at + 1) = value;
+    } else {
+        args.insert(args.end() - 1, flag);
+        args.insert(args.end() - 1, value);
+    }
+    return args;
+}
+
+} // namespace
+
+TEST_F(shared_crawl, a_graceful_stop_gives_its_leases_back_at_once) {
+    // Answers slow enough that the stop finds fetches in flight, and no grace: they are abandoned, and their
+    // URLs (leased for far longer than the test) must go back to the crawl when the instance stops.
+    site_server site{400ms};
+    child_process first(
+        with_option(with_option(command(site, "0"), "--lease", "10m"), "--grace-period", "0s"));
+    wait_until([&] { return site.requested() >= 3; });
+    first.signal(SIGTERM);
+    EXPECT_EQ(first.wait(30s).exit_code, 128 + SIGTERM) << first.stderr_so_far();
+    const std::string leases = "asiocrawl:{test}:leases";
+    const auto held = resp_integer(redis.command({"ZCARD", leases}));
+    const auto still_running = resp_integer(
+        redis.command({"EVAL",
+                       "local t = redis.call('TIME') local now = t[1] * 1000 + math.floor(t[2] / 1000) "
+                       "return redis.call('ZCOUNT', KEYS[1], now + 60000, '+inf')",
+                       "1", leases}));
+    std::cout << "leases left by the stopped instance: " << held << ", not yet expired: " << still_running
+              << "\n";
+    EXPECT_GT(held, 0) << "the instance held leases when it stopped (else this test shows nothing)";
+    EXPECT_EQ(still_running, 0) << "a stopped instance's leases end when it stops, not 10 minutes later";
+    site.delay = 3ms;
+    child_process second(with_option(command(site, "1"), "--lease", "10m"));
+    const auto result = second.wait(60s);
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    const auto [urls, lines] = union_of_records();
+    EXPECT_EQ(urls, site.expected_urls());
+}
+
+TEST_F(shared_crawl, an_instance_that_cannot_reach_redis_gives_up_after_redis_timeout_with_status_2) {
+    site_server site{20ms};
+    child_process instance(with_option(command(site, "0"), "--redis-timeout", "1s"));
+    wait_until([&] { return site.requested() >= 10; });
+    redis.kill(); // and not started again
+    const auto result = instance.wait(30s);
+    EXPECT_EQ(result.exit_code, 2) << result.err;
+    EXPECT_NE(result.err.find("has not answered for"), std::string::npos) << result.err;
+    EXPECT_NE(result.err.find("state.redis_timeout"), std::string::npos) << result.err;
+    const auto [urls, lines] = union_of_records();
+    EXPECT_GT(urls.size(), 0u) << "what was fetched before Redis went away is in the records";
 }

@@ -225,6 +225,10 @@ struct state_config {
     /// How long a leased URL belongs to the worker that took it; a worker renews its leases every third of
     /// it, and the URLs of a worker that stops renewing (killed) go to another after it. Default 30 s.
     std::chrono::milliseconds lease{30000};
+    /// How long a worker of a shared crawl waits for an unreachable Redis before it gives up (exit status 2;
+    /// its leases go back to the crawl when they expire, and its outputs are complete for what it
+    /// committed). Default 5 minutes.
+    std::chrono::milliseconds redis_timeout{300000};
 };
 
 /// One crawl: where it starts, how far it goes, how hard it works.

@@ -428,6 +428,7 @@ const std::vector<config_key>& config_keys() {
         {"state.crawl_id",                     "crawl-id",                 state,    text(FIELD(crawl.state.crawl_id)),                 "the shared crawl's name in Redis (default: a hash of the crawl definition)"},
         {"state.instance",                     "instance",                 state,    text(FIELD(crawl.state.instance)),                 "this worker's name in a shared crawl; {instance} in output paths (default: JOB_COMPLETION_INDEX, else host and pid)"},
         {"state.lease",                        "lease",                    state,    duration(FIELD(crawl.state.lease)),                "how long a leased URL of a shared crawl belongs to its worker"},
+        {"state.redis_timeout",                "redis-timeout",            state,    duration(FIELD(crawl.state.redis_timeout)),        "how long a shared crawl's worker waits for an unreachable Redis before it exits (status 2)"},
         {"output.records",                     "output,o",                 output,   text(FIELD(output.records)),                       "write every record to this file as JSON Lines (-: stdout)"},
         {"output.report_json",                 "report-json",              output,   text(FIELD(output.report_json)),                   "write the summary to this file as JSON (-: stdout)"},
         {"output.report",                      "report",                       output,   boolean(FIELD(output.report)),                     "print the text report on stdout at the end"},

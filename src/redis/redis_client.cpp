@@ -203,9 +203,13 @@ struct client::impl {
     bool is_connected = false;
     bool closed = false;
     std::uint64_t connections = 0;
+    // Since when every attempt failed (set by the first failure, cleared by an answer): the give-up clock.
+    std::optional<std::chrono::steady_clock::time_point> failing_since;
     std::string read_buffer = std::string(16 * 1024, '\0');
 
     void drop() {
+        if (!failing_since)
+            failing_since = std::chrono::steady_clock::now();
         boost::system::error_code ignored;
         socket.close(ignored);
         reader.reset();
@@ -299,11 +303,24 @@ struct client::impl {
         co_return boost::system::error_code{};
     }
 
+    void give_up_if_too_long(const std::string& why) const {
+        if (options.give_up_after.count() <= 0 || !failing_since)
+            return;
+        const auto failing = std::chrono::steady_clock::now() - *failing_since;
+        if (failing >= options.give_up_after)
+            throw unreachable(
+                "redis: " + redacted(options.where) + " has not answered for " +
+                std::to_string(std::chrono::duration_cast<std::chrono::seconds>(failing).count()) + " s (" +
+                why + ")");
+    }
+
     asio::awaitable<void> ensure_connected() {
         auto wait = options.backoff_min;
+        std::string last_failure = "not connected";
         for (int attempt = 1; !is_connected; ++attempt) {
             if (closed)
                 throw std::runtime_error("redis: the client is closed");
+            give_up_if_too_long(last_failure);
             const auto ec = co_await connect_once();
             if (closed) {
                 drop();
@@ -311,6 +328,7 @@ struct client::impl {
             }
             if (!ec)
                 break;
+            last_failure = ec.message();
             if (options.on_retry)
                 options.on_retry(attempt, "connecting to " + redacted(options.where) + ": " + ec.message());
             timer.expires_after(wait);
@@ -387,8 +405,13 @@ asio::awaitable<std::vector<reply>> execute_on(std::shared_ptr<client::impl> sel
         const bool loading = std::all_of(answers.begin(), answers.end(), [](const reply& r) {
             return r.is_error() && r.str.starts_with("LOADING");
         });
-        if (!loading)
+        if (!loading) {
+            self->failing_since.reset();
             co_return answers;
+        }
+        if (!self->failing_since)
+            self->failing_since = std::chrono::steady_clock::now();
+        self->give_up_if_too_long("loading its data set");
         if (self->options.on_retry)
             self->options.on_retry(attempt, redacted(self->options.where) + " is loading its data set");
         self->timer.expires_after(wait);

@@ -64,6 +64,12 @@ public:
     using std::runtime_error::runtime_error;
 };
 
+/// Redis stayed unreachable (or kept failing, or kept loading) for client_options::give_up_after.
+class unreachable : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
 /// A command as its arguments ("SET", "k", "v"); binary-safe.
 using command = std::vector<std::string>;
 
@@ -75,6 +81,9 @@ struct client_options {
     /// Reconnection backoff: doubles from min to max.
     std::chrono::milliseconds backoff_min{50};
     std::chrono::milliseconds backoff_max{2000};
+    /// A Redis that has not answered for this long (every call since failed): calls throw unreachable.
+    /// Zero: wait for ever.
+    std::chrono::milliseconds give_up_after{0};
     /// Told about each failed attempt to connect (attempt number, why); never given the password.
     std::function<void(int, const std::string&)> on_retry;
 };
@@ -87,9 +96,9 @@ public:
     client& operator=(const client&) = delete;
 
     /// Sends `commands` in one write and returns their answers in order (error answers included, as
-    /// values). Connects first if needed, retrying with backoff until it succeeds or close() is called.
-    /// Throws connection_lost when the connection breaks with commands under way (they may have run), and
-    /// std::runtime_error after close().
+    /// values). Connects first if needed, retrying with backoff until it succeeds, close() is called or
+    /// give_up_after has passed since Redis last answered (unreachable). Throws connection_lost when the
+    /// connection breaks with commands under way (they may have run), and std::runtime_error after close().
     boost::asio::awaitable<std::vector<reply>> execute(std::vector<command> commands);
     /// One command; an error answer is thrown as server_error.
     boost::asio::awaitable<reply> call(command c);

@@ -72,6 +72,8 @@ public:
     boost::asio::awaitable<lease_answer> lease(std::size_t max);
     /// Extends the leases this instance holds.
     boost::asio::awaitable<void> renew(const std::vector<std::uint64_t>& ids);
+    /// Ends the leases this instance holds now (a graceful stop): other instances take the URLs at once.
+    boost::asio::awaitable<void> give_back(const std::vector<std::uint64_t>& ids);
     /// A host's Crawl-delay, crawl-wide.
     boost::asio::awaitable<void> set_delay(const std::string& host, std::chrono::milliseconds delay);
 
@@ -100,6 +102,9 @@ public:
     const std::string& prefix() const noexcept { return prefix_; }
 
 private:
+    boost::asio::awaitable<void> renew_for(const std::vector<std::uint64_t>& ids,
+                                           std::chrono::milliseconds lease);
+
     redis::client& client_;
     settings settings_;
     std::string prefix_;
