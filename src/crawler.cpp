@@ -573,6 +573,23 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
         }
     }
 
+    /// Every instance's final report counts the whole crawl: the counters of every instance, added up.
+    asio::awaitable<void> take_combined_report() {
+        try {
+            const auto status = co_await shared->read_status();
+            const auto combined = detail::combined_report(status.counters);
+            auto& result = state.result();
+            result.stats = combined.stats;
+            result.done = combined.done;
+            result.runs = combined.runs;
+            result.started_at = combined.started_at;
+        } catch (const redis::connection_lost& e) {
+            log(log_level::warning, std::string(e.what()) + ": the report counts this instance only");
+        } catch (const redis::unreachable& e) {
+            throw gave_up_on_redis(e);
+        }
+    }
+
     void poke_lease_loop() {
         lease_poked = true;
         lease_timer.cancel();
@@ -799,6 +816,7 @@ asio::awaitable<report> crawler::run(std::shared_ptr<impl> self) {
     if (self->shared && !self->storage_failure) {
         try {
             co_await self->give_back_leases();
+            co_await self->take_combined_report();
         } catch (...) {
             self->storage_failure = std::current_exception();
         }

@@ -1,6 +1,7 @@
 // The Asio Redis client against a real redis-server: pipelined bursts, error answers, a server killed and
 // started again, and the redis:// URL.
 #include "redis/redis_client.hpp"
+#include "state/shared_store.hpp"
 
 #include "support/redis_server.hpp"
 
@@ -267,4 +268,27 @@ TEST(redis_client, close_at_any_step_of_a_call_under_way_is_safe) {
         ctx.run_for(10s);
         EXPECT_TRUE(ended);
     }
+}
+
+// asiocrawl report --redis, and every instance's final report: the instances' counters added up.
+TEST(shared_report, sums_every_instances_counters) {
+    const std::map<std::string, std::string> counters = {
+        {"0", R"({"stats":{"status_200":5,"retries":1},"done":6,"failures":1,"robots_denied":0,"retries":1,)"
+              R"("bytes":10,"elapsed_us":2000000,"runs":1,"started_at_us":1000})"},
+        {"1",
+         R"({"stats":{"status_200":7,"status_404":2},"done":9,"failures":2,"robots_denied":0,"retries":0,)"
+         R"("bytes":20,"elapsed_us":3000000,"runs":2,"started_at_us":500})"},
+        {"2", "not json"},
+    };
+    std::vector<std::string> skipped;
+    const auto r = detail::combined_report(counters, &skipped);
+    EXPECT_EQ(r.done, 15u);
+    EXPECT_EQ(r.stats.at("status_200"), 12u);
+    EXPECT_EQ(r.stats.at("status_404"), 2u);
+    EXPECT_EQ(r.stats.at("retries"), 1u);
+    EXPECT_EQ(r.runs, 3u);
+    EXPECT_EQ(r.started_at.time_since_epoch(), std::chrono::microseconds(500));
+    EXPECT_EQ(r.elapsed, std::chrono::seconds(3));
+    EXPECT_EQ(skipped, std::vector<std::string>{"2"});
+    EXPECT_EQ(detail::combined_report({}).done, 0u);
 }

@@ -148,18 +148,62 @@ struct shared_crawl : ::testing::Test {
 
 } // namespace
 
+namespace {
+
+/// The value of a RESP integer answer (":N\r\n"), or -1.
+long long resp_integer(const std::string& answer) {
+    return answer.starts_with(":") ? std::stoll(answer.substr(1)) : -1;
+}
+
+std::vector<std::string> with_option(std::vector<std::string> args, const std::string& flag,
+                                     const std::string& value) {
+    const auto at = std::find(args.begin(), args.end(), flag);
+    if (at != args.end()) {
+        *(at + 1) = value;
+    } else {
+        args.insert(args.end() - 1, flag);
+        args.insert(args.end() - 1, value);
+    }
+    return args;
+}
+
+} // namespace
+
 TEST_F(shared_crawl, three_instances_crawl_exactly_the_ground_truth_once_within_the_host_cap) {
     site_server site{3ms};
     std::vector<std::unique_ptr<child_process>> instances;
     for (int i = 0; i < 3; ++i)
-        instances.push_back(std::make_unique<child_process>(command(site, std::to_string(i))));
+        instances.push_back(
+            std::make_unique<child_process>(with_option(command(site, std::to_string(i)), "--report-json",
+                                                        (dir.path / "summary-{instance}.json").string())));
+    std::vector<std::string> reports;
     for (auto& instance : instances) {
         const auto result = instance->wait(60s);
         EXPECT_EQ(result.exit_code, 0) << result.err;
+        reports.push_back(result.out);
+    }
+    for (int i = 0; i < 3; ++i) {
+        std::ifstream in(dir.path / ("summary-" + std::to_string(i) + ".json"));
+        const std::string text{std::istreambuf_iterator<char>(in), {}};
+        reports.push_back(text);
     }
     const auto [urls, lines] = union_of_records();
     EXPECT_EQ(urls, site.expected_urls());
     EXPECT_EQ(lines, urls.size()) << "a URL got a record from two instances";
+    // Every instance's final report, and `asiocrawl report`, count the whole crawl.
+    for (const auto& report : reports) {
+        if (report.empty())
+            continue; // stdout, silenced by -qq
+        const auto summary = boost::json::parse(report).as_object();
+        EXPECT_EQ(summary.at("done").to_number<std::size_t>(), lines) << report;
+    }
+    const std::string done = "Done: " + std::to_string(lines) + "\n";
+    child_process combined({cli, "report", "--redis", redis.url(), "--crawl-id", "test"});
+    const auto printed = combined.wait(30s);
+    EXPECT_EQ(printed.exit_code, 0) << printed.err;
+    EXPECT_NE(printed.out.find(done), std::string::npos) << printed.out;
+    EXPECT_NE(printed.out.find("Instances: 3\n"), std::string::npos) << printed.out;
+    EXPECT_NE(printed.out.find("the crawl is over"), std::string::npos) << printed.out;
     std::cout << "most requests in flight at once: " << site.max_in_flight << "\n";
     EXPECT_EQ(site.fetched_twice(), 0u);
     EXPECT_EQ(site.requests["/robots.txt"], 1) << "robots.txt is fetched once per crawl, not per instance";
@@ -209,27 +253,6 @@ TEST_F(shared_crawl, redis_killed_and_started_again_loses_nothing) {
     EXPECT_EQ(urls, site.expected_urls());
     EXPECT_EQ(site.fetched_twice(), 0u) << "leases outlive a short Redis outage: nothing is fetched again";
 }
-
-namespace {
-
-/// The value of a RESP integer answer (":N\r\n"), or -1.
-long long resp_integer(const std::string& answer) {
-    return answer.starts_with(":") ? std::stoll(answer.substr(1)) : -1;
-}
-
-std::vector<std::string> with_option(std::vector<std::string> args, const std::string& flag,
-                                     const std::string& value) {
-    const auto at = std::find(args.begin(), args.end(), flag);
-    if (at != args.end()) {
-        *(at + 1) = value;
-    } else {
-        args.insert(args.end() - 1, flag);
-        args.insert(args.end() - 1, value);
-    }
-    return args;
-}
-
-} // namespace
 
 TEST_F(shared_crawl, a_graceful_stop_gives_its_leases_back_at_once) {
     // Answers slow enough that the stop finds fetches in flight, and no grace: they are abandoned, and their

@@ -10,6 +10,7 @@
 // series goes on in a new file), and the report covers every run of the crawl.
 
 #include "cli/options.hpp"
+#include "cli/shared_report.hpp"
 #include "outputs/text_writer.hpp"
 #include "url_host.hpp"
 
@@ -285,6 +286,8 @@ int run(const cli::cli_options& options) {
 } // namespace
 
 int main(int argc, char* argv[]) {
+    if (argc >= 2 && std::string_view(argv[1]) == "report")
+        return cli::shared_report_command(argc - 1, argv + 1);
     raise_open_file_limit();
     std::vector<std::string> environment;
     for (char** variable = environ; *variable; ++variable)

@@ -5,6 +5,7 @@
 #include <asiocrawl/crawler.hpp>
 
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/json/parse.hpp>
 
 #include <cstdio>
 #include <cstdlib>
@@ -326,6 +327,32 @@ asio::awaitable<void> shared_store::store_robots(const std::string& url, const r
     bytes += "\n" + answer.body;
     redis::command set{"HSET", prefix_ + "robots", url, std::move(bytes)};
     co_await client_.call(std::move(set));
+}
+
+report combined_report(const std::map<std::string, std::string>& counters_by_instance,
+                       std::vector<std::string>* skipped) {
+    report out;
+    bool first = true;
+    for (const auto& [instance, json] : counters_by_instance) {
+        try {
+            const auto doc = boost::json::parse(json).as_object();
+            for (const auto& [name, value] : doc.at("stats").as_object())
+                out.stats[std::string(name)] += value.to_number<std::uint64_t>();
+            out.done += doc.at("done").to_number<std::size_t>();
+            out.runs += doc.at("runs").to_number<std::size_t>();
+            const auto started = std::chrono::system_clock::time_point(
+                std::chrono::microseconds(doc.at("started_at_us").to_number<std::int64_t>()));
+            const auto elapsed = std::chrono::microseconds(doc.at("elapsed_us").to_number<std::int64_t>());
+            if (first || started < out.started_at)
+                out.started_at = started;
+            out.elapsed = std::max<std::chrono::steady_clock::duration>(out.elapsed, elapsed);
+            first = false;
+        } catch (const std::exception&) {
+            if (skipped)
+                skipped->push_back(instance);
+        }
+    }
+    return out;
 }
 
 asio::awaitable<shared_store::status> shared_store::read_status() {

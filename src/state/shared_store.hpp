@@ -25,6 +25,8 @@
 #include "state/state_batch.hpp"
 #include "state/work_item.hpp"
 
+#include <asiocrawl/report.hpp>
+
 #include <boost/asio/awaitable.hpp>
 
 #include <chrono>
@@ -118,6 +120,13 @@ private:
     script lease_;
     script renew_;
 };
+
+/// The combined report of a shared crawl from every instance's counters (crawl_state's counters JSON, as
+/// the instances commit them): counters and done summed, started at the earliest start, elapsed the
+/// longest, runs counted over every instance. A counters document that does not parse is skipped and
+/// named in `skipped`.
+report combined_report(const std::map<std::string, std::string>& counters_by_instance,
+                       std::vector<std::string>* skipped = nullptr);
 
 /// The default crawl id: a short hash of the crawl definition.
 std::string default_crawl_id(const std::string& definition);

@@ -1,0 +1,91 @@
+#include "cli/shared_report.hpp"
+
+#include "redis/redis_client.hpp"
+#include "state/shared_store.hpp"
+
+#include <asiocrawl/report.hpp>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_future.hpp>
+
+#include <cstdlib>
+#include <iostream>
+#include <string>
+#include <string_view>
+
+namespace asiocrawl::cli {
+
+namespace {
+
+constexpr const char* usage = "usage: asiocrawl report --redis redis://host:port/db --crawl-id ID";
+
+/// "--name value" or "--name=value" at argv[i]; advances i past what it took.
+bool take_option(int argc, char* argv[], int& i, std::string_view name, std::string& value) {
+    const std::string_view arg = argv[i];
+    if (arg == name && i + 1 < argc) {
+        value = argv[++i];
+        return true;
+    }
+    if (arg.starts_with(name) && arg.size() > name.size() && arg[name.size()] == '=') {
+        value = std::string(arg.substr(name.size() + 1));
+        return true;
+    }
+    return false;
+}
+
+} // namespace
+
+int shared_report_command(int argc, char* argv[]) {
+    std::string url;
+    std::string crawl_id;
+    for (int i = 1; i < argc; ++i) {
+        if (take_option(argc, argv, i, "--redis", url) || take_option(argc, argv, i, "--crawl-id", crawl_id))
+            continue;
+        std::cerr << "asiocrawl report: unknown argument " << argv[i] << "\n" << usage << "\n";
+        return 2;
+    }
+    if (url.empty() || crawl_id.empty()) {
+        std::cerr << "asiocrawl report: --redis and --crawl-id are both needed\n" << usage << "\n";
+        return 2;
+    }
+    const char* password = std::getenv("ASIOCRAWL_REDIS_PASSWORD");
+    auto where = redis::parse_url(url, password ? password : "");
+    if (!where.value) {
+        std::cerr << "asiocrawl report: --redis: " << where.error << "\n";
+        return 2;
+    }
+    boost::asio::io_context ctx{1};
+    redis::client_options options;
+    options.where = *where.value;
+    options.give_up_after = std::chrono::seconds(10);
+    redis::client client(ctx.get_executor(), options);
+    detail::shared_store::settings settings;
+    settings.crawl_id = crawl_id;
+    detail::shared_store store(client, settings);
+    auto status = boost::asio::co_spawn(ctx, store.read_status(), boost::asio::use_future);
+    ctx.run();
+    try {
+        const auto s = status.get();
+        if (s.counters.empty()) {
+            std::cerr << "asiocrawl report: no crawl " << crawl_id << " at " << redis::redacted(*where.value)
+                      << " (no instance has committed anything under that id)\n";
+            return 2;
+        }
+        std::vector<std::string> skipped;
+        const auto combined = detail::combined_report(s.counters, &skipped);
+        for (const auto& instance : skipped)
+            std::cerr << "asiocrawl report: the counters of instance " << instance
+                      << " do not parse: left out\n";
+        write_report(std::cout, combined);
+        std::cout << "Instances: " << s.counters.size() << "\n"
+                  << "Unfinished: " << s.unfinished << " (" << s.leased << " leased now)"
+                  << (s.unfinished == 0 && s.leased == 0 ? ": the crawl is over" : "") << "\n";
+        return 0;
+    } catch (const std::exception& e) {
+        std::cerr << "asiocrawl report: " << e.what() << "\n";
+        return 2;
+    }
+}
+
+} // namespace asiocrawl::cli
