@@ -180,6 +180,9 @@ std::vector<std::string> validate(const crawler_config& config) {
     if (config.state.window < 1)
         problems.emplace_back("state.window must be at least 1");
 
+    if (config.requisites.span_hosts && !config.requisites.enabled)
+        problems.emplace_back("requisites.span_hosts needs requisites.enabled (--page-requisites)");
+
     return problems;
 }
 

@@ -150,6 +150,9 @@ void count_record(counters& stats, const record& r) {
     if (r.status != 0) {
         ++stats["status_" + std::to_string(r.status)];
     }
+    if (!r.requisite.empty() && r.status != 0 && !r.is_redirect()) {
+        ++stats["requisites_fetched"];
+    }
 }
 
 void write_report(std::ostream& out, const report& r, bool verbose) {
@@ -353,6 +356,8 @@ boost::json::object to_json(const record& r) {
     object["num_new_urls"] = static_cast<std::uint64_t>(r.num_new_urls);
     if (r.links_dropped != 0)
         object["links_dropped"] = static_cast<std::uint64_t>(r.links_dropped);
+    if (!r.requisite.empty())
+        object["requisite"] = r.requisite;
     object["depth"] = r.depth;
     object["tries"] = r.tries;
     object["started_ms"] = to_milliseconds(r.started);

@@ -544,4 +544,27 @@ scope_verdict scope::check(urls::url_view url) const {
     return scope_verdict::in_scope;
 }
 
+scope_verdict scope::check_requisite(urls::url_view url, urls::url_view page, bool span_hosts) const {
+    const server candidate(url, host_scope::strict);
+    if (!impl_->exclude_domains.empty() && in_domains(candidate.host, impl_->exclude_domains)) {
+        return scope_verdict::excluded_domain;
+    }
+    if (!span_hosts) {
+        const server of_page(page, host_scope::strict);
+        if (candidate.port_key != of_page.port_key || !same_host_strict(candidate, of_page)) {
+            return scope_verdict::off_host;
+        }
+    }
+    if (const auto trapped = trap_verdict(url, impl_->traps)) {
+        return *trapped;
+    }
+    if (!file_name_wanted(url, impl_->accept, impl_->reject)) {
+        return scope_verdict::rejected_file;
+    }
+    if (!impl_->exclude.empty() && search_any(impl_->exclude, url.buffer()) != match_result::not_matched) {
+        return scope_verdict::excluded;
+    }
+    return scope_verdict::in_scope;
+}
+
 } // namespace asiocrawl

@@ -97,6 +97,8 @@ app_config every_key_changed() {
     c.crawl.traps.max_query_params = 1;
     c.crawl.traps.max_links_per_page = 7;
     c.crawl.html.parser = html_parser::gumbo;
+    c.crawl.requisites.enabled = true;
+    c.crawl.requisites.span_hosts = true;
     c.output.records = "-";
     c.output.report_json = "out/report.json";
     c.output.report = false;

@@ -196,6 +196,21 @@ struct html_config {
     html_parser parser = html_parser::fast;
 };
 
+/// Page requisites (wget -p): what a crawled page needs to display, fetched so that an archive of it replays
+/// (docs/LINKS.md, "Page requisites in the crawl").
+struct requisites_config {
+    /// Also fetch the requisites of each crawled HTML page: images (src, srcset, video poster), scripts,
+    /// stylesheets, icons, preloads, media, objects, embeds, url() and @import in inline styles, and url()
+    /// and @import in the stylesheets so fetched. Each is fetched once; its body is not read for links
+    /// (a stylesheet's for its references only). Their scope rule: exclude_domains, traps, accept/reject,
+    /// exclude and robots.txt apply; include, no_parent, domains and max_depth do not; the host must be the
+    /// page's (and its port) unless span_hosts. Default false.
+    bool enabled = false;
+    /// Requisites may come from any host (wget -p -H), not only from the page's own; exclude_domains still
+    /// apply. Needs `enabled`. Default false.
+    bool span_hosts = false;
+};
+
 /// Where a crawl keeps its state so that it survives a kill (docs/STATE.md).
 struct state_config {
     /// Directory of the crawl's durable state (an embedded RocksDB database). Set: every admitted URL, every
@@ -287,6 +302,8 @@ struct crawler_config {
     trap_config traps;
     /// HTML parsing.
     html_config html;
+    /// Page requisites.
+    requisites_config requisites;
     /// Durable state.
     state_config state;
 };

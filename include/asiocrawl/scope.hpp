@@ -63,6 +63,13 @@ public:
     /// permuted_query while the same URL keeps answering in_scope.
     scope_verdict check(boost::urls::url_view url) const;
 
+    /// The rule for a requisite of `page` (crawler_config::requisites), in this order: excluded domains,
+    /// the host rule (the page's host and port, ignoring one leading "www.", unless `span_hosts`), the
+    /// trap limits, accept/reject, exclude. The host rules of the roots, domains, no_parent, include and
+    /// query permutations do not apply: a page in scope gets what it needs to display (wget -p).
+    scope_verdict check_requisite(boost::urls::url_view url, boost::urls::url_view page,
+                                  bool span_hosts) const;
+
 private:
     struct impl;
     std::unique_ptr<impl> impl_;

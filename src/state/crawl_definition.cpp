@@ -37,6 +37,11 @@ std::string crawl_definition_json(const crawler_config& config) {
     doc["traps.max_query_params"] = config.traps.max_query_params;
     doc["traps.max_links_per_page"] = config.traps.max_links_per_page;
     doc["traps.skip_query_permutations"] = config.traps.skip_query_permutations;
+    // Written only when on, so that a state made before requisites existed still resumes unchanged.
+    if (config.requisites.enabled) {
+        doc["requisites.enabled"] = true;
+        doc["requisites.span_hosts"] = config.requisites.span_hosts;
+    }
     return json::serialize(doc);
 }
 

@@ -178,7 +178,7 @@ host_id crawl_state::host_number(std::string_view host) {
 }
 
 bool crawl_state::admit(const boost::urls::url& url, const std::string& referrer, int redirects_left,
-                        int depth, item_kind kind, bool from_sitemap) {
+                        int depth, item_kind kind, bool from_sitemap, requisite_kind requisite) {
     // A stopping crawl drops what it finds, unless it is durable: then the URL waits on disk for the next
     // run (a link found by a fetch that finished during the stop is not lost).
     if (stopping_ && !durable_)
@@ -187,7 +187,8 @@ bool crawl_state::admit(const boost::urls::url& url, const std::string& referrer
     const auto fp = url_fingerprint(key, seed_);
     if (seen_.contains(fp))
         return false;
-    if (kind == item_kind::page && config_.max_pages && seen_.size() >= *config_.max_pages) {
+    if ((kind == item_kind::page || kind == item_kind::requisite) && config_.max_pages &&
+        seen_.size() >= *config_.max_pages) {
         skip("max_pages");
         return false;
     }
@@ -202,6 +203,7 @@ bool crawl_state::admit(const boost::urls::url& url, const std::string& referrer
     item.depth = depth;
     item.kind = kind;
     item.from_sitemap = from_sitemap;
+    item.requisite = requisite;
     const host_id host = host_number(host_of(item.url));
     item.seq = next_seq_[host]++;
     if (durable_) {
@@ -326,6 +328,7 @@ void crawl_state::deny(work_item item, host_id host, boost::system::error_code w
     r.referrer = std::move(item.referrer);
     r.depth = item.depth;
     r.from_sitemap = item.from_sitemap;
+    r.requisite = requisite_name(item);
     r.error = why;
     if (why == error::robots_denied)
         ++robots_denied_;
@@ -422,6 +425,7 @@ bool crawl_state::begin_attempt(ticket& t) {
         r.url = t.item.url;
         r.referrer = t.item.referrer;
         r.depth = t.item.depth;
+        r.requisite = requisite_name(t.item);
         r.error = error::invalid_url;
         finished(t.item, t.slot.host());
         emit(std::move(r));
@@ -492,6 +496,7 @@ crawl_state::next_step crawl_state::on_response(ticket& t, fetch_result& respons
     r.referrer = t.item.referrer;
     r.depth = t.item.depth;
     r.from_sitemap = t.item.from_sitemap;
+    r.requisite = requisite_name(t.item);
     r.started = std::chrono::microseconds(t.item.first_started_us);
     r.elapsed = std::chrono::microseconds(micros_since_start() - t.item.first_started_us);
     r.tries = t.item.tries;
@@ -525,6 +530,11 @@ crawl_state::next_step crawl_state::on_response(ticket& t, fetch_result& respons
             queue_sitemap(t, response, r);
         return next_step::record_ready;
     }
+    if (t.item.kind == item_kind::requisite) {
+        if (success)
+            read_stylesheet(t, response, r);
+        return next_step::record_ready; // a requisite is not read for links
+    }
     if (html && success)
         return next_step::parse_page;
     return next_step::record_ready;
@@ -553,6 +563,8 @@ void crawl_state::on_links(ticket& t, record& r, const resolved_links& links) {
             config_.traps.max_links_per_page, " ignored (traps.max_links_per_page)");
     }
     admit_links(links.urls, t.item.url, t.item.depth + 1, false, r);
+    if (config_.requisites.enabled)
+        admit_requisites(links.requisites, t.item);
 }
 
 void crawl_state::admit_links(const std::vector<boost::urls::url>& urls, const std::string& referrer,
@@ -584,7 +596,8 @@ void crawl_state::follow_redirect(ticket& t, const fetch_result& response, recor
         return;
     }
     // A redirect is not a link hop: the target keeps the depth of the URL that redirected.
-    if (!in_scope(*decision.target)) {
+    if (t.item.kind == item_kind::requisite ? !requisite_in_scope(*decision.target, url)
+                                            : !in_scope(*decision.target)) {
         if (t.item.depth == 0 && t.item.kind == item_kind::page)
             say(log_level::warning, t.item.url, ": a root redirects out of scope, to ", r.next_url,
                 ": nothing is crawled from there");
@@ -592,7 +605,7 @@ void crawl_state::follow_redirect(ticket& t, const fetch_result& response, recor
     }
     r.num_urls = 1;
     if (admit(*decision.target, t.item.url, t.item.redirects_left - 1, t.item.depth, t.item.kind,
-              t.item.from_sitemap))
+              t.item.from_sitemap, t.item.requisite))
         r.num_new_urls = 1;
 }
 
@@ -780,6 +793,7 @@ void crawl_state::internal_error(ticket& t, std::string_view failure) {
     record r;
     r.url = t.item.url;
     r.referrer = t.item.referrer;
+    r.requisite = requisite_name(t.item);
     r.error = error::internal_error;
     complete(t, std::move(r));
 }

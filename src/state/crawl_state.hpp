@@ -176,7 +176,7 @@ private:
     void skip(std::string_view reason, std::uint64_t n = 1);
     host_id host_number(std::string_view host);
     bool admit(const boost::urls::url& url, const std::string& referrer, int redirects_left, int depth,
-               item_kind kind, bool from_sitemap);
+               item_kind kind, bool from_sitemap, requisite_kind requisite = requisite_kind::image);
     void push_waiting(host_id host, work_item item);
     bool in_scope(const boost::urls::url& url);
     void emit(record r);
@@ -188,6 +188,11 @@ private:
     void follow_redirect(ticket& t, const fetch_result& response, record& r);
     void admit_links(const std::vector<boost::urls::url>& urls, const std::string& referrer, int depth,
                      bool from_sitemap, record& r);
+    // Page requisites (crawl_state_requisites.cpp).
+    bool requisite_in_scope(const boost::urls::url& url, boost::urls::url_view page);
+    std::pair<std::size_t, std::size_t> admit_requisites(const std::vector<resolved_requisite>& found,
+                                                         const work_item& from);
+    void read_stylesheet(ticket& t, const fetch_result& response, record& r);
     void queue_sitemaps_of(const std::string& origin, const std::vector<std::string>& declared);
     void queue_sitemap(ticket& t, const fetch_result& response, record& r);
     std::int64_t micros_since_start() const;
