@@ -19,8 +19,8 @@ bool crawl_state::requisite_in_scope(const boost::urls::url& url, boost::urls::u
     return false;
 }
 
-std::pair<std::size_t, std::size_t> crawl_state::admit_requisites(const std::vector<resolved_requisite>& found,
-                                                                  const work_item& from) {
+std::pair<std::size_t, std::size_t>
+crawl_state::admit_requisites(const std::vector<resolved_requisite>& found, const work_item& from) {
     if (found.empty())
         return {0, 0};
     const auto page = boost::urls::parse_uri(from.url);

@@ -23,7 +23,7 @@ struct work_item {
     item_kind kind = item_kind::page;
     bool from_sitemap = false;
     requisite_kind requisite = requisite_kind::image; // kind requisite: what the page needs it as
-    int tries = 0;                      // attempts made so far
+    int tries = 0;                                    // attempts made so far
     std::int64_t first_started_us = -1; // when the first attempt started, from the crawl's start; -1: not yet
     std::uint64_t seq = 0;              // its place in its host's line, the key of its durable copy; 0: none
     std::uint32_t robots_for = 0;       // kind robots: the origin (an index in the state) it is fetched for
