@@ -615,6 +615,27 @@ TEST(config_precedence, the_html_parser_is_fast_unless_gumbo_is_asked_for) {
     EXPECT_THAT(error->message, HasSubstr("fast"));
 }
 
+TEST(config_precedence, page_requisites_are_off_unless_asked_for) {
+    const auto off = parsed_config({"http://a.example/"}).crawl.requisites;
+    EXPECT_FALSE(off.enabled);
+    EXPECT_FALSE(off.span_hosts);
+    EXPECT_TRUE(parsed_config({"-p", "http://a.example/"}).crawl.requisites.enabled);
+    const auto spanning =
+        parsed_config({"--page-requisites", "--requisites-span-hosts", "http://a.example/"}).crawl.requisites;
+    EXPECT_TRUE(spanning.enabled);
+    EXPECT_TRUE(spanning.span_hosts);
+    EXPECT_TRUE(
+        parsed_config({"http://a.example/"}, {"ASIOCRAWL_REQUISITES_ENABLED=true"}).crawl.requisites.enabled);
+    EXPECT_FALSE(
+        parsed_config({"--no-page-requisites", "http://a.example/"}, {"ASIOCRAWL_REQUISITES_ENABLED=true"})
+            .crawl.requisites.enabled);
+    crawler_config alone;
+    alone.roots = {"http://a.example/"};
+    alone.requisites.span_hosts = true;
+    EXPECT_THAT(validate(alone),
+                ::testing::ElementsAre(HasSubstr("requisites.span_hosts needs requisites.enabled")));
+}
+
 TEST(config_precedence, flags_cover_the_important_keys) {
     const app_config c = parsed_config({"--fail-on-errors",
                                         "--ignore-robots",
