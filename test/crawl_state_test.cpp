@@ -670,6 +670,25 @@ TEST(crawl_state_requisites, stylesheets_chain_and_nothing_else_is_read) {
     EXPECT_EQ(h.find("http://a.test/css/site.css")->num_urls, 2u) << "cdn.test is off the host";
 }
 
+TEST(crawl_state_requisites, a_stylesheet_is_held_to_the_link_cap) {
+    harness h([](crawler_config& c) {
+        c.robots.obey = false;
+        c.requisites.enabled = true;
+        c.traps.max_links_per_page = 2;
+    });
+    served home;
+    home.requisites = {requisite("http://a.test/s.css", requisite_kind::stylesheet)};
+    const auto fetched =
+        crawl_all(h, {{"http://a.test/", home},
+                      {"http://a.test/s.css",
+                       answering(with_type("text/css", "a{background:url(1)} b{background:url(2)}"
+                                                       " i{background:url(3)} p{background:url(4)}"))}});
+    EXPECT_EQ(fetched, (std::set<std::string>{"http://a.test/", "http://a.test/s.css", "http://a.test/1",
+                                              "http://a.test/2"}));
+    EXPECT_EQ(h.find("http://a.test/s.css")->links_dropped, 2u);
+    EXPECT_EQ(h->result().stats["skipped_links_over_page_cap"], 2u);
+}
+
 TEST(crawl_state_requisites, a_redirected_requisite_stays_one_under_the_same_rule) {
     harness h([](crawler_config& c) {
         c.robots.obey = false;

@@ -52,7 +52,17 @@ void crawl_state::read_stylesheet(ticket& t, const fetch_result& response, recor
     const auto stylesheet = boost::urls::parse_uri(t.item.url);
     if (!stylesheet)
         return;
-    const auto found = resolve_css_references(*stylesheet, response.body, r.charset);
+    auto found = resolve_css_references(*stylesheet, response.body, r.charset);
+    // A hostile stylesheet is held to a page's link budget: its references are what it can make us fetch.
+    const std::size_t cap = config_.traps.max_links_per_page;
+    if (cap != 0 && found.size() > cap) {
+        r.links_dropped = found.size() - cap;
+        result_.stats["skipped_links_over_page_cap"] += r.links_dropped;
+        counters_changed_ = true;
+        say(log_level::warning, t.item.url, ": ", r.links_dropped, " references past the first ", cap,
+            " ignored (traps.max_links_per_page)");
+        found.resize(cap);
+    }
     const auto [in_scope, admitted] = admit_requisites(found, t.item);
     r.num_urls = in_scope;
     r.num_new_urls = admitted;
