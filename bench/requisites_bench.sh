@@ -2,7 +2,7 @@
 # A crawl with page requisites (-p) against nginx on loopback, beside the same crawl without them and GNU wget
 # -r -p: URLs fetched and CPU time (user+sys from /usr/bin/time) of each. The site: PAGES pages of ~10 KB, each
 # linking two others and needing its own image, a shared logo, script and stylesheet (which @imports another
-# and refers to images), and one of ten background images in a style attribute: 2*PAGES+17 URLs with -p.
+# and refers to images), and one of ten background images in a style attribute: 2*PAGES+16 URLs with -p.
 # Usage: bench/requisites_bench.sh [PAGES]   (needs build-release/asiocrawl, nginx, wget, /usr/bin/time)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -64,7 +64,7 @@ for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$PORT/p/0.html" &
 find "$WORK/root" -type f -exec cat {} + >/dev/null
 
 echo "requisites bench: $PAGES pages, $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $(git -C "$ROOT" rev-parse --short HEAD)"
-printf '%-34s %9s %9s %9s %10s\n' crawler requests wall_s cpu_s cpu_ms/url
+printf '%-38s %9s %9s %9s %10s\n' crawler requests wall_s cpu_s cpu_ms/url
 run() { # NAME COMMAND...
     local name=$1
     shift
@@ -76,11 +76,11 @@ run() { # NAME COMMAND...
     local wall user sys requests
     read -r wall user sys < <(tail -1 "$WORK/time")
     requests=$(grep -vc '/robots.txt' "$WORK/access.log" || true)
-    printf '%-34s %9d %9.2f %9.2f %10.3f\n' "$name" "$requests" "$wall" "$(echo "$user + $sys" | bc)" \
+    printf '%-38s %9d %9.2f %9.2f %10.3f\n' "$name" "$requests" "$wall" "$(echo "$user + $sys" | bc)" \
         "$(echo "($user + $sys) * 1000 / $requests" | bc -l)"
 }
 url=http://127.0.0.1:$PORT/p/0.html
 run "asiocrawl" "$CRAWLER" -qq --ignore-robots --no-report --max-per-host 100 "$url"
 run "asiocrawl -p" "$CRAWLER" -qq --ignore-robots --no-report --max-per-host 100 -p "$url"
 run "wget -r -l inf -p -nd --delete-after" wget -r -l inf -p -nd --delete-after -q -e robots=off -P "$WORK/wget" "$url"
-echo "expected with -p: $((2 * PAGES + 17)) requests; without: $PAGES"
+echo "expected with -p: $((2 * PAGES + 16)) requests; without: $PAGES"
