@@ -378,7 +378,7 @@ dns() {
 
 seen_set() {
     say ""
-    say "## Seen set: $SEEN_URLS synthetic URLs in asiocrawl::detail::seen_set"
+    say "## Seen set: $SEEN_URLS synthetic URLs in asiocrawl::detail::fingerprint_set"
     say ""
     say '```'
     say "$("$TOOLS/asiocrawl-bench-seen-set" "$SEEN_URLS")"
