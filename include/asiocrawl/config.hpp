@@ -222,7 +222,8 @@ struct state_config {
     /// loses nothing without it: commits reach the kernel before a URL counts as done). Default false.
     bool fsync = false;
     /// Waiting URLs of one host held in memory; the others are read back from disk in order as the host
-    /// drains. At least 1. Default 64.
+    /// drains. At least 1; raised to 2 x min(politeness.max_per_host, max_tasks) when smaller, so that
+    /// a host never waits on its refills. Default 64.
     std::size_t window = 64;
     /// Start over: delete the previous crawl's state in `dir` first (a directory that holds something else
     /// is refused, never emptied). Default false.

@@ -65,6 +65,12 @@ std::string_view origin_of(std::string_view url) noexcept {
     return url.substr(0, end);
 }
 
+std::size_t crawl_state::effective_window(const crawler_config& config, std::size_t window) noexcept {
+    // A host may have min(max_per_host, max_tasks) fetches in flight; a window smaller than twice that
+    // starves it: the workers wait for each refill from disk instead of fetching.
+    return std::max(window, 2 * std::min(config.politeness.max_per_host, config.max_tasks));
+}
+
 crawl_state::crawl_state(const crawler_config& config, hooks h, bool durable, std::size_t window,
                          time_point (*now)(), std::uint64_t seed)
     : config_(config)
@@ -74,7 +80,8 @@ crawl_state::crawl_state(const crawler_config& config, hooks h, bool durable, st
     , seed_(seed)
     , roots_(parse_roots(config))
     , scope_(roots_, config)
-    , frontier_(config.politeness.max_per_host, config.politeness.delay, durable ? window : 0, now)
+    , frontier_(config.politeness.max_per_host, config.politeness.delay,
+                durable ? effective_window(config, window) : 0, now)
     , agent_(config.fetch.user_agent.empty() ? default_user_agent(config.fetch.contact_url)
                                              : config.fetch.user_agent)
     , random_(seed ^ 0x9e3779b97f4a7c15ull) {

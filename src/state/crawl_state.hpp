@@ -75,6 +75,10 @@ public:
         record_ready, ///< the record is made: finish() it (after the body sink, for a 2xx body)
     };
 
+    /// The waiting URLs a durable crawl holds in memory per host: `window`, raised to twice what the host
+    /// may have in flight at once.
+    static std::size_t effective_window(const crawler_config& config, std::size_t window) noexcept;
+
     /// `config` must outlive the state. `durable`: keep a state_batch of every change for a store, and keep
     /// at most `window` waiting URLs per host in memory (the rest are spilled and read back in order).
     /// `now` is the clock (tests pass a manual one). Throws std::invalid_argument for an unusable config.
