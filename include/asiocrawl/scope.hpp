@@ -63,6 +63,11 @@ public:
     /// permuted_query while the same URL keeps answering in_scope.
     scope_verdict check(boost::urls::url_view url) const;
 
+    /// A seed (crawler_config::input_file) extends the scope as a root does: its host joins the roots'
+    /// hosts, and with no_parent its directory joins theirs. Hashed, not scanned: millions of seeds keep
+    /// check() as cheap as a handful of roots.
+    void add_seed(boost::urls::url_view seed);
+
 private:
     struct impl;
     std::unique_ptr<impl> impl_;
