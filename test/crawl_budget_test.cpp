@@ -7,6 +7,7 @@
 #include "support/state_harness.hpp"
 
 #include <asiocrawl/error.hpp>
+#include <asiocrawl/scope.hpp>
 
 #include <gtest/gtest.h>
 
@@ -392,4 +393,35 @@ TEST(autothrottle, spaces_a_hosts_requests_by_its_measured_latency) {
     manual_now += 400ms;
     off.answer(*t, answer_of(200), links);
     EXPECT_TRUE(off->next()) << "off by default: no delay";
+}
+
+TEST(scope_seeds, a_seed_extends_the_scope_as_a_root_does) {
+    const auto check = [](const scope& s, const char* url) {
+        return s.check(boost::urls::parse_uri(url).value());
+    };
+    crawler_config strict;
+    scope s({boost::urls::parse_uri("http://a.test/").value()}, strict);
+    EXPECT_EQ(check(s, "http://b.test/y"), scope_verdict::off_host);
+    s.add_seed(boost::urls::parse_uri("http://www.b.test/x").value());
+    EXPECT_EQ(check(s, "http://b.test/y"), scope_verdict::in_scope) << "www. ignored, as for roots";
+    EXPECT_EQ(check(s, "http://www.b.test/y"), scope_verdict::in_scope);
+    EXPECT_EQ(check(s, "http://b.test:8080/y"), scope_verdict::off_host) << "another port";
+    EXPECT_EQ(check(s, "http://c.test/"), scope_verdict::off_host);
+    s.add_seed(boost::urls::parse_uri("http://d.test/").value());
+    EXPECT_EQ(check(s, "http://www.d.test/z"), scope_verdict::in_scope);
+
+    crawler_config lenient;
+    lenient.scope = host_scope::lenient;
+    scope l({boost::urls::parse_uri("http://a.test/").value()}, lenient);
+    l.add_seed(boost::urls::parse_uri("http://news.example.co.uk/").value());
+    EXPECT_EQ(check(l, "http://shop.example.co.uk/"), scope_verdict::in_scope);
+    EXPECT_EQ(check(l, "http://other.co.uk/"), scope_verdict::off_host);
+
+    crawler_config below;
+    below.no_parent = true;
+    scope n({}, below);
+    n.add_seed(boost::urls::parse_uri("http://b.test/docs/a.html").value());
+    n.add_seed(boost::urls::parse_uri("http://b.test/docs/v2/b.html").value());
+    EXPECT_EQ(check(n, "http://b.test/docs/v1/x"), scope_verdict::in_scope);
+    EXPECT_EQ(check(n, "http://b.test/other"), scope_verdict::parent_directory);
 }

@@ -284,12 +284,12 @@ bool crawl_state::wants_seeds(std::size_t unfinished) const {
 void crawl_state::on_seeds(seed_chunk chunk) {
     // A million bad lines must not become a million log lines: the counter has them all.
     constexpr std::size_t max_seed_warnings = 100;
+    const std::string_view file = config_.input_file == "-" ? std::string_view("stdin") : config_.input_file;
     const auto warn = [&](const auto&... parts) {
         if (++seed_warnings_ <= max_seed_warnings)
-            say(log_level::warning, config_.input_file, parts...);
+            say(log_level::warning, file, parts...);
         if (seed_warnings_ == max_seed_warnings)
-            say(log_level::warning, config_.input_file,
-                ": more problems are only counted (skipped_invalid_seed)");
+            say(log_level::warning, file, ": more problems are only counted (skipped_invalid_seed)");
     };
     for (const auto& problem : chunk.problems) {
         skip("invalid_seed");
@@ -311,7 +311,7 @@ void crawl_state::on_seeds(seed_chunk chunk) {
         batch_.seed_position = seed_position_.to_text(); // in the same commit as the seeds it admitted
     if (chunk.end && !seeds_done_) {
         seeds_done_ = true;
-        say(log_level::info, config_.input_file, ": all seeds read (", seed_position_.line - 1, " lines)");
+        say(log_level::info, file, ": all seeds read (", seed_position_.line - 1, " lines)");
         if (std::exchange(seed_hold_, false))
             hooks_.release();
     }
