@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # asiocrawl benchmarks (see bench/README.md). One command:
 #   bench/run.sh [--quick] [--rounds N] [throughput] [latency] [memory] [memory-tls] [dns] [seen-set]
-#                                                                                          (default: all)
+#                [state] [state-store]                                                      (default: all)
 # Installs nginx, wget, wget2 and time from Debian when missing, builds the Release tools in build-release/,
 # runs the benchmarks and prints their tables (also written to $BENCH_DIR/results.md).
 # Environment: BENCH_DIR (work directory, default a new /tmp/asiocrawl-bench.XXXXXX), BUILD_DIR (default
@@ -25,16 +25,17 @@ while (($#)); do
     case $1 in
     --quick) QUICK=1 ;;
     --rounds) ROUNDS=$2; shift ;;
-    throughput | latency | memory | memory-tls | dns | seen-set) WHICH+=("$1") ;;
+    throughput | latency | memory | memory-tls | dns | seen-set | state | state-store) WHICH+=("$1") ;;
     -h | --help) sed -n '2,14p' "$0"; exit 0 ;;
     *) echo "bench/run.sh: unknown argument $1" >&2; exit 2 ;;
     esac
     shift
 done
-((${#WHICH[@]})) || WHICH=(throughput latency memory memory-tls dns seen-set)
+((${#WHICH[@]})) || WHICH=(throughput latency memory memory-tls dns seen-set state state-store)
 if ((QUICK)); then
     PAGES=${PAGES:-2000} ROUNDS=${ROUNDS:-1} LATENCY_TASKS=${LATENCY_TASKS:-"100 1000"}
     MEMORY_FETCHES=${MEMORY_FETCHES:-2000} SEEN_URLS=${SEEN_URLS:-200000} TLS_FETCHES=${TLS_FETCHES:-1000}
+    STATE_URLS=${STATE_URLS:-200000} STORE_URLS=${STORE_URLS:-1000000}
 fi
 PAGES=${PAGES:-20000}
 ROUNDS=${ROUNDS:-2}
@@ -43,6 +44,8 @@ MEMORY_FETCHES=${MEMORY_FETCHES:-10000}
 SEEN_URLS=${SEEN_URLS:-1000000}
 TLS_FETCHES=${TLS_FETCHES:-5000}
 TLS_DELAY_MS=${TLS_DELAY_MS:-25000}
+STATE_URLS=${STATE_URLS:-"1000000 10000000"}
+STORE_URLS=${STORE_URLS:-10000000}
 DNS_NAMES=${DNS_NAMES:-500}
 DNS_DELAY_MS=${DNS_DELAY_MS:-100}
 DNS_TASKS=${DNS_TASKS:-100}
@@ -67,6 +70,10 @@ install_missing() {
     command -v wget2 >/dev/null || missing+=(wget2)
     [[ -x /usr/bin/time ]] || missing+=(time)
     command -v curl >/dev/null || missing+=(curl)
+    command -v bc >/dev/null || missing+=(bc)
+    # The state store comparison measures the candidates beside RocksDB (the product's store).
+    [[ -f /usr/include/lmdb.h ]] || missing+=(liblmdb-dev)
+    [[ -f /usr/include/sqlite3.h ]] || missing+=(libsqlite3-dev)
     ((${#missing[@]})) || return 0
     log "installing ${missing[*]}"
     local sudo=
@@ -86,6 +93,8 @@ cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DASIOCRAWL_BUI
     -DASIOCRAWL_BUILD_TESTS=OFF -DASIOCRAWL_BUILD_DEMO=OFF "${launcher[@]}" >/dev/null
 cmake --build "$BUILD" -j"$JOBS" --target asiocrawl_cli asiocrawl-bench-site asiocrawl-bench-score \
     asiocrawl-bench-latency-server asiocrawl-bench-seen-set asiocrawl-bench-parse-rate asiocrawl-bench-dns >/dev/null
+# Built only when the comparison's libraries were found.
+cmake --build "$BUILD" -j"$JOBS" --target asiocrawl-bench-state-store >/dev/null 2>&1 || true
 CRAWLER=$BUILD/asiocrawl
 TOOLS=$BUILD/bench
 
@@ -160,6 +169,8 @@ throughput() {
     grep -q -- '--parse-threads' <<<"$crawler_help" && crawlers+=("asiocrawl-p$parse_threads")
     # The fast parser is the default; gumbo (--html-parser gumbo) runs too when this build has the flag.
     grep -q -- '--html-parser' <<<"$crawler_help" && crawlers+=(asiocrawl-gumbo)
+    # The same default crawl with its state kept crash-safe on disk (issue 12: at least 90% of the pages/s).
+    grep -q -- '--state-dir' <<<"$crawler_help" && crawlers+=(asiocrawl-state)
     crawlers+=(wget)
     command -v wget2 >/dev/null && crawlers+=(wget2)
     local parse_rate default_rate html_rate html_pages ceiling
@@ -201,6 +212,11 @@ throughput() {
                 # shellcheck disable=SC2046
                 timed "$out" "$CRAWLER" "${COMMON_FLAGS[@]}" --max-tasks "$TASKS" $(per_host_flags "$TASKS") \
                     --parse-threads "$parse_threads" "$url" ;;
+            asiocrawl-state)
+                rm -rf "$WORK/state"
+                # shellcheck disable=SC2046
+                timed "$out" "$CRAWLER" "${COMMON_FLAGS[@]}" --max-tasks "$TASKS" $(per_host_flags "$TASKS") \
+                    --state-dir "$WORK/state" "$url" ;;
             asiocrawl-gumbo)
                 # shellcheck disable=SC2046
                 timed "$out" "$CRAWLER" "${COMMON_FLAGS[@]}" --max-tasks "$TASKS" $(per_host_flags "$TASKS") \
@@ -362,10 +378,35 @@ dns() {
 
 seen_set() {
     say ""
-    say "## Seen set: $SEEN_URLS synthetic URLs in asiocrawl::detail::seen_set"
+    say "## Seen set: $SEEN_URLS synthetic URLs in asiocrawl::detail::fingerprint_set"
     say ""
     say '```'
     say "$("$TOOLS/asiocrawl-bench-seen-set" "$SEEN_URLS")"
+    say '```'
+}
+
+# ---- 5. durable state at scale --------------------------------------------------------------------------------
+state() {
+    say ""
+    say "## Durable state: a crawl with --state-dir discovering $STATE_URLS URLs (latency server, fan-out 50)"
+    say ""
+    say '```'
+    # shellcheck disable=SC2086
+    say "$(BENCH_DIR=$WORK/state-bench TASKS=$TASKS "$ROOT/bench/state_bench.sh" "$CRAWLER" \
+        "$TOOLS/asiocrawl-bench-latency-server" $STATE_URLS)"
+    say '```'
+}
+
+state_store() {
+    say ""
+    say "## State store candidates: $STORE_URLS URLs"
+    say ""
+    if [[ ! -x $TOOLS/asiocrawl-bench-state-store ]]; then
+        say "(not built: liblmdb-dev and libsqlite3-dev are needed)"
+        return 0
+    fi
+    say '```'
+    say "$("$TOOLS/asiocrawl-bench-state-store" --urls "$STORE_URLS" --dir "$WORK/store-bench")"
     say '```'
 }
 
@@ -377,6 +418,8 @@ for b in "${WHICH[@]}"; do
     memory-tls) memory_tls ;;
     dns) dns ;;
     seen-set) seen_set ;;
+    state) state ;;
+    state-store) state_store ;;
     esac
 done
 log "results in $RESULTS"
