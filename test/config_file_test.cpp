@@ -53,6 +53,17 @@ app_config every_key_changed() {
     c.crawl.exclude_domains = {"ads.example"};
     c.crawl.accept = {"pdf", "*.jpg"};
     c.crawl.reject = {"zip"};
+    c.crawl.accept_types = {"image/*", "application/pdf"};
+    c.crawl.input_file = "seeds list.txt";
+    c.crawl.quota = 5'000'000;
+    c.crawl.max_time = 90s;
+    c.crawl.fetch.limit_rate = 256 * 1024;
+    c.crawl.retry.statuses = {429, 503, 502};
+    c.crawl.politeness.random_wait = true;
+    c.crawl.politeness.autothrottle.enabled = true;
+    c.crawl.politeness.autothrottle.start_delay = 2s;
+    c.crawl.politeness.autothrottle.max_delay = 30s;
+    c.crawl.politeness.autothrottle.target_concurrency = 2.5;
     c.crawl.traps.skip_query_permutations = false;
     c.crawl.fetch.connect_timeout = 1500ms;
     c.crawl.fetch.request_timeout = 2min;

@@ -70,6 +70,11 @@ public:
     scope_verdict check_requisite(boost::urls::url_view url, boost::urls::url_view page,
                                   bool span_hosts) const;
 
+    /// A seed (crawler_config::input_file) extends the scope as a root does: its host joins the roots'
+    /// hosts, and with no_parent its directory joins theirs. Hashed, not scanned: millions of seeds keep
+    /// check() as cheap as a handful of roots.
+    void add_seed(boost::urls::url_view seed);
+
 private:
     struct impl;
     std::unique_ptr<impl> impl_;

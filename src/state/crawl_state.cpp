@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <utility>
 
 namespace asiocrawl::detail {
 
@@ -33,6 +34,10 @@ std::vector<boost::urls::url> parse_roots(const crawler_config& config) {
         roots.push_back(std::move(*parsed));
     }
     return roots;
+}
+
+bool is_retry_status(const retry_config& retry, int status) {
+    return std::find(retry.statuses.begin(), retry.statuses.end(), status) != retry.statuses.end();
 }
 
 std::chrono::microseconds micros(std::chrono::steady_clock::duration d) {
@@ -80,13 +85,23 @@ crawl_state::crawl_state(const crawler_config& config, hooks h, bool durable, st
     , seed_(seed)
     , roots_(parse_roots(config))
     , scope_(roots_, config)
-    , frontier_(config.politeness.max_per_host, config.politeness.delay,
+    , frontier_(config.politeness.max_per_host,
+                config.politeness.autothrottle.enabled
+                    ? autothrottle(config.politeness.autothrottle, config.politeness.delay).initial()
+                    : config.politeness.delay,
                 durable ? effective_window(config, window) : 0, now)
     , agent_(config.fetch.user_agent.empty() ? default_user_agent(config.fetch.contact_url)
                                              : config.fetch.user_agent)
     , random_(seed ^ 0x9e3779b97f4a7c15ull) {
     for (const auto& root : roots_)
         root_origins_.emplace(origin_of(root.buffer()));
+    if (config.politeness.autothrottle.enabled)
+        throttle_.emplace(config.politeness.autothrottle, config.politeness.delay);
+    if (config.politeness.random_wait)
+        frontier_.set_spread([this](clock_type::duration delay) {
+            return std::chrono::duration_cast<clock_type::duration>(
+                delay * std::uniform_real_distribution<double>(0.5, 1.5)(random_));
+        });
 }
 
 // ---- lifecycle ----
@@ -102,6 +117,7 @@ void crawl_state::restore(const restored_state& restored) {
         next_seq_[id] = restored.next_seq[id];
     for (std::size_t id = 0; id < restored.waiting.size() && id < durable_waiting_.size(); ++id)
         durable_waiting_[id] = restored.waiting[id];
+    seed_position_ = seed_position::from_text(restored.seed_position);
     // The counters first: whatever happens next, a commit never writes them back smaller.
     if (!restored.counters.empty()) {
         const auto doc = boost::json::parse(restored.counters).as_object();
@@ -135,6 +151,10 @@ void crawl_state::restore(const restored_state& restored) {
 
 void crawl_state::start() {
     started_ = now_();
+    if (config_.max_time.count() > 0)
+        deadline_ = started_ + config_.max_time;
+    result_.stats.erase("stopped_quota"); // a resumed crawl says why this run stopped, if it did
+    result_.stats.erase("stopped_max_time");
     ++result_.runs;
     if (result_.runs == 1)
         result_.started_at = std::chrono::system_clock::now();
@@ -146,6 +166,8 @@ void crawl_state::start() {
     }
     for (const auto& root : roots_)
         admit(root, {}, config_.max_redirect, 0, item_kind::page, false);
+    if (!config_.input_file.empty() && !seeds_done_ && !seed_hold_)
+        seed_hold_ = hooks_.hold();
     if (config_.sitemaps && !config_.robots.obey) {
         for (const auto& origin : root_origins_)
             queue_sitemaps_of(origin, {});
@@ -158,6 +180,8 @@ void crawl_state::stop() {
         return;
     stopping_ = true;
     frontier_.clear();
+    if (std::exchange(seed_hold_, false))
+        hooks_.release(); // no more seeds are read
 }
 
 // ---- admission ----
@@ -304,7 +328,10 @@ std::optional<crawl_state::ticket> crawl_state::next() {
 std::optional<crawl_state::time_point> crawl_state::next_wakeup() const {
     if (stopping_)
         return std::nullopt;
-    return frontier_.next_wakeup(now_());
+    auto wake = frontier_.next_wakeup(now_());
+    if (deadline_ && !budget_spent_ && (!wake || *deadline_ < *wake))
+        wake = deadline_; // the loop looks at out_of_budget() when it wakes
+    return wake;
 }
 
 std::vector<crawl_state::refill_request> crawl_state::take_refills() {
@@ -352,16 +379,17 @@ void crawl_state::deny(work_item item, host_id host, boost::system::error_code w
 
 void crawl_state::emit(record r) {
     ++result_.done;
-    if (r.failed() && r.error != error::robots_denied)
+    if (r.failed() && r.error != error::robots_denied && r.error != error::type_rejected)
         ++failures_;
     count_record(result_.stats, r);
     counters_changed_ = true;
     if (hooks_.emit)
         hooks_.emit(r);
     if (r.failed())
-        say(r.error == error::robots_denied ? log_level::debug : log_level::warning, r.url, ": ",
-            error_kind(r.error), " (", r.error.message(), r.error_detail.empty() ? "" : ": ", r.error_detail,
-            ")");
+        say(r.error == error::robots_denied || r.error == error::type_rejected ? log_level::debug
+                                                                               : log_level::warning,
+            r.url, ": ", error_kind(r.error), " (", r.error.message(), r.error_detail.empty() ? "" : ": ",
+            r.error_detail, ")");
     else
         say(log_level::debug, r.url, " ", r.status, " ", r.size, " bytes");
     if (!config_.keep_records)
@@ -446,6 +474,7 @@ bool crawl_state::begin_attempt(ticket& t) {
 
 void crawl_state::fetch_started(ticket& t) {
     ++in_flight_;
+    t.started_at = now_();
     t.slot.started();
 }
 
@@ -455,7 +484,8 @@ void crawl_state::fetch_finished(ticket& t) {
 }
 
 bool crawl_state::retry_later(ticket& t, const fetch_result& response, bool retryable_failure) {
-    const bool retryable = response.error ? retryable_failure : is_retryable_status(response.status);
+    const bool retryable =
+        response.error ? retryable_failure : is_retry_status(config_.retry, response.status);
     if (!retryable || t.item.tries >= config_.max_tries || (stopping_ && !durable_))
         return false;
     const host_id host = t.slot.host();
@@ -492,6 +522,11 @@ crawl_state::next_step crawl_state::on_response(ticket& t, fetch_result& respons
                                                 record& r) {
     bytes_ += response.body_bytes;
     counters_changed_ = true;
+    if (throttle_ && t.started_at != time_point{}) {
+        const bool ok = !response.error && response.status >= 200 && response.status < 400;
+        frontier_.reset_delay(t.slot.host(), throttle_->observe(t.slot.host(), now_() - t.started_at, ok),
+                              now_());
+    }
     if (retry_later(t, response, retryable_failure))
         return next_step::done;
     if (t.item.kind == item_kind::robots) {
@@ -521,8 +556,8 @@ crawl_state::next_step crawl_state::on_response(ticket& t, fetch_result& respons
         complete(t, std::move(r));
         return next_step::done;
     }
-    if (is_retryable_status(r.status)) {
-        r.error = error::retry_limit; // still 429/503 after max_tries attempts
+    if (is_retry_status(config_.retry, r.status)) {
+        r.error = error::retry_limit; // still a retry status (429, 503...) after max_tries attempts
         complete(t, std::move(r));
         return next_step::done;
     }
@@ -692,7 +727,9 @@ void crawl_state::robots_fetched(ticket& t, fetch_result& response) {
     if (const auto delay = state.rules.crawl_delay(); delay && !state.unavailable) {
         const auto effective = std::max<clock_type::duration>(
             config_.politeness.delay, std::min<clock_type::duration>(*delay, config_.robots.max_crawl_delay));
-        frontier_.set_delay(host_number(host_of(origin)), effective, now_());
+        const host_id origin_host = host_number(host_of(origin));
+        frontier_.set_delay(origin_host, throttle_ ? throttle_->set_floor(origin_host, effective) : effective,
+                            now_());
         say(log_level::info, origin, ": Crawl-delay ", delay->count(), " ms");
     }
 
