@@ -415,6 +415,24 @@ TEST(crawl_state, a_shared_crawl_admits_into_the_batch_and_crawls_what_it_leased
     ASSERT_NE(h.find("http://a.test/"), nullptr);
 }
 
+TEST(crawl_state, a_shared_crawl_sends_a_robots_crawl_delay_to_the_whole_crawl) {
+    harness h([](crawler_config& c) { c.politeness.delay = 500ms; }, true);
+    h->set_shared();
+    h->start();
+    auto roots = h->take_batch();
+    ASSERT_EQ(roots.waiting.size(), 1u);
+    auto item = decode_work_item(roots.waiting[0].item);
+    ASSERT_TRUE(item);
+    ASSERT_TRUE(h->take_leased(1, std::move(*item)));
+    auto r = h.take("http://a.test/robots.txt");
+    h.answer(r, robots("User-agent: *\nCrawl-delay: 2\n"));
+    auto batch = h->take_batch();
+    ASSERT_EQ(batch.host_delays.size(), 1u) << "the other instances' leases must space this host too";
+    EXPECT_EQ(batch.host_delays[0].first, "a.test");
+    EXPECT_EQ(batch.host_delays[0].second, 2000ms);
+    EXPECT_FALSE(batch.empty());
+}
+
 TEST(work_item_codec, round_trips_and_rejects_garbage) {
     work_item item;
     item.url = "http://a.test/p?q=1";

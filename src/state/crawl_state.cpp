@@ -748,6 +748,9 @@ void crawl_state::robots_fetched(ticket& t, fetch_result& response) {
         const host_id origin_host = host_number(host_of(origin));
         frontier_.set_delay(origin_host, throttle_ ? throttle_->set_floor(origin_host, effective) : effective,
                             now_());
+        if (shared_) // the shared frontier spaces the host's leases, whichever instance takes them
+            batch_.host_delays.emplace_back(host_of(origin),
+                                            std::chrono::duration_cast<std::chrono::milliseconds>(effective));
         say(log_level::info, origin, ": Crawl-delay ", delay->count(), " ms");
     }
 

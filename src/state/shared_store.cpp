@@ -243,6 +243,14 @@ asio::awaitable<void> shared_store::commit(const state_batch& batch) {
     for (const auto& [host, id] : batch.finished)
         args.push_back(std::to_string(id));
     args.push_back(batch.counters);
+    if (!batch.host_delays.empty()) {
+        // Before the URLs the batch queues: no lease of this host starts on the old delay after this commit.
+        std::vector<redis::command> delays;
+        for (const auto& [host, delay] : batch.host_delays)
+            delays.push_back({"HSET", prefix_ + "delay", host, std::to_string(delay.count())});
+        for (const auto& answer : co_await client_.execute(std::move(delays)))
+            redis::checked(answer);
+    }
     co_await commit_.run(client_, std::move(args));
 }
 

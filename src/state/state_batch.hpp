@@ -4,6 +4,7 @@
 
 #include "frontier.hpp"
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -43,10 +44,14 @@ struct state_batch {
     /// How far the seed file has been read (seed_position::to_text), with the seeds admitted in this batch;
     /// empty when it did not move.
     std::string seed_position;
+    /// A shared crawl: hosts whose robots.txt set a Crawl-delay (the effective delay), for every instance's
+    /// leases.
+    std::vector<std::pair<std::string, std::chrono::milliseconds>> host_delays;
 
     bool empty() const noexcept {
         return new_hosts.empty() && fingerprints.empty() && waiting.empty() && finished.empty() &&
-               lines.empty() && records.empty() && counters.empty() && seed_position.empty();
+               lines.empty() && records.empty() && counters.empty() && seed_position.empty() &&
+               host_delays.empty();
     }
 };
 
