@@ -277,8 +277,25 @@ TEST(crawl_state, a_durable_crawl_writes_what_it_admits_and_finishes) {
     EXPECT_TRUE(h->take_batch().empty()) << "nothing new";
 }
 
+TEST(crawl_state, a_window_is_at_least_twice_what_a_host_may_have_in_flight) {
+    crawler_config c;
+    c.politeness.max_per_host = 2;
+    c.max_tasks = 100;
+    EXPECT_EQ(crawl_state::effective_window(c, 64), 64u);
+    EXPECT_EQ(crawl_state::effective_window(c, 1), 4u);
+    c.politeness.max_per_host = 100;
+    EXPECT_EQ(crawl_state::effective_window(c, 64), 200u) << "100 workers on one host";
+    c.max_tasks = 10;
+    EXPECT_EQ(crawl_state::effective_window(c, 64), 64u) << "10 workers cannot take more than 10";
+}
+
 TEST(crawl_state, past_the_window_waiting_urls_spill_and_come_back_in_order) {
-    harness h([](crawler_config& c) { c.robots.obey = false; }, true, 2);
+    harness h(
+        [](crawler_config& c) {
+            c.robots.obey = false;
+            c.politeness.max_per_host = 1; // a window of 2 is then what is asked for
+        },
+        true, 2);
     h->start();
     auto root = h.take("http://a.test/");
     h.answer(root, page(), {"http://a.test/1", "http://a.test/2", "http://a.test/3", "http://a.test/4"});
