@@ -12,7 +12,8 @@
 # answers' delay, default 25000: long enough for every handshake to end first), DNS_NAMES (default 500),
 # DNS_DELAY_MS (the test resolver's delay, default 100), DNS_TASKS (default 100),
 # CRAWL_TIMEOUT (seconds one crawl may take, default 300; a crawler stopped by it is marked "(timeout)"),
-# ASIOCRAWL_FLAGS (extra flags for every asiocrawl run).
+# ASIOCRAWL_FLAGS (extra flags for every asiocrawl run), CRAWLERS (the throughput table's crawlers to run,
+# default all: asiocrawl asiocrawl-p2 asiocrawl-gumbo asiocrawl-state wget wget2).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -173,6 +174,13 @@ throughput() {
     grep -q -- '--state-dir' <<<"$crawler_help" && crawlers+=(asiocrawl-state)
     crawlers+=(wget)
     command -v wget2 >/dev/null && crawlers+=(wget2)
+    # CRAWLERS: run only these of them (e.g. "asiocrawl asiocrawl-state").
+    if [[ -n ${CRAWLERS:-} ]]; then
+        local -a chosen=()
+        local c
+        for c in "${crawlers[@]}"; do [[ " $CRAWLERS " == *" $c "* ]] && chosen+=("$c"); done
+        crawlers=("${chosen[@]}")
+    fi
     local parse_rate default_rate html_rate html_pages ceiling
     parse_rate=$("$TOOLS/asiocrawl-bench-parse-rate" "$site/root" 2)
     default_rate=$(grep -m1 '^fast:' <<<"$parse_rate" || head -1 <<<"$parse_rate")
