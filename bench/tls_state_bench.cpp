@@ -11,7 +11,8 @@
 // CRYPTO_set_mem_functions; a small header per allocation, so run without it for the malloc figure).
 // Variants (--variant): product (the fetcher's settings), no-ticket (SSL_OP_NO_TICKET on the client),
 // server-no-tickets (the server sends none), tls12 (TLS 1.2 only), aes128 and chacha20 (the client offers
-// only TLS_AES_128_GCM_SHA256, or only TLS_CHACHA20_POLY1305_SHA256).
+// only TLS_AES_128_GCM_SHA256, or only TLS_CHACHA20_POLY1305_SHA256), before-tickets (measured before the
+// client reads the tickets: what a connection holds between its handshake and its first read).
 
 #include "support/tls_certs.hpp"
 
@@ -163,20 +164,28 @@ struct options {
     bool by_site = false;
 };
 
+bool known_variant(const std::string& name) {
+    for (const char* v :
+         {"product", "no-ticket", "server-no-tickets", "tls12", "aes128", "chacha20", "before-tickets"})
+        if (name == v)
+            return true;
+    return false;
+}
+
 options parse(int argc, char** argv) {
     options o;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--connections" && i + 1 < argc)
             o.connections = std::stoul(argv[++i]);
-        else if (a == "--variant" && i + 1 < argc)
+        else if (a == "--variant" && i + 1 < argc && known_variant(argv[i + 1]))
             o.variant = argv[++i];
         else if (a == "--by-site")
             o.by_site = true;
         else
             throw std::invalid_argument(
                 "usage: asiocrawl-bench-tls-state [--connections N] [--variant "
-                "product|no-ticket|server-no-tickets|tls12|aes128|chacha20] [--by-site]");
+                "product|no-ticket|server-no-tickets|tls12|aes128|chacha20|before-tickets] [--by-site]");
     }
     return o;
 }
@@ -253,8 +262,10 @@ int main(int argc, char** argv) try {
             // The tickets the server sent after its Finished (TLS 1.3) are read as the fetcher reads on a
             // wake-up; then the record buffers go, as before the fetcher's wait.
             side_guard g(true);
-            const int n = SSL_read(p.client, buffer, sizeof buffer);
-            check(n < 0 && SSL_get_error(p.client, n) == SSL_ERROR_WANT_READ, "client read");
+            if (o.variant != "before-tickets") {
+                const int n = SSL_read(p.client, buffer, sizeof buffer);
+                check(n < 0 && SSL_get_error(p.client, n) == SSL_ERROR_WANT_READ, "client read");
+            }
             SSL_free_buffers(p.client);
         }
     };
