@@ -285,9 +285,7 @@ int main(int argc, char** argv) try {
     std::printf("variant %s, %zu client connections (%s, %s)\n", o.variant.c_str(), o.connections,
                 SSL_get_version(pairs[1].client), SSL_get_cipher_name(pairs[1].client));
     std::printf("malloc in use per client: %.0f B (uordblks delta%s)\n",
-                static_cast<double>(after.uordblks) - static_cast<double>(before.uordblks) == 0
-                    ? 0.0
-                    : (static_cast<double>(after.uordblks) - static_cast<double>(before.uordblks)) / n,
+                (static_cast<double>(after.uordblks) - static_cast<double>(before.uordblks)) / n,
                 o.by_site ? ", with the attribution's headers" : "");
     if (o.by_site) {
         std::vector<std::pair<long long, std::size_t>> order;
