@@ -55,7 +55,8 @@ for stage in "${stages[@]}"; do
     tsan)
       configure build-tsan -DASIOCRAWL_SANITIZE=thread
       tsan_tests=(work_queue_test fetcher_test crawler_test polite_crawl_test embed_test warc_test save_dir_test
-                  metrics_test cli_test background_writer_test output_set_test)
+                  metrics_test cli_test background_writer_test output_set_test requisites_crawl_test
+                  crawl_options_test)
       cmake --build build-tsan -j "$jobs" --target "${tsan_tests[@]}"
       label="^($(IFS='|'; echo "${tsan_tests[*]}"))\$"
       TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \

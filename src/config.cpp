@@ -46,6 +46,27 @@ bool is_domain_name(std::string_view text) noexcept {
     return true;
 }
 
+/// "type/subtype", "type/*" or "*/*": RFC 9110 tokens, no parameters.
+bool is_media_range(std::string_view text) noexcept {
+    const auto slash = text.find('/');
+    if (slash == std::string_view::npos || slash == 0 || slash + 1 == text.size())
+        return false;
+    const auto token = [](std::string_view part) {
+        for (char c : part) {
+            const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                            std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
+            if (!ok)
+                return false;
+        }
+        return true;
+    };
+    const auto type = text.substr(0, slash);
+    const auto subtype = text.substr(slash + 1);
+    if (type == "*" && subtype != "*")
+        return false;
+    return token(type) && token(subtype);
+}
+
 bool is_ip_address(const std::string& text) noexcept {
     unsigned char buffer[sizeof(in6_addr)];
     return ::inet_pton(AF_INET, text.c_str(), buffer) == 1 ||
@@ -57,8 +78,8 @@ bool is_ip_address(const std::string& text) noexcept {
 std::vector<std::string> validate(const crawler_config& config) {
     std::vector<std::string> problems;
 
-    if (config.roots.empty()) {
-        problems.emplace_back("roots must contain at least one URL");
+    if (config.roots.empty() && config.input_file.empty()) {
+        problems.emplace_back("roots must contain at least one URL (or give input_file)");
     }
     for (std::size_t i = 0; i < config.roots.size(); ++i) {
         const std::string name = "roots[" + std::to_string(i) + "]";
@@ -97,6 +118,14 @@ std::vector<std::string> validate(const crawler_config& config) {
     };
     check_names("accept", config.accept);
     check_names("reject", config.reject);
+
+    for (std::size_t i = 0; i < config.accept_types.size(); ++i)
+        if (!is_media_range(config.accept_types[i]))
+            problems.push_back("accept_types[" + std::to_string(i) +
+                               "] must be a media type such as text/html, image/* or */*, got \"" +
+                               config.accept_types[i] + "\"");
+    if (has_control_character(config.input_file))
+        problems.emplace_back("input_file must not contain control characters");
 
     if (config.max_tasks < 1) {
         problems.emplace_back("max_tasks must be at least 1");
@@ -161,6 +190,13 @@ std::vector<std::string> validate(const crawler_config& config) {
         problems.emplace_back("retry.jitter must be between 0 and 1");
     if (retry.max_backoff.count() < 0)
         problems.emplace_back("retry.max_backoff must not be negative");
+    for (std::size_t i = 0; i < retry.statuses.size(); ++i)
+        if (retry.statuses[i] < 400 || retry.statuses[i] > 599)
+            problems.push_back("retry.statuses[" + std::to_string(i) +
+                               "] must be an HTTP error status from 400 to 599, got " +
+                               std::to_string(retry.statuses[i]));
+    if (config.max_time.count() < 0)
+        problems.emplace_back("max_time must not be negative");
 
     const robots_config& robots = config.robots;
     if (robots.max_bytes == 0)
@@ -176,9 +212,19 @@ std::vector<std::string> validate(const crawler_config& config) {
         problems.emplace_back("politeness.max_per_host must be at least 1");
     if (config.politeness.delay.count() < 0)
         problems.emplace_back("politeness.delay must not be negative");
+    const autothrottle_config& throttle = config.politeness.autothrottle;
+    if (throttle.start_delay.count() < 0)
+        problems.emplace_back("politeness.autothrottle.start_delay must not be negative");
+    if (throttle.max_delay.count() < 0)
+        problems.emplace_back("politeness.autothrottle.max_delay must not be negative");
+    if (!(throttle.target_concurrency > 0) || !(throttle.target_concurrency <= 1000))
+        problems.emplace_back("politeness.autothrottle.target_concurrency must be above 0 and at most 1000");
 
     if (config.state.window < 1)
         problems.emplace_back("state.window must be at least 1");
+
+    if (config.requisites.span_hosts && !config.requisites.enabled)
+        problems.emplace_back("requisites.span_hosts needs requisites.enabled (--page-requisites)");
 
     return problems;
 }

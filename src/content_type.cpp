@@ -2,6 +2,8 @@
 
 #include "ascii.hpp"
 
+#include <asiocrawl/links.hpp>
+
 namespace asiocrawl::detail {
 
 namespace {
@@ -61,6 +63,25 @@ media_type parse_content_type(std::string_view header) {
             result.charset = to_lower(value);
     }
     return result;
+}
+
+bool media_type_accepted(std::string_view header, const std::vector<std::string>& accept) {
+    if (accept.empty())
+        return true;
+    const std::string type = parse_content_type(header).type;
+    if (type.empty() || is_html_media_type(type))
+        return true;
+    const auto slash = type.find('/');
+    const std::string_view main_type = std::string_view(type).substr(0, slash);
+    for (const auto& entry : accept) {
+        const std::string wanted = to_lower(entry);
+        if (wanted == "*/*" || wanted == type)
+            return true;
+        if (wanted.size() > 2 && wanted.ends_with("/*") &&
+            std::string_view(wanted).substr(0, wanted.size() - 2) == main_type)
+            return true;
+    }
+    return false;
 }
 
 } // namespace asiocrawl::detail

@@ -7,6 +7,7 @@
 #include "fetch_settings.hpp"
 #include "fetcher.hpp"
 #include "page_links.hpp"
+#include "seed_reader.hpp"
 #include "state/crawl_definition.hpp"
 #include "state/crawl_state.hpp"
 #include "state/record_codec.hpp"
@@ -82,9 +83,15 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
         , flush_done(executor) {
         if (config.parse_threads > 0)
             parse_pool.emplace(config.parse_threads);
+        if (!config.input_file.empty())
+            seeds = std::make_unique<detail::seed_reader>(config.input_file); // throws when it cannot open
     }
 
     ~impl() {
+        if (seeds)
+            seeds->cancel(); // a read waiting for stdin ends
+        if (seed_thread)
+            seed_thread->join();
         if (parse_pool)
             parse_pool->join();
         if (storage)
@@ -146,8 +153,13 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
     void pump() {
         if (queue.closed())
             return;
+        if (state.out_of_budget()) { // quota or max_time: a graceful stop, as on SIGTERM
+            request_stop();
+            return;
+        }
         while (auto t = state.next())
             queue.put_held(std::move(*t));
+        want_seeds();
         if (state.durable())
             commit_wanted.notify(); // refills may be wanted, denials may have made records
         const auto wake = state.next_wakeup();
@@ -163,6 +175,35 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
         });
     }
 
+    // ---- seeds (crawler_config::input_file) ----
+
+    // The file is read on a thread of its own, a chunk at a time, when the state asks for more.
+    std::unique_ptr<detail::seed_reader> seeds;
+    std::optional<asio::thread_pool> seed_thread;
+    bool seed_read_running = false;
+
+    asio::awaitable<void> read_seeds() {
+        auto read = [reader = seeds.get()]() -> asio::awaitable<detail::seed_chunk> {
+            co_return reader->next();
+        };
+        auto chunk = co_await asio::co_spawn(seed_thread->get_executor(), read, asio::use_awaitable);
+        seed_read_running = false;
+        state.on_seeds(std::move(chunk));
+        pump();
+    }
+
+    void want_seeds() {
+        if (!seeds || seed_read_running || !state.wants_seeds(queue.unfinished()))
+            return;
+        if (!seed_thread) {
+            seed_thread.emplace(1);
+            seeds->start_at(state.seeds_read()); // after a resume: where the previous runs stopped
+        }
+        seed_read_running = true;
+        asio::co_spawn(
+            executor, [self = shared_from_this()] { return self->read_seeds(); }, asio::detached);
+    }
+
     // ---- one attempt of one ticket ----
 
     detail::fetch_options options_for(const detail::work_item& item) const {
@@ -170,6 +211,8 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
         options.capture = static_cast<bool>(exchanges);
         if (item.kind == detail::item_kind::robots)
             options.truncate_body_at = config.robots.max_bytes;
+        if (item.kind == detail::item_kind::page && !config.accept_types.empty())
+            options.accept_types = &config.accept_types;
         return options;
     }
 
@@ -427,6 +470,8 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
         if (stopping)
             return;
         stopping = true;
+        if (seeds)
+            seeds->cancel();
         log(log_level::info, "stopping: " + std::to_string(queue.unfinished()) + " URLs unfinished");
         state.stop();
         queue.close();

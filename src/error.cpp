@@ -59,6 +59,8 @@ error_info describe(error e) noexcept {
         return {"robots_unavailable", "robots.txt unavailable: origin disallowed"};
     case error::internal_error:
         return {"internal_error", "internal error"};
+    case error::type_rejected:
+        return {"type_rejected", "media type not accepted (accept_types): body not read"};
     }
     return {"other", "unknown asiocrawl error"};
 }

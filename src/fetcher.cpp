@@ -18,10 +18,12 @@
 #include "fetcher.hpp"
 
 #include "address_policy.hpp"
+#include "content_type.hpp"
 #include "cookie_jar.hpp"
 #include "decoder.hpp"
 #include "dns_resolver.hpp"
 #include "fetch_settings.hpp"
+#include "rate_limiter.hpp"
 #include "url_host.hpp"
 
 #include <asiocrawl/error.hpp>
@@ -612,6 +614,8 @@ struct fetcher::impl {
         config.user_agent = without_controls(std::move(config.user_agent));
         prepare_request_fields();
         prepare_proxies();
+        if (config.limit_rate > 0)
+            limiter.emplace(config.limit_rate, std::max<std::uint64_t>(read_chunk, config.limit_rate / 10));
         if (config.cookies.enabled) {
             jar.emplace();
             if (!config.cookies.load_file.empty())
@@ -622,6 +626,8 @@ struct fetcher::impl {
     asio::any_io_executor executor;
     fetch_config config;
     std::size_t max_idle_per_origin;
+    /// fetch_config::limit_rate, shared by every connection.
+    std::optional<rate_limiter> limiter;
     ssl::context tls_context;
     bool system_roots_loaded = false;
     dns_resolver resolver;
@@ -1270,6 +1276,8 @@ struct fetcher::impl {
         error_code ec;
         int interim = 0;
         bool at_eof = false;
+        /// How long to wait before reading on (fetch_config::limit_rate).
+        clock_type::duration throttle{};
     };
 
     /// Parses what the buffer holds (or the end of the stream). True when the answer is complete or reading
@@ -1288,9 +1296,14 @@ struct fetcher::impl {
             auto& parser = *r.parser;
             if (buffer.size() > 0) {
                 error_code ec;
+                const bool head_was_done = parser.is_header_done();
                 const std::size_t used = feed(parser, buffer, options.capture, *out, ec);
                 if (ec && ec != http::error::need_more) {
                     r.ec = ec;
+                    return true;
+                }
+                if (!head_was_done && options.accept_types && type_rejected(parser, *options.accept_types)) {
+                    r.ec = error::type_rejected; // the body is not read; the connection goes
                     return true;
                 }
                 if (parser.is_done()) {
@@ -1324,19 +1337,40 @@ struct fetcher::impl {
     /// Takes in what has arrived since a wait (one read_chunk at most: Beast's parser enforces the head limit
     /// on a head that grows, not on one handed over whole), without waiting again. True when reading must
     /// stop (the error is in r.ec).
-    static bool take_in(connection& c, reading& r, error_code wait_ec) {
+    bool take_in(connection& c, reading& r, error_code wait_ec) {
         if (wait_ec) {
             r.ec = wait_ec;
             return true;
         }
         error_code ec;
-        c.buffer.commit(c.read_now(c.buffer.prepare(read_chunk), ec));
+        const std::size_t n = c.read_now(c.buffer.prepare(read_chunk), ec);
+        c.buffer.commit(n);
+        if (limiter && n > 0)
+            r.throttle = limiter->charge(n, clock_type::now());
         if (ec == asio::error::eof) {
             r.at_eof = true;
             return false;
         }
         r.ec = ec;
         return static_cast<bool>(ec); // nothing read (a spurious wake-up): the next wait brings more
+    }
+
+    /// A 2xx head whose Content-Type is not among `accept` (fetch_options::accept_types).
+    static bool type_rejected(const response_parser& parser, const std::vector<std::string>& accept) {
+        const auto& head = parser.get();
+        if (head.result_int() < 200 || head.result_int() >= 300)
+            return false;
+        const auto it = head.find(http::field::content_type);
+        return it != head.end() && !media_type_accepted(it->value(), accept);
+    }
+
+    /// Waits out the rate limit (fetch_config::limit_rate) in a frame of its own, so that a fetch waiting
+    /// for its server carries no timer. The wait is ours, not the server's: the request's deadline moves.
+    asio::awaitable<void> throttle(connection& c, reading& r) {
+        const auto wait = std::exchange(r.throttle, clock_type::duration::zero());
+        c.deadline += wait;
+        asio::steady_timer timer{executor, wait};
+        co_await timer.async_wait(tuple_deferred);
     }
 
     /// One attempt (fetcher::fetch_into): a connection from the pool or a new one, the request, the answer.
@@ -1390,6 +1424,8 @@ struct fetcher::impl {
                     }
                     if (take_in(c, r, ec))
                         break;
+                    if (r.throttle > clock_type::duration::zero())
+                        co_await throttle(c, r);
                 }
                 if (!r.parser)
                     r.parser = new_parser(options); // failed before the first byte

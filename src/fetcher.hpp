@@ -34,6 +34,9 @@ struct fetch_options {
     /// then truncated, not an error, as RFC 9309 asks). Counted in decoded bytes; the connection is closed
     /// after a cut. Unset: the config's limit, and too large is an error.
     std::optional<std::uint64_t> truncate_body_at;
+    /// crawler_config::accept_types: a 2xx answer whose Content-Type is not accepted (media_type_accepted)
+    /// ends after its head with error::type_rejected; the body is not read. Null: every type.
+    const std::vector<std::string>* accept_types = nullptr;
 };
 
 /// Counters a benchmark or test can read.

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <optional>
 #include <queue>
 #include <utility>
@@ -145,6 +146,20 @@ public:
         refresh(host, h, now);
     }
 
+    /// The same, and the wait after the host's last request start becomes the new delay too (autothrottle:
+    /// a delay measured on an answer applies from the request's start, sooner or later than planned).
+    void reset_delay(host_id host, duration delay, time_point now) {
+        auto& h = state(host);
+        h.delay = delay;
+        if (h.last_start)
+            h.next_start = *h.last_start + (spread_ && delay > duration::zero() ? spread_(delay) : delay);
+        refresh(host, h, now);
+    }
+
+    /// The wait after a request start is drawn by `spread` from the host's delay (wget --random-wait)
+    /// rather than the delay itself. Empty: the delay.
+    void set_spread(std::function<duration(duration)> spread) { spread_ = std::move(spread); }
+
     /// A blocked host hands nothing out (its robots.txt is being fetched) until unblock().
     void block(host_id host) { state(host).blocked = true; }
     void unblock(host_id host, time_point now) {
@@ -218,7 +233,8 @@ public:
     void started(host_id host, time_point now) {
         auto& h = state(host);
         h.awaiting_start = false;
-        h.next_start = now + h.delay;
+        h.last_start = now;
+        h.next_start = now + (spread_ && h.delay > duration::zero() ? spread_(h.delay) : h.delay);
         refresh(host, h, now);
     }
 
@@ -289,6 +305,7 @@ private:
         std::size_t active = 0;
         duration delay{};
         time_point next_start{};
+        std::optional<time_point> last_start;
         // With a delay, one request at a time is handed out until it starts: two handed out together could
         // both start at once, however long the delay.
         bool awaiting_start = false;
@@ -376,6 +393,7 @@ private:
 
     std::size_t max_per_host_;
     duration default_delay_;
+    std::function<duration(duration)> spread_;
     std::size_t window_;
     time_point (*now_)();
     std::vector<host_state> hosts_;

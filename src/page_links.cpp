@@ -13,6 +13,7 @@ link_options link_options_for(const crawler_config& config, std::string charset)
     options.max_links = config.traps.max_links_per_page;
     options.parser = config.html.parser;
     options.charset = std::move(charset);
+    options.requisites = config.requisites.enabled;
     return options;
 }
 
@@ -29,6 +30,12 @@ resolved_links resolve_links(boost::urls::url_view page, std::string body, const
     extract.max_links = options.max_links;
     extract.requisites = options.requisites;
     page_links links = extract_links(html, extract);
+    if (options.requisites && options.parser == html_parser::gumbo) {
+        // gumbo's tree walk collects links only. The streaming extractor, which finds the links gumbo finds
+        // (the differential's promise), reads the same page for its requisites.
+        extract.parser = html_parser::fast;
+        links.requisites = extract_links(html, extract).requisites;
+    }
     out.parser_gave_up = links.parser_gave_up;
     out.over_page_cap = links.dropped_references;
     if (options.max_links != 0 && links.references.size() > options.max_links) {

@@ -106,6 +106,8 @@ void write_summary(std::ostream& out, const report& r) {
 std::string_view failure_class(const record& r) noexcept {
     if (r.error == error::robots_denied)
         return "robots";
+    if (r.error == error::type_rejected)
+        return ""; // our choice (accept_types), not the site's failure
     if (r.status >= 500 && r.status < 600)
         return "5xx";
     if (r.status >= 400 && r.status < 500)
@@ -131,6 +133,8 @@ std::optional<broken_link> broken_link_of(const record& r) {
 void count_record(counters& stats, const record& r) {
     if (r.error == error::robots_denied) {
         ++stats["robots_denied"];
+    } else if (r.error == error::type_rejected) {
+        ++stats["type_rejected"];
     } else if (r.failed()) {
         ++stats["fail"];
         ++stats["fail_" + std::string(error_kind(r.error))];
@@ -149,6 +153,9 @@ void count_record(counters& stats, const record& r) {
     }
     if (r.status != 0) {
         ++stats["status_" + std::to_string(r.status)];
+    }
+    if (!r.requisite.empty() && r.status != 0 && !r.is_redirect()) {
+        ++stats["requisites_fetched"];
     }
 }
 
@@ -353,6 +360,8 @@ boost::json::object to_json(const record& r) {
     object["num_new_urls"] = static_cast<std::uint64_t>(r.num_new_urls);
     if (r.links_dropped != 0)
         object["links_dropped"] = static_cast<std::uint64_t>(r.links_dropped);
+    if (!r.requisite.empty())
+        object["requisite"] = r.requisite;
     object["depth"] = r.depth;
     object["tries"] = r.tries;
     object["started_ms"] = to_milliseconds(r.started);

@@ -18,6 +18,7 @@
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -433,9 +434,66 @@ struct scope::impl {
     std::vector<boost::regex> exclude;
     trap_config traps;
     query_orderings orderings;
+    // Seeds (add_seed): millions of them, so hashed by "port_key host" rather than scanned like the roots.
+    std::unordered_set<std::string> seed_hosts;            // every seed's host
+    std::unordered_set<std::string> seed_hosts_without_rd; // lenient: seeds without a registrable domain
+    std::unordered_set<std::string> seed_domains;          // lenient: "port_key registrable domain"
+    std::unordered_map<std::string, std::vector<std::string>> seed_directories; // no_parent, by seed host
+    bool no_parent = false;
+
+    static std::string key(const server& s, std::string_view host) {
+        return s.port_key + ' ' + std::string(host);
+    }
+
+    /// The seed host that `candidate` matches under same_host_strict's rule (one leading "www." ignored on
+    /// either side), in `hosts`; empty when none.
+    std::optional<std::string> strict_seed(const server& candidate,
+                                           const std::unordered_set<std::string>& hosts) const {
+        if (hosts.empty())
+            return std::nullopt;
+        std::string exact = key(candidate, candidate.host);
+        if (hosts.contains(exact))
+            return exact;
+        if (!candidate.host_is_ip) {
+            if (std::string stripped = key(candidate, without_www(candidate.host)); hosts.contains(stripped))
+                return stripped;
+            if (std::string prefixed = key(candidate, "www." + candidate.host); hosts.contains(prefixed))
+                return prefixed;
+        }
+        return std::nullopt;
+    }
+
+    bool seed_host_matches(const server& candidate) const {
+        if (mode == host_scope::lenient && !candidate.registrable_domain.empty())
+            return seed_domains.contains(key(candidate, candidate.registrable_domain)) ||
+                   strict_seed(candidate, seed_hosts_without_rd).has_value();
+        return strict_seed(candidate, seed_hosts).has_value();
+    }
+
+    /// no_parent for a seed's host: below one of the directories of the seeds on that host (every strict
+    /// match of the candidate's host), or true when no seed is on it.
+    std::optional<bool> below_a_seed_directory(const server& candidate, urls::url_view url) const {
+        if (seed_directories.empty())
+            return std::nullopt;
+        bool on_a_seed_host = false;
+        for (std::string host : {key(candidate, candidate.host), key(candidate, without_www(candidate.host)),
+                                 key(candidate, "www." + candidate.host)}) {
+            const auto it = seed_directories.find(host);
+            if (it == seed_directories.end())
+                continue;
+            on_a_seed_host = true;
+            for (const auto& directory : it->second)
+                if (url.encoded_path().starts_with(directory))
+                    return true;
+        }
+        return on_a_seed_host ? std::optional<bool>(false) : std::nullopt;
+    }
 
     bool below_a_root_directory(const server& candidate, urls::url_view url) const {
-        bool on_a_root_host = false;
+        const auto seed_verdict = below_a_seed_directory(candidate, url);
+        if (seed_verdict == true)
+            return true;
+        bool on_a_root_host = seed_verdict.has_value();
         for (std::size_t i = 0; i < roots.size(); ++i) {
             if (candidate.port_key != roots[i].port_key || !same_host_strict(candidate, roots[i])) {
                 continue;
@@ -454,6 +512,7 @@ scope::scope(const std::vector<urls::url>& roots, const crawler_config& config)
     : impl_(std::make_unique<impl>()) {
     impl_->mode = config.scope;
     impl_->traps = config.traps;
+    impl_->no_parent = config.no_parent;
     impl_->roots.reserve(roots.size());
     for (const auto& root : roots) {
         impl_->roots.emplace_back(root, config.scope);
@@ -509,7 +568,33 @@ bool scope::host_in_scope(urls::url_view url) const {
             return true;
         }
     }
+    if (!impl_->seed_hosts.empty() && impl_->seed_host_matches(candidate)) {
+        return true;
+    }
     return !impl_->domains.empty() && in_domains(candidate.host, impl_->domains);
+}
+
+void scope::add_seed(urls::url_view seed) {
+    const server s(seed, impl_->mode);
+    auto host = impl::key(s, s.host);
+    if (impl_->mode == host_scope::lenient) {
+        if (s.registrable_domain.empty())
+            impl_->seed_hosts_without_rd.insert(host);
+        else
+            impl_->seed_domains.insert(impl::key(s, s.registrable_domain));
+    }
+    if (impl_->no_parent) {
+        auto& directories = impl_->seed_directories[host];
+        std::string directory(directory_of(seed.encoded_path()));
+        // A directory below one already there adds nothing; the list stays short for a host's many seeds.
+        const bool covered = std::any_of(directories.begin(), directories.end(),
+                                         [&](const std::string& d) { return directory.starts_with(d); });
+        if (!covered) {
+            std::erase_if(directories, [&](const std::string& d) { return d.starts_with(directory); });
+            directories.push_back(std::move(directory));
+        }
+    }
+    impl_->seed_hosts.insert(std::move(host));
 }
 
 scope_verdict scope::check(urls::url_view url) const {
@@ -520,7 +605,8 @@ scope_verdict scope::check(urls::url_view url) const {
     if (!host_in_scope(url)) {
         return scope_verdict::off_host;
     }
-    if (!impl_->root_directories.empty() && !impl_->below_a_root_directory(candidate, url)) {
+    if ((!impl_->root_directories.empty() || !impl_->seed_directories.empty()) &&
+        !impl_->below_a_root_directory(candidate, url)) {
         return scope_verdict::parent_directory;
     }
     if (const auto trapped = trap_verdict(url, impl_->traps)) {
@@ -540,6 +626,29 @@ scope_verdict scope::check(urls::url_view url) const {
     // Last, so that only URLs otherwise admitted claim an ordering.
     if (impl_->traps.skip_query_permutations && impl_->orderings.is_permutation_of_admitted(url)) {
         return scope_verdict::permuted_query;
+    }
+    return scope_verdict::in_scope;
+}
+
+scope_verdict scope::check_requisite(urls::url_view url, urls::url_view page, bool span_hosts) const {
+    const server candidate(url, host_scope::strict);
+    if (!impl_->exclude_domains.empty() && in_domains(candidate.host, impl_->exclude_domains)) {
+        return scope_verdict::excluded_domain;
+    }
+    if (!span_hosts) {
+        const server of_page(page, host_scope::strict);
+        if (candidate.port_key != of_page.port_key || !same_host_strict(candidate, of_page)) {
+            return scope_verdict::off_host;
+        }
+    }
+    if (const auto trapped = trap_verdict(url, impl_->traps)) {
+        return *trapped;
+    }
+    if (!file_name_wanted(url, impl_->accept, impl_->reject)) {
+        return scope_verdict::rejected_file;
+    }
+    if (!impl_->exclude.empty() && search_any(impl_->exclude, url.buffer()) != match_result::not_matched) {
+        return scope_verdict::excluded;
     }
     return scope_verdict::in_scope;
 }

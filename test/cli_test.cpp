@@ -22,6 +22,7 @@ namespace asio = boost::asio;
 using namespace asiocrawl::test;
 using namespace std::chrono_literals;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 namespace {
 
@@ -558,4 +559,31 @@ TEST(cli, every_shipped_config_crawls_the_demo_site) {
             EXPECT_THAT(result.out, HasSubstr("Todo: 0"));
         }
     }
+}
+
+TEST(cli, seeds_come_from_standard_input_with_bad_lines_named_by_number) {
+    threaded_server site{[](const http_request& req) -> asio::awaitable<std::optional<http_response>> {
+        co_return make_response(req.target() == "/a" || req.target() == "/b" ? 200 : 404, "<p>seed</p>");
+    }};
+    const std::string origin = site.server.origin();
+    const temp_file seeds{"seeds.txt", "# two seeds\n" + origin + "/a\nnot a url\n\n" + origin + "/b\n"};
+    auto result = run_process(
+        {"/bin/sh", "-c", "cat '" + seeds.path + "' | '" + cli + "' -i - --ignore-robots --max-depth 0"});
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_THAT(result.out, HasSubstr(origin + "/a 200"));
+    EXPECT_THAT(result.out, HasSubstr(origin + "/b 200"));
+    EXPECT_THAT(result.err, HasSubstr("stdin:3: not an http(s) URL"));
+    EXPECT_EQ(site.requests, 2);
+
+    auto missing = run_process({cli, "-i", "/nonexistent/seeds.txt"});
+    EXPECT_EQ(missing.exit_code, 2);
+    EXPECT_THAT(missing.err, HasSubstr("input_file /nonexistent/seeds.txt: cannot open"));
+}
+
+TEST(cli, quota_stops_the_crawl_with_its_todo) {
+    demo_server_process server{{"--pages", "60", "--seed", "4"}};
+    auto result = run_process({cli, "--max-tasks", "1", "-Q", "20kB", "-v", server.root});
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_THAT(result.err, HasSubstr("quota reached"));
+    EXPECT_THAT(result.out, Not(HasSubstr("Todo: 0")));
 }

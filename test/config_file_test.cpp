@@ -53,6 +53,17 @@ app_config every_key_changed() {
     c.crawl.exclude_domains = {"ads.example"};
     c.crawl.accept = {"pdf", "*.jpg"};
     c.crawl.reject = {"zip"};
+    c.crawl.accept_types = {"image/*", "application/pdf"};
+    c.crawl.input_file = "seeds list.txt";
+    c.crawl.quota = 5'000'000;
+    c.crawl.max_time = 90s;
+    c.crawl.fetch.limit_rate = 256 * 1024;
+    c.crawl.retry.statuses = {429, 503, 502};
+    c.crawl.politeness.random_wait = true;
+    c.crawl.politeness.autothrottle.enabled = true;
+    c.crawl.politeness.autothrottle.start_delay = 2s;
+    c.crawl.politeness.autothrottle.max_delay = 30s;
+    c.crawl.politeness.autothrottle.target_concurrency = 2.5;
     c.crawl.traps.skip_query_permutations = false;
     c.crawl.fetch.connect_timeout = 1500ms;
     c.crawl.fetch.request_timeout = 2min;
@@ -97,6 +108,8 @@ app_config every_key_changed() {
     c.crawl.traps.max_query_params = 1;
     c.crawl.traps.max_links_per_page = 7;
     c.crawl.html.parser = html_parser::gumbo;
+    c.crawl.requisites.enabled = true;
+    c.crawl.requisites.span_hosts = true;
     c.output.records = "-";
     c.output.report_json = "out/report.json";
     c.output.report = false;
@@ -611,6 +624,27 @@ TEST(config_precedence, the_html_parser_is_fast_unless_gumbo_is_asked_for) {
     const auto* error = std::get_if<usage_error>(&outcome);
     ASSERT_NE(error, nullptr);
     EXPECT_THAT(error->message, HasSubstr("fast"));
+}
+
+TEST(config_precedence, page_requisites_are_off_unless_asked_for) {
+    const auto off = parsed_config({"http://a.example/"}).crawl.requisites;
+    EXPECT_FALSE(off.enabled);
+    EXPECT_FALSE(off.span_hosts);
+    EXPECT_TRUE(parsed_config({"-p", "http://a.example/"}).crawl.requisites.enabled);
+    const auto spanning =
+        parsed_config({"--page-requisites", "--requisites-span-hosts", "http://a.example/"}).crawl.requisites;
+    EXPECT_TRUE(spanning.enabled);
+    EXPECT_TRUE(spanning.span_hosts);
+    EXPECT_TRUE(
+        parsed_config({"http://a.example/"}, {"ASIOCRAWL_REQUISITES_ENABLED=true"}).crawl.requisites.enabled);
+    EXPECT_FALSE(
+        parsed_config({"--no-page-requisites", "http://a.example/"}, {"ASIOCRAWL_REQUISITES_ENABLED=true"})
+            .crawl.requisites.enabled);
+    crawler_config alone;
+    alone.roots = {"http://a.example/"};
+    alone.requisites.span_hosts = true;
+    EXPECT_THAT(validate(alone),
+                ::testing::ElementsAre(HasSubstr("requisites.span_hosts needs requisites.enabled")));
 }
 
 TEST(config_precedence, flags_cover_the_important_keys) {

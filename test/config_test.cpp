@@ -62,7 +62,8 @@ TEST_P(ValidateRejects, WithExactlyOneMessageNamingTheField) {
 }
 
 const invalid_case invalid_cases[] = {
-    {"no_roots", [](crawler_config& c) { c.roots.clear(); }, "roots must contain at least one URL"},
+    {"no_roots", [](crawler_config& c) { c.roots.clear(); },
+     "roots must contain at least one URL (or give input_file)"},
     {"empty_root", [](crawler_config& c) { c.roots = {""}; }, "roots[0] must not be empty"},
     {"blank_second_root", [](crawler_config& c) { c.roots.push_back(" \t"); }, "roots[1] must not be empty"},
     {"zero_max_tasks", [](crawler_config& c) { c.max_tasks = 0; }, "max_tasks must be at least 1"},
@@ -73,6 +74,19 @@ const invalid_case invalid_cases[] = {
     {"negative_max_tries", [](crawler_config& c) { c.max_tries = -3; }, "max_tries must be at least 1"},
     {"negative_max_depth", [](crawler_config& c) { c.max_depth = -1; }, "max_depth must be at least 0"},
     {"zero_max_pages", [](crawler_config& c) { c.max_pages = 0; }, "max_pages must be at least 1"},
+    {"retry_status_not_an_error",
+     [](crawler_config& c) {
+         c.retry.statuses = {429, 200};
+     },
+     "retry.statuses[1] must be an HTTP error status from 400 to 599, got 200"},
+    {"accept_type_without_subtype", [](crawler_config& c) { c.accept_types = {"image"}; },
+     "accept_types[0] must be a media type such as text/html, image/* or */*, got \"image\""},
+    {"accept_type_star_subtype_only", [](crawler_config& c) { c.accept_types = {"*/png"}; },
+     "accept_types[0] must be a media type such as text/html, image/* or */*, got \"*/png\""},
+    {"negative_max_time", [](crawler_config& c) { c.max_time = std::chrono::milliseconds(-1); },
+     "max_time must not be negative"},
+    {"zero_target_concurrency", [](crawler_config& c) { c.politeness.autothrottle.target_concurrency = 0; },
+     "politeness.autothrottle.target_concurrency must be above 0 and at most 1000"},
     {"zero_connect_timeout", [](crawler_config& c) { c.fetch.connect_timeout = 0ms; },
      "fetch.connect_timeout must be positive"},
     {"negative_connect_timeout", [](crawler_config& c) { c.fetch.connect_timeout = -5ms; },
@@ -107,8 +121,8 @@ TEST(Validate, ReportsEveryProblem) {
     config.max_tries = 0;
     config.fetch.request_timeout = 0ms;
     EXPECT_THAT(validate(config),
-                testing::ElementsAre("roots must contain at least one URL", "max_tasks must be at least 1",
-                                     "max_tries must be at least 1",
+                testing::ElementsAre("roots must contain at least one URL (or give input_file)",
+                                     "max_tasks must be at least 1", "max_tries must be at least 1",
                                      "fetch.request_timeout must be positive"));
 }
 

@@ -2,7 +2,11 @@
 // durable changes out. A manual clock stands in for time.
 #include "state/crawl_state.hpp"
 
+#include "state/crawl_definition.hpp"
+#include "state/record_codec.hpp"
+
 #include <asiocrawl/error.hpp>
+#include <asiocrawl/report.hpp>
 
 #include <boost/asio/error.hpp>
 #include <boost/url/parse.hpp>
@@ -10,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <set>
 
 using namespace asiocrawl;
 using namespace asiocrawl::detail;
@@ -429,4 +434,407 @@ TEST(fingerprint_set, takes_fingerprints_in_sorted_order_as_a_resume_reads_them)
     for (std::uint64_t i = 1; i <= 1'000'000; ++i)
         ASSERT_TRUE(set.contains(i * step));
     EXPECT_FALSE(set.contains(3 * step / 2));
+}
+
+// ---- page requisites (config requisites, wget -p) ----
+
+namespace {
+
+resolved_requisite requisite(std::string_view url, requisite_kind kind = requisite_kind::image) {
+    return {boost::urls::parse_uri(url).value(), kind};
+}
+
+/// What a crawl answers for each URL: a response, the page's links, its requisites. Unlisted URLs get an
+/// empty HTML page.
+struct served {
+    fetch_result response = page();
+    std::vector<std::string> links;
+    std::vector<resolved_requisite> requisites;
+};
+
+served answering(fetch_result response) {
+    served s;
+    s.response = std::move(response);
+    return s;
+}
+
+fetch_result with_type(std::string type, std::string body = "") {
+    fetch_result r = page(200, std::move(body));
+    r.content_type = std::move(type);
+    return r;
+}
+
+/// Runs the crawl to its end as the loop does, and returns the URLs fetched (robots.txt included).
+std::set<std::string> crawl_all(harness& h, std::map<std::string, served> site) {
+    std::set<std::string> fetched;
+    h->start();
+    while (auto t = h->next()) {
+        EXPECT_TRUE(h->begin_attempt(*t));
+        h->fetch_started(*t);
+        h->fetch_finished(*t);
+        EXPECT_TRUE(fetched.insert(t->item.url).second) << t->item.url << " fetched twice";
+        served answer = site[t->item.url];
+        record r;
+        switch (h->on_response(*t, answer.response, false, r)) {
+        case crawl_state::next_step::done:
+            break;
+        case crawl_state::next_step::parse_page: {
+            resolved_links resolved;
+            for (const auto& link : answer.links)
+                resolved.urls.push_back(boost::urls::parse_uri(link).value());
+            resolved.requisites = answer.requisites;
+            h->on_links(*t, r, resolved);
+            [[fallthrough]];
+        }
+        case crawl_state::next_step::record_ready:
+            h->finish(*t, std::move(r));
+            break;
+        }
+        t.reset();
+        --h.unfinished;
+    }
+    EXPECT_EQ(h.unfinished, 0u) << "everything admitted was fetched or released";
+    return fetched;
+}
+
+struct requisite_case {
+    const char* name;
+    std::function<void(crawler_config&)> adjust;
+    std::vector<std::string> links;
+    std::vector<std::string> requisites;
+    std::set<std::string> fetched; // the exact set, root included
+};
+
+} // namespace
+
+TEST(crawl_state_requisites, are_admitted_by_their_own_scope_rule) {
+    const std::string root = "http://a.test/docs/";
+    const std::vector<requisite_case> cases{
+        {"off by default: none fetched",
+         [](crawler_config& c) { c.requisites.enabled = false; },
+         {},
+         {"http://a.test/i.png"},
+         {root}},
+        {"the page's host",
+         {},
+         {},
+         {"http://a.test/docs/i.png", "http://a.test/s.js", "http://www.a.test/w.png"},
+         {root, "http://a.test/docs/i.png", "http://a.test/s.js", "http://www.a.test/w.png"}},
+        {"another host, another port: dropped without span_hosts",
+         {},
+         {},
+         {"http://cdn.test/i.png", "http://a.test:8080/i.png", "https://a.test/tls.png"},
+         {root, "https://a.test/tls.png"}},
+        {"span_hosts: any host",
+         [](crawler_config& c) { c.requisites.span_hosts = true; },
+         {},
+         {"http://cdn.test/i.png", "http://a.test:8080/i.png"},
+         {root, "http://cdn.test/i.png", "http://a.test:8080/i.png"}},
+        {"span_hosts: exclude_domains still apply",
+         [](crawler_config& c) {
+             c.requisites.span_hosts = true;
+             c.exclude_domains = {"cdn.test"};
+         },
+         {},
+         {"http://img.cdn.test/i.png", "http://other.test/o.png"},
+         {root, "http://other.test/o.png"}},
+        {"span_hosts does not widen the links' scope",
+         [](crawler_config& c) { c.requisites.span_hosts = true; },
+         {"http://cdn.test/page.html"},
+         {},
+         {root}},
+        {"exclude applies",
+         [](crawler_config& c) { c.exclude = {"\\.js$"}; },
+         {},
+         {"http://a.test/s.js", "http://a.test/i.png"},
+         {root, "http://a.test/i.png"}},
+        {"include does not apply",
+         [](crawler_config& c) { c.include = {"/docs/"}; },
+         {"http://a.test/docs/in", "http://a.test/out"},
+         {"http://a.test/static/i.png"},
+         {root, "http://a.test/docs/in", "http://a.test/static/i.png"}},
+        {"no_parent does not apply",
+         [](crawler_config& c) { c.no_parent = true; },
+         {"http://a.test/up"},
+         {"http://a.test/static/i.png"},
+         {root, "http://a.test/static/i.png"}},
+        {"max_depth does not apply",
+         [](crawler_config& c) { c.max_depth = 0; },
+         {"http://a.test/docs/next"},
+         {"http://a.test/i.png"},
+         {root, "http://a.test/i.png"}},
+        {"domains do not widen the requisites' hosts",
+         [](crawler_config& c) { c.domains = {"cdn.test"}; },
+         {"http://cdn.test/page"},
+         {"http://cdn.test/i.png"},
+         {root, "http://cdn.test/page"}},
+        {"reject applies",
+         [](crawler_config& c) { c.reject = {"gif"}; },
+         {},
+         {"http://a.test/i.gif", "http://a.test/i.png"},
+         {root, "http://a.test/i.png"}},
+        {"traps apply",
+         [](crawler_config& c) { c.traps.max_url_length = 40; },
+         {},
+         {"http://a.test/i.png", "http://a.test/a-very-long-name-past-the-limit.png"},
+         {root, "http://a.test/i.png"}},
+        {"once: repeated, and the same URL as a link",
+         {},
+         {"http://a.test/docs/x.png"},
+         {"http://a.test/docs/x.png", "http://a.test/i.png", "http://a.test/i.png"},
+         {root, "http://a.test/docs/x.png", "http://a.test/i.png"}},
+    };
+    for (const auto& c : cases) {
+        SCOPED_TRACE(c.name);
+        harness h([&](crawler_config& config) {
+            config.roots = {root};
+            config.robots.obey = false;
+            config.requisites.enabled = true;
+            if (c.adjust)
+                c.adjust(config);
+        });
+        served home;
+        home.links = c.links;
+        for (const auto& url : c.requisites)
+            home.requisites.push_back(requisite(url));
+        EXPECT_EQ(crawl_all(h, {{root, home}}), c.fetched);
+    }
+}
+
+TEST(crawl_state_requisites, records_say_what_they_are_for_and_counters_count_them) {
+    harness h([](crawler_config& c) {
+        c.robots.obey = false;
+        c.requisites.enabled = true;
+        c.requisites.span_hosts = false;
+    });
+    served home;
+    home.links = {"http://a.test/next"};
+    home.requisites = {requisite("http://a.test/app.js", requisite_kind::script),
+                       requisite("http://a.test/gone.png"), requisite("http://cdn.test/i.png")};
+    served gone;
+    gone.response = page(404);
+    crawl_all(h, {{"http://a.test/", home}, {"http://a.test/gone.png", gone}});
+    const auto* script = h.find("http://a.test/app.js");
+    ASSERT_NE(script, nullptr);
+    EXPECT_EQ(script->requisite, "script");
+    EXPECT_EQ(script->referrer, "http://a.test/");
+    EXPECT_EQ(script->depth, 1);
+    EXPECT_EQ(h.find("http://a.test/gone.png")->requisite, "image");
+    EXPECT_EQ(h.find("http://a.test/next")->requisite, "") << "a link is no requisite";
+    EXPECT_EQ(h.find("http://a.test/")->num_urls, 1u) << "links only";
+    auto& stats = h->result().stats;
+    EXPECT_EQ(stats["requisites_queued"], 2u);
+    EXPECT_EQ(stats["requisites_fetched"], 2u) << "the 404 is an answer too";
+    EXPECT_EQ(stats["skipped_requisite_off_host"], 1u);
+    EXPECT_EQ(stats["skipped_off_host"], 0u);
+    EXPECT_NE(to_json_line(*script).find("\"requisite\":\"script\""), std::string::npos);
+    EXPECT_EQ(to_json_line(*h.find("http://a.test/next")).find("requisite"), std::string::npos);
+}
+
+TEST(crawl_state_requisites, stylesheets_chain_and_nothing_else_is_read) {
+    harness h([](crawler_config& c) {
+        c.robots.obey = false;
+        c.requisites.enabled = true;
+    });
+    served home;
+    home.requisites = {requisite("http://a.test/css/site.css", requisite_kind::stylesheet),
+                       requisite("http://a.test/plain.css", requisite_kind::stylesheet),
+                       requisite("http://a.test/frame.html", requisite_kind::object)};
+    served site_css =
+        answering(with_type("text/css", "@import 'more.css';\nbody { background: url(../bg.png) }\n"
+                                        "p { background: url(http://cdn.test/off.png) }"));
+    served more_css =
+        answering(with_type("text/css", "@import url(site.css); i { background: url('deep/i.png') }"));
+    // Not text/css: a browser would not apply it, and its references are not read.
+    served plain = answering(with_type("text/plain", "x { background: url(never.png) }"));
+    served frame;
+    frame.links = {"http://a.test/never-linked"};
+    frame.requisites = {requisite("http://a.test/never.png")};
+    const auto fetched = crawl_all(h, {{"http://a.test/", home},
+                                       {"http://a.test/css/site.css", site_css},
+                                       {"http://a.test/css/more.css", more_css},
+                                       {"http://a.test/plain.css", plain},
+                                       {"http://a.test/frame.html", frame}});
+    EXPECT_EQ(fetched, (std::set<std::string>{"http://a.test/", "http://a.test/css/site.css",
+                                              "http://a.test/plain.css", "http://a.test/frame.html",
+                                              "http://a.test/css/more.css", "http://a.test/bg.png",
+                                              "http://a.test/css/deep/i.png"}));
+    const auto* more = h.find("http://a.test/css/more.css");
+    ASSERT_NE(more, nullptr);
+    EXPECT_EQ(more->requisite, "stylesheet");
+    EXPECT_EQ(more->referrer, "http://a.test/css/site.css");
+    EXPECT_EQ(more->depth, 2);
+    EXPECT_EQ(more->num_urls, 2u) << "site.css (seen) and deep/i.png";
+    EXPECT_EQ(more->num_new_urls, 1u);
+    EXPECT_EQ(h.find("http://a.test/bg.png")->requisite, "style");
+    EXPECT_EQ(h.find("http://a.test/css/site.css")->num_urls, 2u) << "cdn.test is off the host";
+}
+
+TEST(crawl_state_requisites, a_stylesheet_is_held_to_the_link_cap) {
+    harness h([](crawler_config& c) {
+        c.robots.obey = false;
+        c.requisites.enabled = true;
+        c.traps.max_links_per_page = 2;
+    });
+    served home;
+    home.requisites = {requisite("http://a.test/s.css", requisite_kind::stylesheet)};
+    const auto fetched =
+        crawl_all(h, {{"http://a.test/", home},
+                      {"http://a.test/s.css",
+                       answering(with_type("text/css", "a{background:url(1)} b{background:url(2)}"
+                                                       " i{background:url(3)} p{background:url(4)}"))}});
+    EXPECT_EQ(fetched, (std::set<std::string>{"http://a.test/", "http://a.test/s.css", "http://a.test/1",
+                                              "http://a.test/2"}));
+    EXPECT_EQ(h.find("http://a.test/s.css")->links_dropped, 2u);
+    EXPECT_EQ(h->result().stats["skipped_links_over_page_cap"], 2u);
+}
+
+TEST(crawl_state_requisites, a_redirected_requisite_stays_one_under_the_same_rule) {
+    harness h([](crawler_config& c) {
+        c.robots.obey = false;
+        c.requisites.enabled = true;
+        c.max_depth = 0;
+    });
+    served home;
+    home.requisites = {requisite("http://a.test/logo", requisite_kind::icon),
+                       requisite("http://a.test/moved", requisite_kind::image)};
+    const auto fetched =
+        crawl_all(h, {{"http://a.test/", home},
+                      {"http://a.test/logo", answering(redirect(302, "/static/logo.ico"))},
+                      {"http://a.test/moved", answering(redirect(301, "http://cdn.test/m.png"))}});
+    EXPECT_EQ(fetched, (std::set<std::string>{"http://a.test/", "http://a.test/logo", "http://a.test/moved",
+                                              "http://a.test/static/logo.ico"}));
+    EXPECT_EQ(h.find("http://a.test/static/logo.ico")->requisite, "icon");
+    EXPECT_EQ(h->result().stats["skipped_requisite_off_host"], 1u);
+}
+
+TEST(crawl_state_requisites, robots_txt_denies_them_like_any_url) {
+    harness h([](crawler_config& c) { c.requisites.enabled = true; });
+    served home;
+    home.requisites = {requisite("http://a.test/private/i.png"), requisite("http://a.test/i.png")};
+    const auto fetched =
+        crawl_all(h, {{"http://a.test/robots.txt", answering(robots("User-agent: *\nDisallow: /private/\n"))},
+                      {"http://a.test/", home}});
+    EXPECT_EQ(fetched,
+              (std::set<std::string>{"http://a.test/robots.txt", "http://a.test/", "http://a.test/i.png"}));
+    const auto* denied = h.find("http://a.test/private/i.png");
+    ASSERT_NE(denied, nullptr);
+    EXPECT_EQ(denied->error, error::robots_denied);
+    EXPECT_EQ(denied->requisite, "image");
+}
+
+TEST(crawl_state_requisites, max_pages_counts_them) {
+    harness h([](crawler_config& c) {
+        c.robots.obey = false;
+        c.requisites.enabled = true;
+        c.max_pages = 2;
+    });
+    served home;
+    home.requisites = {requisite("http://a.test/1.png"), requisite("http://a.test/2.png")};
+    EXPECT_EQ(crawl_all(h, {{"http://a.test/", home}}),
+              (std::set<std::string>{"http://a.test/", "http://a.test/1.png"}));
+    EXPECT_EQ(h->result().stats["skipped_max_pages"], 1u);
+}
+
+TEST(crawl_state_requisites, a_durable_crawl_keeps_their_kind) {
+    harness h(
+        [](crawler_config& c) {
+            c.robots.obey = false;
+            c.requisites.enabled = true;
+        },
+        true, 64);
+    h->start();
+    auto root = h.take("http://a.test/");
+    h->take_batch();
+    h->fetch_finished(root);
+    record r;
+    auto response = page();
+    ASSERT_EQ(h->on_response(root, response, false, r), crawl_state::next_step::parse_page);
+    resolved_links links;
+    links.requisites = {requisite("http://a.test/site.css", requisite_kind::stylesheet)};
+    h->on_links(root, r, links);
+    h->finish(root, std::move(r));
+    const auto batch = h->take_batch();
+    ASSERT_EQ(batch.waiting.size(), 1u);
+    const auto decoded = decode_work_item(batch.waiting[0].item);
+    ASSERT_TRUE(decoded);
+    EXPECT_EQ(decoded->kind, item_kind::requisite);
+    EXPECT_EQ(decoded->requisite, requisite_kind::stylesheet);
+    EXPECT_EQ(decoded->depth, 1);
+    // A resumed crawl hands it out as a requisite: a stylesheet whose references are read, not its links.
+    harness second(
+        [](crawler_config& c) {
+            c.robots.obey = false;
+            c.requisites.enabled = true;
+        },
+        true, 64);
+    restored_state restored;
+    restored.hosts = {"a.test"};
+    restored.waiting = {1};
+    restored.next_seq = {3};
+    second->seen_set().insert(url_fingerprint("http://a.test/", 42));
+    second->seen_set().insert(url_fingerprint("http://a.test/site.css", 42));
+    second->restore(restored);
+    second->start();
+    second->take_refills();
+    second->on_refill(0, {{2, batch.waiting[0].item}});
+    auto css = second.take("http://a.test/site.css");
+    EXPECT_EQ(css.item.kind, item_kind::requisite);
+    second.answer(css, with_type("text/css", "a { background: url(a.png) }"));
+    auto image = second.take("http://a.test/a.png");
+    EXPECT_EQ(image.item.requisite, requisite_kind::style);
+    EXPECT_EQ(second.find("http://a.test/site.css")->requisite, "stylesheet");
+}
+
+TEST(work_item_codec, keeps_every_requisite_kind_and_rejects_a_kind_on_a_page) {
+    for (int kind = 0; kind <= static_cast<int>(requisite_kind::style); ++kind) {
+        work_item item;
+        item.url = "http://a.test/r";
+        item.kind = item_kind::requisite;
+        item.requisite = static_cast<requisite_kind>(kind);
+        const auto back = decode_work_item(encode(item));
+        ASSERT_TRUE(back);
+        EXPECT_EQ(back->kind, item_kind::requisite);
+        EXPECT_EQ(back->requisite, item.requisite);
+    }
+    work_item item;
+    item.url = "http://a.test/r";
+    item.kind = item_kind::requisite;
+    item.requisite = requisite_kind::style;
+    auto bytes = encode(item);
+    bytes[0] = static_cast<char>(bytes[0] & ~0x0f); // the same flags on a page
+    EXPECT_FALSE(decode_work_item(bytes));
+}
+
+TEST(record_codec, keeps_the_requisite_kind_and_reads_older_records) {
+    record r;
+    r.url = "http://a.test/i.png";
+    r.status = 200;
+    r.from_sitemap = true;
+    for (const char* kind : {"", "image", "style", "embed"}) {
+        r.requisite = kind;
+        const auto back = decode_record(encode(r));
+        ASSERT_TRUE(back);
+        EXPECT_EQ(back->requisite, kind);
+        EXPECT_TRUE(back->from_sitemap);
+    }
+}
+
+TEST(crawl_definition, names_a_change_of_the_requisite_options) {
+    crawler_config before;
+    before.roots = {"http://a.test/"};
+    crawler_config after = before;
+    EXPECT_FALSE(describe_definition_change(crawl_definition_json(before), crawl_definition_json(after)));
+    after.requisites.enabled = true;
+    const auto change =
+        describe_definition_change(crawl_definition_json(before), crawl_definition_json(after));
+    ASSERT_TRUE(change);
+    EXPECT_NE(change->find("requisites.enabled changed: was unset, now true"), std::string::npos) << *change;
+    before = after;
+    after.requisites.span_hosts = true;
+    const auto spanned =
+        describe_definition_change(crawl_definition_json(before), crawl_definition_json(after));
+    ASSERT_TRUE(spanned);
+    EXPECT_NE(spanned->find("requisites.span_hosts changed: was false, now true"), std::string::npos)
+        << *spanned;
 }

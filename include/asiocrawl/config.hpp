@@ -122,6 +122,10 @@ struct fetch_config {
     /// Transfer-Encoding, Upgrade, Proxy-Connection) are refused; a User-Agent, Accept or Cookie given here
     /// replaces ours. Default empty.
     std::vector<std::string> headers;
+    /// Most bytes per second read from the network, all connections of the crawl together (wget
+    /// --limit-rate). A token bucket in front of every read: a connection that would go over waits before it
+    /// reads on. The waits do not count toward request_timeout. 0: no limit. Default 0.
+    std::uint64_t limit_rate = 0;
     /// Basic credentials per origin: "https://example.com" (scheme://host[:port]) -> "user:password". Sent
     /// with every request to that origin and to no other (redirects elsewhere do not carry them), never
     /// logged or recorded; an archived raw request (WARC) holds the Authorization header as sent. A root URL
@@ -147,6 +151,23 @@ struct robots_config {
     std::chrono::milliseconds max_crawl_delay{30'000};
 };
 
+/// Adaptive politeness, off by default: each host's delay follows its measured response time (a request's
+/// start to the end of its answer) toward `target_concurrency` requests in flight to it: the new delay is the
+/// mean of the previous delay and latency / target_concurrency, and never less than the latter (Scrapy's
+/// AutoThrottle rule). An error answer (not 2xx or 3xx) or a network failure never lowers the delay. The
+/// delay never falls below politeness.delay or the host's robots.txt Crawl-delay, and never exceeds
+/// `max_delay`.
+struct autothrottle_config {
+    /// Turns it on. Default false.
+    bool enabled = false;
+    /// Each host's delay before its first answer is measured. Default 1 s.
+    std::chrono::milliseconds start_delay{1'000};
+    /// The largest delay it sets (a floor from delay or Crawl-delay above it still wins). Default 60 s.
+    std::chrono::milliseconds max_delay{60'000};
+    /// Requests in flight to one host that the delay aims at, on average. Above 0. Default 1.
+    double target_concurrency = 1.0;
+};
+
 /// Per-host politeness. A host is the URL's host name (all ports and schemes of one host share it).
 struct politeness_config {
     /// Most requests in flight to one host at once. At least 1. Default 2.
@@ -154,9 +175,15 @@ struct politeness_config {
     /// Least time between the starts of two requests to one host. The effective delay is the larger of this
     /// and the host's robots.txt Crawl-delay. Default 0.
     std::chrono::milliseconds delay{0};
+    /// Draw each wait between two request starts to one host from [0.5, 1.5] × the host's delay (wget
+    /// --random-wait), so the requests do not come at a fixed beat. No effect while the delay is 0.
+    /// Default false.
+    bool random_wait = false;
+    /// Adaptive politeness (Scrapy's AutoThrottle): see autothrottle_config.
+    autothrottle_config autothrottle;
 };
 
-/// Retries of network failures and of 429/503 answers.
+/// Retries of network failures and of the statuses in `statuses` (429 and 503 by default).
 struct retry_config {
     /// Wait before the second attempt; each further attempt waits `multiplier` times longer. Default 500 ms.
     std::chrono::milliseconds initial_backoff{500};
@@ -166,6 +193,10 @@ struct retry_config {
     double jitter = 0.5;
     /// Cap on one wait, whether computed or asked for by Retry-After. Default 60 s.
     std::chrono::milliseconds max_backoff{60'000};
+    /// HTTP statuses answered again after a backoff, like network failures; after max_tries attempts the
+    /// URL gets an error::retry_limit record. 500, 502 and 504 are common additions. Each 400 to 599.
+    /// Default 429, 503.
+    std::vector<int> statuses{429, 503};
 };
 
 /// Crawler-trap defenses, applied to discovered URLs (never to roots). Each rejection is counted in the
@@ -196,6 +227,21 @@ struct html_config {
     html_parser parser = html_parser::fast;
 };
 
+/// Page requisites (wget -p): what a crawled page needs to display, fetched so that an archive of it replays
+/// (docs/LINKS.md, "Page requisites in the crawl").
+struct requisites_config {
+    /// Also fetch the requisites of each crawled HTML page: images (src, srcset, video poster), scripts,
+    /// stylesheets, icons, preloads, media, objects, embeds, url() and @import in inline styles, and url()
+    /// and @import in the stylesheets so fetched. Each is fetched once; its body is not read for links
+    /// (a stylesheet's for its references only). Their scope rule: exclude_domains, traps, accept/reject,
+    /// exclude and robots.txt apply; include, no_parent, domains and max_depth do not; the host must be the
+    /// page's (and its port) unless span_hosts. Default false.
+    bool enabled = false;
+    /// Requisites may come from any host (wget -p -H), not only from the page's own; exclude_domains still
+    /// apply. Needs `enabled`. Default false.
+    bool span_hosts = false;
+};
+
 /// Where a crawl keeps its state so that it survives a kill (docs/STATE.md).
 struct state_config {
     /// Directory of the crawl's durable state (an embedded RocksDB database). Set: every admitted URL, every
@@ -207,7 +253,8 @@ struct state_config {
     /// loses nothing without it: commits reach the kernel before a URL counts as done). Default false.
     bool fsync = false;
     /// Waiting URLs of one host held in memory; the others are read back from disk in order as the host
-    /// drains. At least 1. Default 64.
+    /// drains. At least 1; raised to 2 x min(politeness.max_per_host, max_tasks) when smaller, so that
+    /// a host never waits on its refills. Default 64.
     std::size_t window = 64;
     /// Start over: delete the previous crawl's state in `dir` first (a directory that holds something else
     /// is refused, never emptied). Default false.
@@ -216,7 +263,8 @@ struct state_config {
 
 /// One crawl: where it starts, how far it goes, how hard it works.
 struct crawler_config {
-    /// Start URLs (at least one). A root without a scheme gets "http://"; a root that is not an http(s) URL
+    /// Start URLs (at least one, unless input_file is set). A root without a scheme gets "http://"; a root
+    /// that is not an http(s) URL
     /// ("not a url", "mailto:a@b.c") is a configuration error (validate() names it). Roots are always
     /// fetched: the scope rules, include/exclude patterns, depth and page limits apply to what is discovered
     /// from them.
@@ -227,8 +275,9 @@ struct crawler_config {
     /// Default 10.
     int max_redirect = 10;
     /// Attempts per URL, in total, when the network fails (refused, reset, timeout, DNS) or the server
-    /// answers 429 or 503; then the URL gets a failure record. Other HTTP statuses are answers and are not
-    /// retried. Waits between attempts follow `retry`. At least 1. Default 4.
+    /// answers a status of retry.statuses (429 or 503 by default); then the URL gets a failure record. Other
+    /// HTTP statuses are answers and are not retried. Waits between attempts follow `retry`. At least 1.
+    /// Default 4.
     int max_tries = 4;
     /// Host matching rule, see host_scope. Default strict.
     host_scope scope = host_scope::strict;
@@ -259,12 +308,33 @@ struct crawler_config {
     /// wget -R: the same forms; a discovered URL whose file name matches one is not fetched (same
     /// exemptions as `accept`). Default empty.
     std::vector<std::string> reject;
+    /// Media types fetched (wget's -A, by Content-Type rather than file name): "image/png", "image/*" or
+    /// "*/*", case-insensitive. Decided on the response head: a 2xx answer of another type is not read (the
+    /// connection is closed) and its record carries the status and error::type_rejected, counted as
+    /// `type_rejected`, not as a failure. HTML (text/html, application/xhtml+xml), answers without a
+    /// Content-Type, and robots.txt and sitemaps are always read, so the crawl can go through pages. Empty:
+    /// every type. Default empty.
+    std::vector<std::string> accept_types;
+    /// Seeds read from this file ("-": standard input), one URL a line, besides `roots` (either may be
+    /// empty, not both). Blank lines and lines starting with '#' are skipped; a line that is not an http(s)
+    /// URL is logged with its line number, counted as skipped_invalid_seed and skipped. The file is read a
+    /// chunk at a time on a thread of its own, as the frontier runs low, never whole; seeds extend the scope
+    /// as roots do (their hosts join the roots' hosts as they are read). With a state dir, the byte offset
+    /// of the seeds admitted so far is kept, and a resumed crawl reads on from there. Default empty.
+    std::string input_file;
     /// Largest link depth crawled: roots are depth 0, a link found on a depth-d page is depth d+1. A redirect
     /// keeps the depth of the URL that redirected. Unset: unlimited. Default unset.
     std::optional<int> max_depth;
     /// Largest number of distinct URLs admitted to the queue (roots, links and redirect targets); further
     /// URLs are counted as skipped. Unset: unlimited. Default unset.
     std::optional<std::size_t> max_pages;
+    /// Stop gracefully (as on SIGTERM: fetches in flight finish, what waits is the report's todo) once this
+    /// many body bytes (decoded) have been fetched, over every run of a resumed crawl (wget -Q). 0: no
+    /// limit. Default 0.
+    std::uint64_t quota = 0;
+    /// Stop gracefully once this run has lasted this long (wall clock from its start; a resumed crawl gets
+    /// it anew). 0: no limit. Default 0.
+    std::chrono::milliseconds max_time{0};
     /// Keep every record in the final report (the classic report lists them all). Turn off for very large
     /// crawls that consume records through a sink only; counters are kept either way. Default true.
     bool keep_records = true;
@@ -287,6 +357,8 @@ struct crawler_config {
     trap_config traps;
     /// HTML parsing.
     html_config html;
+    /// Page requisites.
+    requisites_config requisites;
     /// Durable state.
     state_config state;
 };

@@ -36,6 +36,8 @@ enum class error {
                         ///< 9309)
     // anything else
     internal_error, ///< an unexpected exception while processing one URL (a bug; the crawl goes on)
+    // policy, added later (values are stored in durable state: new ones go last)
+    type_rejected, ///< a 2xx answer whose Content-Type is not in crawler_config::accept_types (body not read)
 };
 
 const boost::system::error_category& error_category() noexcept;

@@ -52,6 +52,10 @@ struct record {
     int tries = 0;
     /// The URL came from a sitemap rather than a link or redirect.
     bool from_sitemap = false;
+    /// For a page requisite (crawler_config::requisites), what the page needs it as: "image", "script",
+    /// "stylesheet", "icon", "preload", "media", "object", "embed" or "style" (requisite_kind_name); empty
+    /// for every other URL.
+    std::string requisite;
     /// When the first attempt started, measured from the start of the crawl.
     std::chrono::microseconds started{0};
     /// From the start of the first attempt to the end of the last one.

@@ -63,6 +63,18 @@ public:
     /// permuted_query while the same URL keeps answering in_scope.
     scope_verdict check(boost::urls::url_view url) const;
 
+    /// The rule for a requisite of `page` (crawler_config::requisites), in this order: excluded domains,
+    /// the host rule (the page's host and port, ignoring one leading "www.", unless `span_hosts`), the
+    /// trap limits, accept/reject, exclude. The host rules of the roots, domains, no_parent, include and
+    /// query permutations do not apply: a page in scope gets what it needs to display (wget -p).
+    scope_verdict check_requisite(boost::urls::url_view url, boost::urls::url_view page,
+                                  bool span_hosts) const;
+
+    /// A seed (crawler_config::input_file) extends the scope as a root does: its host joins the roots'
+    /// hosts, and with no_parent its directory joins theirs. Hashed, not scanned: millions of seeds keep
+    /// check() as cheap as a handful of roots.
+    void add_seed(boost::urls::url_view seed);
+
 private:
     struct impl;
     std::unique_ptr<impl> impl_;

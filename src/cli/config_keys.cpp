@@ -268,6 +268,35 @@ key_codec lines(Access access) {
     return codec;
 }
 
+/// HTTP statuses: a list of whole numbers (range checked by validate()).
+template <class Access>
+key_codec statuses(Access access) {
+    key_codec codec;
+    codec.shape = value_shape::list;
+    codec.expected = "a list of HTTP statuses such as 429, 503";
+    codec.value_name = "STATUS,...";
+    codec.set = [access](app_config& config, const raw_value& value) {
+        std::vector<int> parsed;
+        for (const auto& item : value.items) {
+            const std::string_view text = trim(item);
+            int status = 0;
+            const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), status);
+            if (text.empty() || ec != std::errc{} || ptr != text.data() + text.size())
+                return false;
+            parsed.push_back(status);
+        }
+        access(config) = std::move(parsed);
+        return true;
+    };
+    codec.get = [access](const app_config& config) {
+        raw_value value;
+        for (const int status : access(config))
+            value.items.push_back(std::to_string(status));
+        return value;
+    };
+    return codec;
+}
+
 /// The same codec with another placeholder in --help ("DOMAIN,...").
 key_codec named(key_codec codec, std::string value_name) {
     codec.value_name = std::move(value_name);
@@ -367,6 +396,9 @@ const std::vector<config_key>& config_keys() {
         {"max_depth",                          "max-depth",                crawl,    whole(FIELD(crawl.max_depth)),                     "deepest link level crawled; roots are 0 (default: unlimited)"},
         {"max_pages",                          "max-pages",                crawl,    whole(FIELD(crawl.max_pages), 1),                  "most distinct URLs queued (default: unlimited)"},
         {"sitemaps",                           "sitemaps",                 crawl,    boolean(FIELD(crawl.sitemaps)),                    "also queue the URLs listed in sitemaps"},
+        {"input_file",                         "input-file,i",             crawl,    named(text(FIELD(crawl.input_file)), "FILE"),     "read more start URLs from this file, one a line (-: stdin; # comments)"},
+        {"quota",                              "quota,Q",                  crawl,    bytes(FIELD(crawl.quota)),                         "stop gracefully after fetching this many body bytes; 0: no limit (wget -Q)"},
+        {"max_time",                           "max-time",                 crawl,    duration(FIELD(crawl.max_time)),                   "stop gracefully after running this long; 0: no limit"},
         {"parse_threads",                      "parse-threads",            crawl,    whole(FIELD(crawl.parse_threads), 0, 256),         "threads parsing HTML; 0 parses on the crawl thread"},
         {"scope",                              none,                       scope,    choice(FIELD(crawl.scope), scope_names),           "how a link's host is compared with the roots' hosts"},
         {"exclude",                            "exclude",                  scope,    patterns(FIELD(crawl.exclude)),                    "skip URLs in which this regular expression is found (repeatable)"},
@@ -376,12 +408,16 @@ const std::vector<config_key>& config_keys() {
         {"exclude_domains",                    "exclude-domains",          scope,    named(strings(FIELD(crawl.exclude_domains)), "DOMAIN,..."),             "never crawl these domains or their subdomains"},
         {"accept",                             "accept,A",                 scope,    named(strings(FIELD(crawl.accept)), "SUFFIX|PATTERN,..."),                      "fetch only files whose name ends in one of these suffixes or matches a pattern (pdf,*.jpg; HTML pages are still fetched to traverse; wget -A)"},
         {"reject",                             "reject,R",                 scope,    named(strings(FIELD(crawl.reject)), "SUFFIX|PATTERN,..."),                      "do not fetch files whose name ends in one of these suffixes or matches a pattern (wget -R)"},
+        {"accept_types",                       "accept-type",              scope,    named(strings(FIELD(crawl.accept_types)), "TYPE,..."),                 "read only answers of these media types (image/*,application/pdf); HTML is still read to traverse"},
         {"html.parser",                        "html-parser",              crawl,    choice(FIELD(crawl.html.parser), html_parser_names), "HTML parser for links: fast (streaming, the default) or gumbo (full tree)"},
+        {"requisites.enabled",                 "page-requisites,p",        crawl,    boolean(FIELD(crawl.requisites.enabled)),          "also fetch what each page needs to display: images, scripts, stylesheets and what they import (wget -p)"},
+        {"requisites.span_hosts",              "requisites-span-hosts",    crawl,    boolean(FIELD(crawl.requisites.span_hosts)),       "page requisites may come from any host, not only the page's (wget -p -H)"},
         {"fetch.connect_timeout",              "connect-timeout",          fetching, duration(FIELD(crawl.fetch.connect_timeout)),      "DNS, TCP connect and TLS handshake to one endpoint"},
         {"fetch.request_timeout",              "timeout",                  fetching, duration(FIELD(crawl.fetch.request_timeout)),      "one request and its whole response"},
         {"fetch.max_body_bytes",               "max-body-size",            fetching, bytes(FIELD(crawl.fetch.max_body_bytes)),          "largest response body accepted"},
         {"fetch.max_header_bytes",             none,                       fetching, bytes(FIELD(crawl.fetch.max_header_bytes)),        "largest response head"},
         {"fetch.idle_timeout",                 none,                       fetching, duration(FIELD(crawl.fetch.idle_timeout)),         "idle keep-alive connections older than this are not reused"},
+        {"fetch.limit_rate",                   "limit-rate",               fetching, bytes(FIELD(crawl.fetch.limit_rate)),              "most bytes per second read, the whole crawl together; 0: no limit"},
         {"fetch.user_agent",                   "user-agent",               fetching, text(FIELD(crawl.fetch.user_agent)),               "User-Agent header (default: asiocrawl/VERSION (+CONTACT-URL))"},
         {"fetch.contact_url",                  "contact-url",              fetching, text(FIELD(crawl.fetch.contact_url)),              "your page about this crawl, put in the default User-Agent"},
         {"fetch.compression",                  "compression",                      fetching, boolean(FIELD(crawl.fetch.compression)),           "ask for gzip/deflate bodies"},
@@ -407,6 +443,7 @@ const std::vector<config_key>& config_keys() {
         {"retry.multiplier",                   none,                       crawl,    real(FIELD(crawl.retry.multiplier)),               "growth factor of the wait"},
         {"retry.jitter",                       none,                       crawl,    real(FIELD(crawl.retry.jitter)),                   "random spread of a wait, 0 to 1"},
         {"retry.max_backoff",                  none,                       crawl,    duration(FIELD(crawl.retry.max_backoff)),          "cap on one wait"},
+        {"retry.statuses",                     "retry-statuses",           crawl,    statuses(FIELD(crawl.retry.statuses)),             "HTTP statuses retried like network failures (the whole list)"},
         {"robots.obey",                        "obey-robots",                      polite,   boolean(FIELD(crawl.robots.obey)),                 "fetch and obey robots.txt"},
         {"robots.max_bytes",                   none,                       polite,   bytes(FIELD(crawl.robots.max_bytes)),              "largest robots.txt read"},
         {"robots.max_redirects",               none,                       polite,   whole(FIELD(crawl.robots.max_redirects)),          "redirects followed for robots.txt"},
@@ -414,6 +451,11 @@ const std::vector<config_key>& config_keys() {
         {"robots.max_crawl_delay",             none,                       polite,   duration(FIELD(crawl.robots.max_crawl_delay)),     "largest Crawl-delay honored"},
         {"politeness.max_per_host",            "max-per-host",             polite,   whole(FIELD(crawl.politeness.max_per_host), 1),    "most requests in flight to one host"},
         {"politeness.delay",                   "delay",                    polite,   duration(FIELD(crawl.politeness.delay)),           "least time between two request starts to one host"},
+        {"politeness.random_wait",             "random-wait",              polite,   boolean(FIELD(crawl.politeness.random_wait)),      "draw each per-host wait from 0.5 to 1.5 times the delay"},
+        {"politeness.autothrottle.enabled",    "autothrottle",             polite,   boolean(FIELD(crawl.politeness.autothrottle.enabled)), "adapt each host's delay to its response time (Scrapy AutoThrottle)"},
+        {"politeness.autothrottle.start_delay", none,                      polite,   duration(FIELD(crawl.politeness.autothrottle.start_delay)), "a host's delay before its first answer is measured"},
+        {"politeness.autothrottle.max_delay",  none,                       polite,   duration(FIELD(crawl.politeness.autothrottle.max_delay)), "the largest delay autothrottle sets"},
+        {"politeness.autothrottle.target_concurrency", none,               polite,   real(FIELD(crawl.politeness.autothrottle.target_concurrency)), "requests in flight to one host that autothrottle aims at"},
         {"traps.max_url_length",               none,                       scope,    whole(FIELD(crawl.traps.max_url_length)),          "longest discovered URL; 0: no limit"},
         {"traps.max_path_segments",            none,                       scope,    whole(FIELD(crawl.traps.max_path_segments)),       "most path segments; 0: no limit"},
         {"traps.max_segment_repetitions",      none,                       scope,    whole(FIELD(crawl.traps.max_segment_repetitions)), "most repeats of one path segment; 0: no limit"},

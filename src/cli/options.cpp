@@ -309,8 +309,9 @@ parse_outcome parse_command_line(int argc, const char* const argv[],
     }
 
     const bool print_config = vm.count("print-config") > 0;
-    if (config.crawl.roots.empty() && !print_config)
-        return fail("no ROOT given (on the command line, or as roots: in the --config file)");
+    if (config.crawl.roots.empty() && config.crawl.input_file.empty() && !print_config)
+        return fail("no ROOT given (on the command line, as roots: in the --config file, or in a file given "
+                    "with -i)");
 
     auto problems = check_config(config, origins);
     if (print_config && config.crawl.roots.empty())

@@ -28,6 +28,11 @@ std::string crawl_definition_json(const crawler_config& config) {
     doc["exclude_domains"] = json::value_from(config.exclude_domains);
     doc["accept"] = json::value_from(config.accept);
     doc["reject"] = json::value_from(config.reject);
+    // Keys added after state directories existed appear only when set, so those directories still match.
+    if (!config.accept_types.empty())
+        doc["accept_types"] = json::value_from(config.accept_types);
+    if (!config.input_file.empty())
+        doc["input_file"] = config.input_file; // by path: the file may grow or be a pipe
     doc["max_depth"] = config.max_depth ? json::value(*config.max_depth) : json::value(nullptr);
     doc["robots.obey"] = config.robots.obey;
     doc["sitemaps"] = config.sitemaps;
@@ -37,6 +42,11 @@ std::string crawl_definition_json(const crawler_config& config) {
     doc["traps.max_query_params"] = config.traps.max_query_params;
     doc["traps.max_links_per_page"] = config.traps.max_links_per_page;
     doc["traps.skip_query_permutations"] = config.traps.skip_query_permutations;
+    // Written only when on, so that a state made before requisites existed still resumes unchanged.
+    if (config.requisites.enabled) {
+        doc["requisites.enabled"] = true;
+        doc["requisites.span_hosts"] = config.requisites.span_hosts;
+    }
     return json::serialize(doc);
 }
 

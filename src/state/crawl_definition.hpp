@@ -10,8 +10,8 @@
 namespace asiocrawl::detail {
 
 /// The settings that decide which URLs belong to the crawl (roots, scope, include/exclude, depth, robots,
-/// sitemaps, trap limits) as one JSON document. Budgets and manners (max_pages, max_tasks, delays,
-/// timeouts, outputs) are not part of it: a resumed crawl may change those.
+/// sitemaps, trap limits, page requisites) as one JSON document. Budgets and manners (max_pages, max_tasks,
+/// delays, timeouts, outputs) are not part of it: a resumed crawl may change those.
 std::string crawl_definition_json(const crawler_config& config);
 
 /// nullopt when both definitions are the same; otherwise one line naming each setting that changed, with

@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <utility>
 
 namespace asiocrawl::detail {
 
@@ -33,6 +34,10 @@ std::vector<boost::urls::url> parse_roots(const crawler_config& config) {
         roots.push_back(std::move(*parsed));
     }
     return roots;
+}
+
+bool is_retry_status(const retry_config& retry, int status) {
+    return std::find(retry.statuses.begin(), retry.statuses.end(), status) != retry.statuses.end();
 }
 
 std::chrono::microseconds micros(std::chrono::steady_clock::duration d) {
@@ -65,6 +70,12 @@ std::string_view origin_of(std::string_view url) noexcept {
     return url.substr(0, end);
 }
 
+std::size_t crawl_state::effective_window(const crawler_config& config, std::size_t window) noexcept {
+    // A host may have min(max_per_host, max_tasks) fetches in flight; a window smaller than twice that
+    // starves it: the workers wait for each refill from disk instead of fetching.
+    return std::max(window, 2 * std::min(config.politeness.max_per_host, config.max_tasks));
+}
+
 crawl_state::crawl_state(const crawler_config& config, hooks h, bool durable, std::size_t window,
                          time_point (*now)(), std::uint64_t seed)
     : config_(config)
@@ -74,12 +85,23 @@ crawl_state::crawl_state(const crawler_config& config, hooks h, bool durable, st
     , seed_(seed)
     , roots_(parse_roots(config))
     , scope_(roots_, config)
-    , frontier_(config.politeness.max_per_host, config.politeness.delay, durable ? window : 0, now)
+    , frontier_(config.politeness.max_per_host,
+                config.politeness.autothrottle.enabled
+                    ? autothrottle(config.politeness.autothrottle, config.politeness.delay).initial()
+                    : config.politeness.delay,
+                durable ? effective_window(config, window) : 0, now)
     , agent_(config.fetch.user_agent.empty() ? default_user_agent(config.fetch.contact_url)
                                              : config.fetch.user_agent)
     , random_(seed ^ 0x9e3779b97f4a7c15ull) {
     for (const auto& root : roots_)
         root_origins_.emplace(origin_of(root.buffer()));
+    if (config.politeness.autothrottle.enabled)
+        throttle_.emplace(config.politeness.autothrottle, config.politeness.delay);
+    if (config.politeness.random_wait)
+        frontier_.set_spread([this](clock_type::duration delay) {
+            return std::chrono::duration_cast<clock_type::duration>(
+                delay * std::uniform_real_distribution<double>(0.5, 1.5)(random_));
+        });
 }
 
 // ---- lifecycle ----
@@ -95,6 +117,7 @@ void crawl_state::restore(const restored_state& restored) {
         next_seq_[id] = restored.next_seq[id];
     for (std::size_t id = 0; id < restored.waiting.size() && id < durable_waiting_.size(); ++id)
         durable_waiting_[id] = restored.waiting[id];
+    seed_position_ = seed_position::from_text(restored.seed_position);
     // The counters first: whatever happens next, a commit never writes them back smaller.
     if (!restored.counters.empty()) {
         const auto doc = boost::json::parse(restored.counters).as_object();
@@ -128,6 +151,10 @@ void crawl_state::restore(const restored_state& restored) {
 
 void crawl_state::start() {
     started_ = now_();
+    if (config_.max_time.count() > 0)
+        deadline_ = started_ + config_.max_time;
+    result_.stats.erase("stopped_quota"); // a resumed crawl says why this run stopped, if it did
+    result_.stats.erase("stopped_max_time");
     ++result_.runs;
     if (result_.runs == 1)
         result_.started_at = std::chrono::system_clock::now();
@@ -139,6 +166,8 @@ void crawl_state::start() {
     }
     for (const auto& root : roots_)
         admit(root, {}, config_.max_redirect, 0, item_kind::page, false);
+    if (!config_.input_file.empty() && !seeds_done_ && !seed_hold_)
+        seed_hold_ = hooks_.hold();
     if (config_.sitemaps && !config_.robots.obey) {
         for (const auto& origin : root_origins_)
             queue_sitemaps_of(origin, {});
@@ -151,6 +180,8 @@ void crawl_state::stop() {
         return;
     stopping_ = true;
     frontier_.clear();
+    if (std::exchange(seed_hold_, false))
+        hooks_.release(); // no more seeds are read
 }
 
 // ---- admission ----
@@ -178,7 +209,7 @@ host_id crawl_state::host_number(std::string_view host) {
 }
 
 bool crawl_state::admit(const boost::urls::url& url, const std::string& referrer, int redirects_left,
-                        int depth, item_kind kind, bool from_sitemap) {
+                        int depth, item_kind kind, bool from_sitemap, requisite_kind requisite) {
     // A stopping crawl drops what it finds, unless it is durable: then the URL waits on disk for the next
     // run (a link found by a fetch that finished during the stop is not lost).
     if (stopping_ && !durable_)
@@ -187,7 +218,8 @@ bool crawl_state::admit(const boost::urls::url& url, const std::string& referrer
     const auto fp = url_fingerprint(key, seed_);
     if (seen_.contains(fp))
         return false;
-    if (kind == item_kind::page && config_.max_pages && seen_.size() >= *config_.max_pages) {
+    if ((kind == item_kind::page || kind == item_kind::requisite) && config_.max_pages &&
+        seen_.size() >= *config_.max_pages) {
         skip("max_pages");
         return false;
     }
@@ -202,6 +234,7 @@ bool crawl_state::admit(const boost::urls::url& url, const std::string& referrer
     item.depth = depth;
     item.kind = kind;
     item.from_sitemap = from_sitemap;
+    item.requisite = requisite;
     const host_id host = host_number(host_of(item.url));
     item.seq = next_seq_[host]++;
     if (durable_) {
@@ -295,7 +328,10 @@ std::optional<crawl_state::ticket> crawl_state::next() {
 std::optional<crawl_state::time_point> crawl_state::next_wakeup() const {
     if (stopping_)
         return std::nullopt;
-    return frontier_.next_wakeup(now_());
+    auto wake = frontier_.next_wakeup(now_());
+    if (deadline_ && !budget_spent_ && (!wake || *deadline_ < *wake))
+        wake = deadline_; // the loop looks at out_of_budget() when it wakes
+    return wake;
 }
 
 std::vector<crawl_state::refill_request> crawl_state::take_refills() {
@@ -326,6 +362,7 @@ void crawl_state::deny(work_item item, host_id host, boost::system::error_code w
     r.referrer = std::move(item.referrer);
     r.depth = item.depth;
     r.from_sitemap = item.from_sitemap;
+    r.requisite = requisite_name(item);
     r.error = why;
     if (why == error::robots_denied)
         ++robots_denied_;
@@ -342,16 +379,17 @@ void crawl_state::deny(work_item item, host_id host, boost::system::error_code w
 
 void crawl_state::emit(record r) {
     ++result_.done;
-    if (r.failed() && r.error != error::robots_denied)
+    if (r.failed() && r.error != error::robots_denied && r.error != error::type_rejected)
         ++failures_;
     count_record(result_.stats, r);
     counters_changed_ = true;
     if (hooks_.emit)
         hooks_.emit(r);
     if (r.failed())
-        say(r.error == error::robots_denied ? log_level::debug : log_level::warning, r.url, ": ",
-            error_kind(r.error), " (", r.error.message(), r.error_detail.empty() ? "" : ": ", r.error_detail,
-            ")");
+        say(r.error == error::robots_denied || r.error == error::type_rejected ? log_level::debug
+                                                                               : log_level::warning,
+            r.url, ": ", error_kind(r.error), " (", r.error.message(), r.error_detail.empty() ? "" : ": ",
+            r.error_detail, ")");
     else
         say(log_level::debug, r.url, " ", r.status, " ", r.size, " bytes");
     if (!config_.keep_records)
@@ -422,6 +460,7 @@ bool crawl_state::begin_attempt(ticket& t) {
         r.url = t.item.url;
         r.referrer = t.item.referrer;
         r.depth = t.item.depth;
+        r.requisite = requisite_name(t.item);
         r.error = error::invalid_url;
         finished(t.item, t.slot.host());
         emit(std::move(r));
@@ -435,6 +474,7 @@ bool crawl_state::begin_attempt(ticket& t) {
 
 void crawl_state::fetch_started(ticket& t) {
     ++in_flight_;
+    t.started_at = now_();
     t.slot.started();
 }
 
@@ -444,7 +484,8 @@ void crawl_state::fetch_finished(ticket& t) {
 }
 
 bool crawl_state::retry_later(ticket& t, const fetch_result& response, bool retryable_failure) {
-    const bool retryable = response.error ? retryable_failure : is_retryable_status(response.status);
+    const bool retryable =
+        response.error ? retryable_failure : is_retry_status(config_.retry, response.status);
     if (!retryable || t.item.tries >= config_.max_tries || (stopping_ && !durable_))
         return false;
     const host_id host = t.slot.host();
@@ -481,6 +522,11 @@ crawl_state::next_step crawl_state::on_response(ticket& t, fetch_result& respons
                                                 record& r) {
     bytes_ += response.body_bytes;
     counters_changed_ = true;
+    if (throttle_ && t.started_at != time_point{}) {
+        const bool ok = !response.error && response.status >= 200 && response.status < 400;
+        frontier_.reset_delay(t.slot.host(), throttle_->observe(t.slot.host(), now_() - t.started_at, ok),
+                              now_());
+    }
     if (retry_later(t, response, retryable_failure))
         return next_step::done;
     if (t.item.kind == item_kind::robots) {
@@ -492,6 +538,7 @@ crawl_state::next_step crawl_state::on_response(ticket& t, fetch_result& respons
     r.referrer = t.item.referrer;
     r.depth = t.item.depth;
     r.from_sitemap = t.item.from_sitemap;
+    r.requisite = requisite_name(t.item);
     r.started = std::chrono::microseconds(t.item.first_started_us);
     r.elapsed = std::chrono::microseconds(micros_since_start() - t.item.first_started_us);
     r.tries = t.item.tries;
@@ -509,8 +556,8 @@ crawl_state::next_step crawl_state::on_response(ticket& t, fetch_result& respons
         complete(t, std::move(r));
         return next_step::done;
     }
-    if (is_retryable_status(r.status)) {
-        r.error = error::retry_limit; // still 429/503 after max_tries attempts
+    if (is_retry_status(config_.retry, r.status)) {
+        r.error = error::retry_limit; // still a retry status (429, 503...) after max_tries attempts
         complete(t, std::move(r));
         return next_step::done;
     }
@@ -524,6 +571,11 @@ crawl_state::next_step crawl_state::on_response(ticket& t, fetch_result& respons
         if (success)
             queue_sitemap(t, response, r);
         return next_step::record_ready;
+    }
+    if (t.item.kind == item_kind::requisite) {
+        if (success)
+            read_stylesheet(t, response, r);
+        return next_step::record_ready; // a requisite is not read for links
     }
     if (html && success)
         return next_step::parse_page;
@@ -553,6 +605,8 @@ void crawl_state::on_links(ticket& t, record& r, const resolved_links& links) {
             config_.traps.max_links_per_page, " ignored (traps.max_links_per_page)");
     }
     admit_links(links.urls, t.item.url, t.item.depth + 1, false, r);
+    if (config_.requisites.enabled)
+        admit_requisites(links.requisites, t.item);
 }
 
 void crawl_state::admit_links(const std::vector<boost::urls::url>& urls, const std::string& referrer,
@@ -584,7 +638,8 @@ void crawl_state::follow_redirect(ticket& t, const fetch_result& response, recor
         return;
     }
     // A redirect is not a link hop: the target keeps the depth of the URL that redirected.
-    if (!in_scope(*decision.target)) {
+    if (t.item.kind == item_kind::requisite ? !requisite_in_scope(*decision.target, url)
+                                            : !in_scope(*decision.target)) {
         if (t.item.depth == 0 && t.item.kind == item_kind::page)
             say(log_level::warning, t.item.url, ": a root redirects out of scope, to ", r.next_url,
                 ": nothing is crawled from there");
@@ -592,7 +647,7 @@ void crawl_state::follow_redirect(ticket& t, const fetch_result& response, recor
     }
     r.num_urls = 1;
     if (admit(*decision.target, t.item.url, t.item.redirects_left - 1, t.item.depth, t.item.kind,
-              t.item.from_sitemap))
+              t.item.from_sitemap, t.item.requisite))
         r.num_new_urls = 1;
 }
 
@@ -672,7 +727,9 @@ void crawl_state::robots_fetched(ticket& t, fetch_result& response) {
     if (const auto delay = state.rules.crawl_delay(); delay && !state.unavailable) {
         const auto effective = std::max<clock_type::duration>(
             config_.politeness.delay, std::min<clock_type::duration>(*delay, config_.robots.max_crawl_delay));
-        frontier_.set_delay(host_number(host_of(origin)), effective, now_());
+        const host_id origin_host = host_number(host_of(origin));
+        frontier_.set_delay(origin_host, throttle_ ? throttle_->set_floor(origin_host, effective) : effective,
+                            now_());
         say(log_level::info, origin, ": Crawl-delay ", delay->count(), " ms");
     }
 
@@ -780,6 +837,7 @@ void crawl_state::internal_error(ticket& t, std::string_view failure) {
     record r;
     r.url = t.item.url;
     r.referrer = t.item.referrer;
+    r.requisite = requisite_name(t.item);
     r.error = error::internal_error;
     complete(t, std::move(r));
 }

@@ -6,7 +6,9 @@
 #include "fetch_result.hpp"
 #include "frontier.hpp"
 #include "page_links.hpp"
+#include "state/autothrottle.hpp"
 #include "state/fingerprint_set.hpp"
+#include "state/seed_lines.hpp"
 #include "state/state_batch.hpp"
 #include "state/work_item.hpp"
 
@@ -66,6 +68,7 @@ public:
     struct ticket {
         work_item item;
         frontier_type::slot slot;
+        time_point started_at{}; ///< fetch_started(): the start of the latency autothrottle measures
     };
 
     /// What on_response() leaves to the caller.
@@ -74,6 +77,10 @@ public:
         parse_page,   ///< a 2xx HTML page: extract its links, call on_links(), then finish()
         record_ready, ///< the record is made: finish() it (after the body sink, for a 2xx body)
     };
+
+    /// The waiting URLs a durable crawl holds in memory per host: `window`, raised to twice what the host
+    /// may have in flight at once.
+    static std::size_t effective_window(const crawler_config& config, std::size_t window) noexcept;
 
     /// `config` must outlive the state. `durable`: keep a state_batch of every change for a store, and keep
     /// at most `window` waiting URLs per host in memory (the rest are spilled and read back in order).
@@ -93,6 +100,9 @@ public:
     /// No new URL is admitted or started; waiting ones are dropped from memory (a durable crawl keeps them).
     void stop();
     bool stopping() const noexcept { return stopping_; }
+    /// True once a budget (crawler_config::quota, max_time) is spent: the loop should then stop() the crawl
+    /// as a signal would. Logs and counts the reason the first time.
+    bool out_of_budget();
     /// URLs a durable crawl admitted (or kept for another attempt) while stopping: they wait on disk for the
     /// next run, uncounted by hooks::hold, and belong to the report's todo.
     std::size_t deferred() const noexcept { return deferred_; }
@@ -113,6 +123,19 @@ public:
     std::vector<refill_request> take_refills();
     /// The items read back for a refill_request, in sequence order (fewer than asked, or none, is fine).
     void on_refill(host_id host, std::vector<std::pair<std::uint64_t, std::string>> items);
+
+    // ---- seeds (crawler_config::input_file) ----
+
+    /// The crawl runs low on work and the seed file has more: the loop should read a chunk for on_seeds().
+    /// `unfinished`: the URLs counted by hooks::hold and not done (waiting here, queued for a worker, or in
+    /// flight), which only the loop knows.
+    bool wants_seeds(std::size_t unfinished) const;
+    /// A chunk of the seed file: its lines are admitted as roots and extend the scope as roots do; a line
+    /// that is not an http(s) URL is logged with its line number and counted as skipped_invalid_seed. The
+    /// crawl does not end before the chunk that says `end`.
+    void on_seeds(seed_chunk chunk);
+    /// Where the seed file is to be read from: after restore(), where the previous runs stopped.
+    seed_position seeds_read() const noexcept { return seed_position_; }
 
     // ---- one attempt ----
 
@@ -176,7 +199,7 @@ private:
     void skip(std::string_view reason, std::uint64_t n = 1);
     host_id host_number(std::string_view host);
     bool admit(const boost::urls::url& url, const std::string& referrer, int redirects_left, int depth,
-               item_kind kind, bool from_sitemap);
+               item_kind kind, bool from_sitemap, requisite_kind requisite = requisite_kind::image);
     void push_waiting(host_id host, work_item item);
     bool in_scope(const boost::urls::url& url);
     void emit(record r);
@@ -188,6 +211,11 @@ private:
     void follow_redirect(ticket& t, const fetch_result& response, record& r);
     void admit_links(const std::vector<boost::urls::url>& urls, const std::string& referrer, int depth,
                      bool from_sitemap, record& r);
+    // Page requisites (crawl_state_requisites.cpp).
+    bool requisite_in_scope(const boost::urls::url& url, boost::urls::url_view page);
+    std::pair<std::size_t, std::size_t> admit_requisites(const std::vector<resolved_requisite>& found,
+                                                         const work_item& from);
+    void read_stylesheet(ticket& t, const fetch_result& response, record& r);
     void queue_sitemaps_of(const std::string& origin, const std::vector<std::string>& declared);
     void queue_sitemap(ticket& t, const fetch_result& response, record& r);
     std::int64_t micros_since_start() const;
@@ -227,6 +255,16 @@ private:
     std::size_t deferred_ = 0;
     bool stopping_ = false;
     bool counters_changed_ = false;
+    // Seeds: how far the file was read, whether it ended, and the unit of unfinished work that keeps the
+    // crawl from ending before it does.
+    seed_position seed_position_;
+    bool seeds_done_ = false;
+    bool seed_hold_ = false;
+    std::size_t seed_warnings_ = 0;
+    std::optional<autothrottle> throttle_; // politeness.autothrottle.enabled
+    // Budgets (crawler_config::quota, max_time).
+    std::optional<time_point> deadline_;
+    bool budget_spent_ = false;
 };
 
 /// "scheme://host[:port]" of a normalized URL string: the robots.txt key (RFC 9309 2.3: per origin).

@@ -3,6 +3,7 @@
 #include "state/varint.hpp"
 
 #include <asiocrawl/error.hpp>
+#include <asiocrawl/links.hpp>
 
 #include <boost/asio/error.hpp>
 #include <boost/beast/http/error.hpp>
@@ -57,6 +58,16 @@ const restored_category& restored() {
     return category;
 }
 
+// A record keeps its requisite kind by name; the state keeps kind + 1, 0 for none.
+std::uint64_t requisite_code(std::string_view name) {
+    if (name.empty())
+        return 0;
+    for (std::uint64_t kind = 0; kind <= static_cast<std::uint64_t>(requisite_kind::style); ++kind)
+        if (requisite_kind_name(static_cast<requisite_kind>(kind)) == name)
+            return kind + 1;
+    return 0;
+}
+
 } // namespace
 
 std::string encode(const record& r) {
@@ -78,7 +89,8 @@ std::string encode(const record& r) {
     put_varint(out, r.num_new_urls);
     put_varint(out, zigzag(r.depth));
     put_varint(out, zigzag(r.tries));
-    put_varint(out, r.from_sitemap ? 1 : 0);
+    // from_sitemap in bit 0; a requisite's kind + 1 above it (0: not a requisite), so older states read.
+    put_varint(out, (r.from_sitemap ? 1u : 0u) | (requisite_code(r.requisite) << 1));
     put_varint(out, zigzag(r.started.count()));
     put_varint(out, zigzag(r.elapsed.count()));
     return out;
@@ -124,7 +136,12 @@ std::optional<record> decode_record(std::string_view bytes) {
     r.num_new_urls = static_cast<std::size_t>(*num_new_urls);
     r.depth = static_cast<int>(unzigzag(*depth));
     r.tries = static_cast<int>(unzigzag(*tries));
-    r.from_sitemap = *from_sitemap != 0;
+    r.from_sitemap = (*from_sitemap & 1) != 0;
+    if (const auto requisite = *from_sitemap >> 1; requisite != 0) {
+        if (requisite > static_cast<std::uint64_t>(requisite_kind::style) + 1)
+            return std::nullopt;
+        r.requisite = requisite_kind_name(static_cast<requisite_kind>(requisite - 1));
+    }
     r.started = std::chrono::microseconds(unzigzag(*started));
     r.elapsed = std::chrono::microseconds(unzigzag(*elapsed));
     return r;

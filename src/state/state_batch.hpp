@@ -40,10 +40,13 @@ struct state_batch {
     std::vector<std::pair<std::string, std::string>> records;
     /// The crawl's counters as JSON (crawl_state::counters_json); empty when there is nothing to write.
     std::string counters;
+    /// How far the seed file has been read (seed_position::to_text), with the seeds admitted in this batch;
+    /// empty when it did not move.
+    std::string seed_position;
 
     bool empty() const noexcept {
         return new_hosts.empty() && fingerprints.empty() && waiting.empty() && finished.empty() &&
-               lines.empty() && records.empty() && counters.empty();
+               lines.empty() && records.empty() && counters.empty() && seed_position.empty();
     }
 };
 
@@ -57,6 +60,8 @@ struct restored_state {
     std::vector<std::uint64_t> next_seq;
     /// The counters of the runs so far (crawl_state::counters_json); empty for a new crawl.
     std::string counters;
+    /// How far the seed file was read (seed_position::to_text); empty when it never was.
+    std::string seed_position;
 };
 
 } // namespace asiocrawl::detail

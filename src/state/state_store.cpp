@@ -2,7 +2,7 @@
 // RocksDB: it was measured against LMDB, SQLite and a plain journal on the crawl's own write pattern).
 //
 // Keys, all in the default column family (big-endian numbers, so that byte order is key order):
-//   "M" name                 meta: "seed", "definition", "counters"
+//   "M" name                 meta: "seed", "definition", "counters", "seed_position"
 //   "H" host(4)              host name
 //   "L" host(4)              the host's line: varint(URLs waiting) varint(next sequence)
 //   "S" chunk(8)             the fingerprints (8 bytes each) of the URLs admitted between two commits
@@ -229,6 +229,7 @@ void state_store::write_meta(const state_meta& meta) {
 restored_state state_store::load(fingerprint_set& seen) {
     restored_state out;
     out.counters = impl_->get(meta_key("counters")).value_or("");
+    out.seed_position = impl_->get(meta_key("seed_position")).value_or("");
     impl_->scan("H", [&](std::string_view key, std::string_view value) {
         if (key.size() != 5 || get_be(key.substr(1), 4) != out.hosts.size())
             fail(impl_->dir, "the database is damaged (host numbers)");
@@ -284,6 +285,8 @@ void state_store::write(const state_batch& b, bool sync) {
         batch.Put(slice("R" + url), slice(json));
     if (!b.counters.empty())
         batch.Put(slice(meta_key("counters")), slice(b.counters));
+    if (!b.seed_position.empty())
+        batch.Put(slice(meta_key("seed_position")), slice(b.seed_position));
     rocksdb::WriteOptions options;
     options.sync = sync;
     impl_->check(impl_->db->Write(options, &batch), "write");

@@ -4,10 +4,18 @@
 
 namespace asiocrawl::detail {
 
+std::string_view requisite_name(const work_item& item) noexcept {
+    return item.kind == item_kind::requisite ? requisite_kind_name(item.requisite) : std::string_view();
+}
+
 std::string encode(const work_item& item) {
     std::string out;
     out.reserve(16 + item.url.size() + item.referrer.size());
-    put_varint(out, static_cast<std::uint64_t>(item.kind) | (item.from_sitemap ? 0x10u : 0u));
+    // The flags: the kind in bits 0-3, from_sitemap in bit 4, a requisite's kind in bits 5-8.
+    std::uint64_t flags = static_cast<std::uint64_t>(item.kind) | (item.from_sitemap ? 0x10u : 0u);
+    if (item.kind == item_kind::requisite)
+        flags |= static_cast<std::uint64_t>(item.requisite) << 5;
+    put_varint(out, flags);
     put_varint(out, zigzag(item.redirects_left));
     put_varint(out, zigzag(item.depth));
     put_varint(out, zigzag(item.tries));
@@ -30,9 +38,13 @@ std::optional<work_item> decode_work_item(std::string_view bytes) {
     if (!flags || !redirects || !depth || !tries || !started || !url || !referrer || !in.at_end())
         return std::nullopt;
     const auto kind = *flags & 0x0f;
-    if (kind > static_cast<std::uint64_t>(item_kind::sitemap) || (*flags & ~std::uint64_t{0x1f}) != 0)
+    const auto requisite = *flags >> 5;
+    if (kind > static_cast<std::uint64_t>(item_kind::requisite) ||
+        requisite > static_cast<std::uint64_t>(requisite_kind::style) ||
+        (requisite != 0 && kind != static_cast<std::uint64_t>(item_kind::requisite)))
         return std::nullopt;
     item.kind = static_cast<item_kind>(kind);
+    item.requisite = static_cast<requisite_kind>(requisite);
     item.from_sitemap = (*flags & 0x10) != 0;
     item.redirects_left = static_cast<int>(unzigzag(*redirects));
     item.depth = static_cast<int>(unzigzag(*depth));
