@@ -75,6 +75,9 @@ install_missing() {
     # The state store comparison measures the candidates beside RocksDB (the product's store).
     [[ -f /usr/include/lmdb.h ]] || missing+=(liblmdb-dev)
     [[ -f /usr/include/sqlite3.h ]] || missing+=(libsqlite3-dev)
+    # memory-tls sets OpenSSL's per-connection state beside what a GnuTLS or mbedTLS client keeps.
+    [[ -f /usr/include/gnutls/gnutls.h ]] || missing+=(libgnutls28-dev)
+    [[ -f /usr/include/mbedtls/ssl.h ]] || missing+=(libmbedtls-dev)
     ((${#missing[@]})) || return 0
     log "installing ${missing[*]}"
     local sudo=
@@ -96,6 +99,9 @@ cmake --build "$BUILD" -j"$JOBS" --target asiocrawl_cli asiocrawl-bench-site asi
     asiocrawl-bench-latency-server asiocrawl-bench-seen-set asiocrawl-bench-parse-rate asiocrawl-bench-dns >/dev/null
 # Built only when the comparison's libraries were found.
 cmake --build "$BUILD" -j"$JOBS" --target asiocrawl-bench-state-store >/dev/null 2>&1 || true
+cmake --build "$BUILD" -j"$JOBS" --target asiocrawl-bench-tls-state >/dev/null
+cmake --build "$BUILD" -j"$JOBS" --target asiocrawl-bench-tls-state-gnutls >/dev/null 2>&1 || true
+cmake --build "$BUILD" -j"$JOBS" --target asiocrawl-bench-tls-state-mbedtls >/dev/null 2>&1 || true
 CRAWLER=$BUILD/asiocrawl
 TOOLS=$BUILD/bench
 
@@ -369,6 +375,15 @@ memory_tls() {
     done
     say ""
     say "**Bytes per in-flight fetch: ${per_fetch[0]#https } over HTTPS, ${per_fetch[1]#http } over plain HTTP** ((peak RSS busy - baseline) / peak in flight)."
+    say ""
+    say "What a waiting TLS client connection keeps, by library and by OpenSSL allocation site (1,000 connections):"
+    say ""
+    say '```'
+    say "$("$TOOLS/asiocrawl-bench-tls-state" --connections 1000)"
+    say "$("$TOOLS/asiocrawl-bench-tls-state" --connections 1000 --by-site | tail -n +2)"
+    [[ -x $TOOLS/asiocrawl-bench-tls-state-gnutls ]] && say "$("$TOOLS/asiocrawl-bench-tls-state-gnutls" --connections 1000)"
+    [[ -x $TOOLS/asiocrawl-bench-tls-state-mbedtls ]] && say "$("$TOOLS/asiocrawl-bench-tls-state-mbedtls")"
+    say '```'
 }
 
 # ---- 3c. DNS at crawl scale ---------------------------------------------------------------------------------
