@@ -12,7 +12,8 @@
 # answers' delay, default 25000: long enough for every handshake to end first), DNS_NAMES (default 500),
 # DNS_DELAY_MS (the test resolver's delay, default 100), DNS_TASKS (default 100),
 # CRAWL_TIMEOUT (seconds one crawl may take, default 300; a crawler stopped by it is marked "(timeout)"),
-# ASIOCRAWL_FLAGS (extra flags for every asiocrawl run).
+# ASIOCRAWL_FLAGS (extra flags for every asiocrawl run), CRAWLERS (the throughput table's crawlers to run,
+# default all: asiocrawl asiocrawl-p2 asiocrawl-gumbo asiocrawl-state wget wget2).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -74,6 +75,9 @@ install_missing() {
     # The state store comparison measures the candidates beside RocksDB (the product's store).
     [[ -f /usr/include/lmdb.h ]] || missing+=(liblmdb-dev)
     [[ -f /usr/include/sqlite3.h ]] || missing+=(libsqlite3-dev)
+    # memory-tls sets OpenSSL's per-connection state beside what a GnuTLS or mbedTLS client keeps.
+    [[ -f /usr/include/gnutls/gnutls.h ]] || missing+=(libgnutls28-dev)
+    [[ -f /usr/include/mbedtls/ssl.h ]] || missing+=(libmbedtls-dev)
     ((${#missing[@]})) || return 0
     log "installing ${missing[*]}"
     local sudo=
@@ -95,6 +99,9 @@ cmake --build "$BUILD" -j"$JOBS" --target asiocrawl_cli asiocrawl-bench-site asi
     asiocrawl-bench-latency-server asiocrawl-bench-seen-set asiocrawl-bench-parse-rate asiocrawl-bench-dns >/dev/null
 # Built only when the comparison's libraries were found.
 cmake --build "$BUILD" -j"$JOBS" --target asiocrawl-bench-state-store >/dev/null 2>&1 || true
+cmake --build "$BUILD" -j"$JOBS" --target asiocrawl-bench-tls-state >/dev/null
+cmake --build "$BUILD" -j"$JOBS" --target asiocrawl-bench-tls-state-gnutls >/dev/null 2>&1 || true
+cmake --build "$BUILD" -j"$JOBS" --target asiocrawl-bench-tls-state-mbedtls >/dev/null 2>&1 || true
 CRAWLER=$BUILD/asiocrawl
 TOOLS=$BUILD/bench
 
@@ -173,6 +180,13 @@ throughput() {
     grep -q -- '--state-dir' <<<"$crawler_help" && crawlers+=(asiocrawl-state)
     crawlers+=(wget)
     command -v wget2 >/dev/null && crawlers+=(wget2)
+    # CRAWLERS: run only these of them (e.g. "asiocrawl asiocrawl-state").
+    if [[ -n ${CRAWLERS:-} ]]; then
+        local -a chosen=()
+        local c
+        for c in "${crawlers[@]}"; do [[ " $CRAWLERS " == *" $c "* ]] && chosen+=("$c"); done
+        crawlers=("${chosen[@]}")
+    fi
     local parse_rate default_rate html_rate html_pages ceiling
     parse_rate=$("$TOOLS/asiocrawl-bench-parse-rate" "$site/root" 2)
     default_rate=$(grep -m1 '^fast:' <<<"$parse_rate" || head -1 <<<"$parse_rate")
@@ -361,6 +375,15 @@ memory_tls() {
     done
     say ""
     say "**Bytes per in-flight fetch: ${per_fetch[0]#https } over HTTPS, ${per_fetch[1]#http } over plain HTTP** ((peak RSS busy - baseline) / peak in flight)."
+    say ""
+    say "What a waiting TLS client connection keeps, by library and by OpenSSL allocation site (1,000 connections):"
+    say ""
+    say '```'
+    say "$("$TOOLS/asiocrawl-bench-tls-state" --connections 1000)"
+    say "$("$TOOLS/asiocrawl-bench-tls-state" --connections 1000 --by-site | tail -n +2)"
+    [[ -x $TOOLS/asiocrawl-bench-tls-state-gnutls ]] && say "$("$TOOLS/asiocrawl-bench-tls-state-gnutls" --connections 1000)"
+    [[ -x $TOOLS/asiocrawl-bench-tls-state-mbedtls ]] && say "$("$TOOLS/asiocrawl-bench-tls-state-mbedtls")"
+    say '```'
 }
 
 # ---- 3c. DNS at crawl scale ---------------------------------------------------------------------------------

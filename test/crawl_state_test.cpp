@@ -33,6 +33,7 @@ struct harness {
     std::size_t unfinished = 0;
     bool closed = false;
     std::vector<record> records;
+    std::vector<std::string> warnings;
     std::optional<crawl_state> state;
 
     explicit harness(std::function<void(crawler_config&)> adjust = {}, bool durable = false,
@@ -52,6 +53,10 @@ struct harness {
         };
         h.release = [this] { --unfinished; };
         h.emit = [this](const record& r) { records.push_back(r); };
+        h.log.write = [this](log_level level, std::string_view message) {
+            if (level >= log_level::warning)
+                warnings.emplace_back(message);
+        };
         state.emplace(config, std::move(h), durable, window, &manual_clock, 42);
     }
 
@@ -209,6 +214,29 @@ TEST(crawl_state, a_redirect_target_keeps_the_depth_and_names_its_source) {
     EXPECT_EQ(target.item.referrer, "http://a.test/");
 }
 
+TEST(crawl_state, a_root_redirecting_out_of_scope_says_so) {
+    harness h(no_robots);
+    h->start();
+    auto root = h.take("http://a.test/");
+    h.answer(root, redirect(301, "http://elsewhere.test/"));
+    EXPECT_EQ(h.find("http://a.test/")->next_url, "http://elsewhere.test/");
+    EXPECT_FALSE(h->next()) << "the target is out of scope";
+    ASSERT_EQ(h.warnings.size(), 1u);
+    EXPECT_NE(h.warnings[0].find("a root redirects out of scope, to http://elsewhere.test/"),
+              std::string::npos)
+        << h.warnings[0];
+}
+
+TEST(crawl_state, a_page_redirecting_out_of_scope_is_no_news) {
+    harness h(no_robots);
+    h->start();
+    auto root = h.take("http://a.test/");
+    h.answer(root, page(), {"http://a.test/away"});
+    auto away = h.take("http://a.test/away");
+    h.answer(away, redirect(302, "http://elsewhere.test/"));
+    EXPECT_TRUE(h.warnings.empty()) << h.warnings[0];
+}
+
 TEST(crawl_state, a_retry_waits_its_backoff_without_a_ticket) {
     harness h(no_robots);
     h->start();
@@ -277,8 +305,25 @@ TEST(crawl_state, a_durable_crawl_writes_what_it_admits_and_finishes) {
     EXPECT_TRUE(h->take_batch().empty()) << "nothing new";
 }
 
+TEST(crawl_state, a_window_is_at_least_twice_what_a_host_may_have_in_flight) {
+    crawler_config c;
+    c.politeness.max_per_host = 2;
+    c.max_tasks = 100;
+    EXPECT_EQ(crawl_state::effective_window(c, 64), 64u);
+    EXPECT_EQ(crawl_state::effective_window(c, 1), 4u);
+    c.politeness.max_per_host = 100;
+    EXPECT_EQ(crawl_state::effective_window(c, 64), 200u) << "100 workers on one host";
+    c.max_tasks = 10;
+    EXPECT_EQ(crawl_state::effective_window(c, 64), 64u) << "10 workers cannot take more than 10";
+}
+
 TEST(crawl_state, past_the_window_waiting_urls_spill_and_come_back_in_order) {
-    harness h([](crawler_config& c) { c.robots.obey = false; }, true, 2);
+    harness h(
+        [](crawler_config& c) {
+            c.robots.obey = false;
+            c.politeness.max_per_host = 1; // a window of 2 is then what is asked for
+        },
+        true, 2);
     h->start();
     auto root = h.take("http://a.test/");
     h.answer(root, page(), {"http://a.test/1", "http://a.test/2", "http://a.test/3", "http://a.test/4"});

@@ -175,6 +175,18 @@ TEST(MetricsRegistry, CountsRecordsByShape) {
     EXPECT_DOUBLE_EQ(e.at("asiocrawl_fetch_duration_seconds_sum"), 0.003 + 0.007 + 0.04 + 0.2 + 1.5 + 2 + 31);
 }
 
+TEST(metrics_registry, a_rejected_type_is_counted_apart_from_failures) {
+    metrics_registry registry;
+    record rejected = make(200, 3ms);
+    rejected.error = error::type_rejected;
+    registry.observe(rejected);
+    const exposition e = parse_exposition(registry.render(nullptr));
+    EXPECT_THAT(e.problems, testing::IsEmpty());
+    EXPECT_EQ(e.at("asiocrawl_type_rejected_total"), 1);
+    EXPECT_FALSE(e.has("asiocrawl_failures_total{kind=\"type_rejected\"}"));
+    EXPECT_EQ(e.at("asiocrawl_pages_total"), 0);
+}
+
 TEST(MetricsRegistry, GaugesComeFromTheSnapshot) {
     metrics_registry registry;
     crawl_progress live;

@@ -56,6 +56,8 @@ void metrics_registry::observe(const record& r) {
         ++responses_by_class_[std::to_string(r.status / 100) + "xx"];
     if (r.error == error::robots_denied) {
         ++robots_denied_;
+    } else if (r.error == error::type_rejected) {
+        ++type_rejected_; // an answer the crawl asked not to read (--accept-type), not a failure
     } else if (r.failed()) {
         ++failures_by_kind_[std::string(error_kind(r.error))];
     } else if (r.is_redirect()) {
@@ -90,11 +92,14 @@ std::string metrics_registry::render(const crawl_progress* live) const {
     for (const auto& [status_class, count] : responses_by_class_)
         sample(out, "asiocrawl_responses_total", count, "class=\"" + status_class + "\"");
     header(out, "asiocrawl_failures_total", "counter",
-           "Failed URLs by error kind (robots denials excluded).");
+           "Failed URLs by error kind (robots denials and rejected types excluded).");
     for (const auto& [kind, count] : failures_by_kind_)
         sample(out, "asiocrawl_failures_total", count, "kind=\"" + label_value(kind) + "\"");
     header(out, "asiocrawl_robots_denied_total", "counter", "URLs refused by robots.txt.");
     sample(out, "asiocrawl_robots_denied_total", robots_denied_);
+    header(out, "asiocrawl_type_rejected_total", "counter",
+           "Answers whose Content-Type accept_types refused (the head read, the body not).");
+    sample(out, "asiocrawl_type_rejected_total", type_rejected_);
     header(out, "asiocrawl_retries_total", "counter", "Attempts beyond the first, for finished URLs.");
     sample(out, "asiocrawl_retries_total", retries_);
     if (live != nullptr) {

@@ -39,6 +39,7 @@ private:
     std::uint64_t redirects_ = 0;
     std::uint64_t body_bytes_ = 0;
     std::uint64_t robots_denied_ = 0;
+    std::uint64_t type_rejected_ = 0;
     std::uint64_t retries_ = 0;
     std::map<std::string, std::uint64_t> responses_by_class_;
     std::map<std::string, std::uint64_t, std::less<>> failures_by_kind_;
