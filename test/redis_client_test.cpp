@@ -253,13 +253,13 @@ TEST(redis_client, close_at_any_step_of_a_call_under_way_is_safe) {
         auto call = client->execute(std::vector<redis::command>(50, redis::command{"PING"}));
         asio::co_spawn(
             ctx,
-            [&ended](asio::awaitable<std::vector<redis::reply>> under_way) -> asio::awaitable<void> {
+            [](asio::awaitable<std::vector<redis::reply>> under_way, bool& ended) -> asio::awaitable<void> {
                 try {
                     co_await std::move(under_way);
                 } catch (const std::exception&) {
                 }
                 ended = true;
-            }(std::move(call)),
+            }(std::move(call), ended), // parameters, not captures: the lambda is gone once it has begun
             asio::detached);
         for (int i = 0; i < steps && !ended; ++i)
             ctx.run_one_for(5s);
