@@ -8,6 +8,7 @@
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
+#include <boost/url/pct_string_view.hpp>
 
 #include <hiredis/hiredis.h>
 
@@ -22,33 +23,12 @@ using namespace asio::experimental::awaitable_operators;
 
 namespace {
 
-int hex_value(char c) {
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
+/// The userinfo's %-escapes decoded (Boost.URL checks them); nothing when one is malformed.
 std::optional<std::string> percent_decoded(std::string_view s) {
-    std::string out;
-    for (std::size_t i = 0; i < s.size(); ++i) {
-        if (s[i] != '%') {
-            out += s[i];
-            continue;
-        }
-        if (i + 2 >= s.size())
-            return std::nullopt;
-        const int hi = hex_value(s[i + 1]);
-        const int lo = hex_value(s[i + 2]);
-        if (hi < 0 || lo < 0)
-            return std::nullopt;
-        out += static_cast<char>(hi * 16 + lo);
-        i += 2;
-    }
-    return out;
+    const auto checked = boost::urls::make_pct_string_view(s);
+    if (!checked)
+        return std::nullopt;
+    return checked->decode();
 }
 
 reply convert(const redisReply& r) {
