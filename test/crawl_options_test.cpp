@@ -4,6 +4,7 @@
 
 #include "fetcher.hpp"
 #include "support/loopback.hpp"
+#include "support/records.hpp"
 #include "support/temp_dir.hpp"
 
 #include <asiocrawl/error.hpp>
@@ -92,13 +93,6 @@ struct options_fixture : ::testing::Test {
         return out ? std::move(*out) : detail::fetch_result{};
     }
 };
-
-const record* find(const report& r, const std::string& url) {
-    for (const auto& rec : r.records)
-        if (rec.url == url)
-            return &rec;
-    return nullptr;
-}
 
 } // namespace
 

@@ -1,6 +1,7 @@
 #include <asiocrawl/crawler.hpp>
 
 #include "support/loopback.hpp"
+#include "support/records.hpp"
 
 #include <asiocrawl/error.hpp>
 #include <asiocrawl_demo/site.hpp>
@@ -107,13 +108,6 @@ struct crawler_fixture : ::testing::Test {
         return out;
     }
 };
-
-const record* find(const report& r, const std::string& url) {
-    for (const auto& rec : r.records)
-        if (rec.url == url)
-            return &rec;
-    return nullptr;
-}
 
 } // namespace
 

@@ -3,6 +3,7 @@
 #include <asiocrawl/crawler.hpp>
 
 #include "support/loopback.hpp"
+#include "support/records.hpp"
 
 #include <asiocrawl/error.hpp>
 #include <asiocrawl_demo/site.hpp>
@@ -111,13 +112,6 @@ struct polite_fixture : ::testing::Test {
         return out;
     }
 };
-
-const record* find(const report& r, const std::string& url) {
-    for (const auto& rec : r.records)
-        if (rec.url == url)
-            return &rec;
-    return nullptr;
-}
 
 } // namespace
 
