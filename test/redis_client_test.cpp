@@ -1,9 +1,10 @@
 // The Asio Redis client against a real redis-server: pipelined bursts, error answers, a server killed and
-// started again, and the redis:// URL.
+// started again, the redis:// URL, and the same over TLS (rediss://) with its certificate failures.
 #include "redis/redis_client.hpp"
 #include "state/shared_store.hpp"
 
 #include "support/redis_server.hpp"
+#include "support/tls_certs.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -15,6 +16,7 @@
 #include <gtest/gtest.h>
 
 #include <csignal>
+#include <iostream>
 #include <thread>
 
 namespace asio = boost::asio;
@@ -268,6 +270,250 @@ TEST(redis_client, close_at_any_step_of_a_call_under_way_is_safe) {
         ctx.run_for(10s);
         EXPECT_TRUE(ended);
     }
+}
+
+namespace {
+
+/// A TLS redis-server presenting a certificate of `pki`, and the PEM files a client may be given.
+struct tls_fixture {
+    explicit tls_fixture(test_pki p, bool auth_clients = false)
+        : pki(std::move(p))
+        , server(redis_tls_setup{pki.ca_pem, pki.server_cert_pem, pki.server_key_pem, auth_clients}) {}
+    test_pki pki;
+    redis_server server;
+    temp_pem_file ca{pki.ca_pem};
+    temp_pem_file client_cert{pki.client_cert_pem};
+    temp_pem_file client_key{pki.client_key_pem};
+
+    redis::client_options options(const std::string& host = "127.0.0.1") const {
+        redis::client_options o;
+        o.where = redis::parse_url(server.tls_url(host)).value.value();
+        o.tls.ca_file = ca.path().string();
+        o.io_timeout = 5s;
+        return o;
+    }
+};
+
+/// PING through a client made with `options`, retrying as a crawl would for at most `give_up_after`:
+/// "PONG", or why it failed (every retry's reason too, in `retries`).
+std::string ping(redis::client_options options, std::vector<std::string>* retries = nullptr,
+                 std::chrono::milliseconds give_up_after = 1500ms) {
+    asio::io_context ctx;
+    options.give_up_after = give_up_after;
+    options.backoff_max = 200ms;
+    options.on_retry = [retries](int, const std::string& why) {
+        if (retries)
+            retries->push_back(why);
+    };
+    redis::client client(ctx.get_executor(), options);
+    return run(ctx, [&]() -> asio::awaitable<std::string> {
+        try {
+            redis::command ping{"PING"};
+            auto answer = co_await client.call(std::move(ping));
+            co_return answer.str;
+        } catch (const std::exception& e) {
+            co_return std::string(e.what());
+        }
+    });
+}
+
+} // namespace
+
+TEST(redis_tls, pipelined_calls_and_auth_over_tls_never_show_the_password) {
+    tls_fixture tls{make_test_pki()};
+    tls.server.command({"CONFIG", "SET", "requirepass", "tls-secret"});
+    asio::io_context ctx;
+    auto options = tls.options();
+    options.where.password = "tls-secret";
+    std::vector<std::string> said;
+    options.on_retry = [&](int, const std::string& why) { said.push_back(why); };
+    redis::client client(ctx.get_executor(), options);
+    const int n = 2000;
+    auto answers = run(ctx, [&]() -> asio::awaitable<std::vector<redis::reply>> {
+        std::vector<redis::command> burst;
+        for (int i = 0; i < n; ++i)
+            burst.push_back({"RPUSH", "list", std::string(100, 'x') + std::to_string(i)});
+        burst.push_back({"LRANGE", "list", "0", "-1"});
+        co_return co_await client.execute(std::move(burst));
+    });
+    ASSERT_EQ(answers.size(), static_cast<std::size_t>(n + 1));
+    for (int i = 0; i < n; ++i)
+        ASSERT_EQ(answers[static_cast<std::size_t>(i)].integer, i + 1);
+    ASSERT_EQ(answers.back().elements.size(), static_cast<std::size_t>(n));
+    EXPECT_EQ(answers.back().elements[1999].str, std::string(100, 'x') + "1999");
+    EXPECT_EQ(client.connections(), 1u);
+    EXPECT_TRUE(said.empty());
+
+    // A wrong password over TLS: the server's refusal, without the password; the log's words lack it too.
+    options.where.password = "not-the-tls-secret";
+    std::vector<std::string> retries;
+    const auto refused = ping(options, &retries);
+    EXPECT_NE(refused.find("WRONGPASS"), std::string::npos) << refused;
+    EXPECT_EQ(refused.find("not-the-tls-secret"), std::string::npos) << refused;
+    EXPECT_EQ(redis::redacted(options.where).find("not-the-tls-secret"), std::string::npos);
+    EXPECT_EQ(redis::redacted(options.where),
+              "rediss://:***@127.0.0.1:" + std::to_string(tls.server.tls_port()) + "/0");
+    for (const auto& why : retries)
+        EXPECT_EQ(why.find("not-the-tls-secret"), std::string::npos) << why;
+}
+
+TEST(redis_tls, a_certificate_from_an_untrusted_ca_is_refused_with_its_reason) {
+    tls_fixture tls{make_test_pki()};
+    auto options = tls.options();
+    const auto other = make_test_pki();
+    temp_pem_file other_ca{other.ca_pem};
+    options.tls.ca_file = other_ca.path().string();
+    options.where.password = "never-shown";
+    std::vector<std::string> retries;
+    const auto failure = ping(options, &retries, 300ms);
+    std::cout << failure << "\n";
+    // Counted like an unreachable Redis: retried until give_up_after, then given up with the reason.
+    EXPECT_NE(failure.find("has not answered for"), std::string::npos) << failure;
+    EXPECT_NE(failure.find("is not trusted"), std::string::npos) << failure;
+    EXPECT_NE(failure.find("asiocrawl test CA"), std::string::npos) << failure;
+    ASSERT_FALSE(retries.empty());
+    EXPECT_NE(retries.front().find("is not trusted"), std::string::npos) << retries.front();
+    EXPECT_EQ(failure.find("never-shown"), std::string::npos);
+    // Trusted through ca_file, the same server answers.
+    options.tls.ca_file = tls.ca.path().string();
+    options.where.password.clear();
+    EXPECT_EQ(ping(options), "PONG");
+}
+
+TEST(redis_tls, the_host_name_and_ip_address_are_checked_against_the_certificate) {
+    {
+        // Connected to by IP address: the certificate's IP addresses count, not its DNS names.
+        tls_fixture tls{make_test_pki({"redis.example"})};
+        const auto failure = ping(tls.options("127.0.0.1"), nullptr, 300ms);
+        std::cout << failure << "\n";
+        EXPECT_NE(failure.find("the certificate is for redis.example, not 127.0.0.1"), std::string::npos)
+            << failure;
+        auto insecure = tls.options("127.0.0.1");
+        insecure.tls.insecure = true;
+        insecure.tls.ca_file.clear();
+        EXPECT_EQ(ping(insecure), "PONG") << "insecure: neither the name nor the issuer is checked";
+    }
+    {
+        tls_fixture tls{make_test_pki({"redis.example", "127.0.0.1"})};
+        EXPECT_EQ(ping(tls.options("127.0.0.1")), "PONG") << "an IP SAN matches an IP-address host";
+        const auto failure = ping(tls.options("localhost"), nullptr, 300ms);
+        std::cout << failure << "\n";
+        EXPECT_NE(failure.find("the certificate is for redis.example, 127.0.0.1, not localhost"),
+                  std::string::npos)
+            << failure;
+    }
+}
+
+TEST(redis_tls, a_client_certificate_is_presented_when_the_server_requires_one) {
+    tls_fixture tls{make_test_pki(), true};
+    std::vector<std::string> retries;
+    const auto failure = ping(tls.options(), &retries, 300ms);
+    std::cout << failure << "\n";
+    EXPECT_NE(failure.find("client certificate"), std::string::npos) << failure;
+    EXPECT_NE(failure.find("has not answered for"), std::string::npos) << failure;
+
+    auto with_cert = tls.options();
+    with_cert.tls.cert_file = tls.client_cert.path().string();
+    with_cert.tls.key_file = tls.client_key.path().string();
+    EXPECT_EQ(ping(with_cert), "PONG");
+    // One PEM holding both the certificate and its key.
+    temp_pem_file both{tls.pki.client_cert_pem + tls.pki.client_key_pem};
+    with_cert.tls.cert_file = both.path().string();
+    with_cert.tls.key_file.clear();
+    EXPECT_EQ(ping(with_cert), "PONG");
+}
+
+TEST(redis_tls, a_plain_server_on_a_rediss_url_is_named_as_such) {
+    redis_server plain;
+    auto options = redis::parse_url("rediss://127.0.0.1:" + std::to_string(plain.port())).value.value();
+    redis::client_options o;
+    o.where = options;
+    o.connect_timeout = 300ms;
+    const auto failure = ping(o, nullptr, 300ms);
+    std::cout << failure << "\n";
+    EXPECT_NE(failure.find("is it a plain redis:// port?"), std::string::npos) << failure;
+}
+
+TEST(redis_tls, unusable_tls_files_are_named_when_the_client_is_made) {
+    asio::io_context ctx;
+    temp_pem_file not_pem{"this is not a certificate\n"};
+    // Aggregates in order: ca_file, cert_file, key_file, insecure.
+    struct row {
+        redis::tls_options tls;
+        std::string which, path;
+    };
+    const std::string bad = not_pem.path().string();
+    const std::vector<row> rows = {
+        {{"/nonexistent/ca.pem", "", "", false}, "ca_file", "/nonexistent/ca.pem"},
+        {{bad, "", "", false}, "ca_file", bad},
+        {{"", "/nonexistent/client.pem", "", false}, "cert_file", "/nonexistent/client.pem"},
+        {{"", bad, "", false}, "cert_file", bad},
+    };
+    redis::client_options options;
+    options.where = redis::parse_url("rediss://127.0.0.1:1").value.value();
+    for (const auto& r : rows) {
+        SCOPED_TRACE(r.path);
+        options.tls = r.tls;
+        try {
+            redis::client client(ctx.get_executor(), options);
+            ADD_FAILURE() << "no error";
+        } catch (const redis::tls_file_error& e) {
+            EXPECT_EQ(e.which, r.which);
+            EXPECT_EQ(e.path, r.path);
+            EXPECT_NE(std::string(e.what()).find(r.path), std::string::npos) << e.what();
+            std::cout << e.what() << "\n";
+        }
+    }
+    // A key that does not open names the key file.
+    const auto pki = make_test_pki();
+    temp_pem_file cert{pki.client_cert_pem};
+    options.tls = {"", cert.path().string(), "/nonexistent/client.key", false};
+    try {
+        redis::client client(ctx.get_executor(), options);
+        ADD_FAILURE() << "no error";
+    } catch (const redis::tls_file_error& e) {
+        EXPECT_EQ(e.which, "key_file");
+    }
+    // The files of a redis:// endpoint are not read at all.
+    options.where.tls = false;
+    EXPECT_NO_THROW(redis::client(ctx.get_executor(), options));
+}
+
+TEST(redis_tls, reconnects_with_a_fresh_session_after_the_server_is_killed_and_started_again) {
+    tls_fixture tls{make_test_pki()};
+    asio::io_context ctx;
+    auto options = tls.options();
+    std::vector<std::string> retries;
+    options.on_retry = [&](int, const std::string& why) { retries.push_back(why); };
+    redis::client client(ctx.get_executor(), options);
+    run(ctx, [&]() -> asio::awaitable<void> {
+        redis::command set{"SET", "kept", "over-tls"};
+        co_await client.call(std::move(set));
+    });
+    tls.server.kill();
+    bool lost = false;
+    run(ctx, [&]() -> asio::awaitable<void> {
+        try {
+            redis::command get{"GET", "kept"};
+            co_await client.call(std::move(get));
+        } catch (const redis::connection_lost&) {
+            lost = true;
+        }
+    });
+    EXPECT_TRUE(lost);
+    std::thread restarter([&] {
+        std::this_thread::sleep_for(400ms);
+        tls.server.start();
+    });
+    auto value = run(ctx, [&]() -> asio::awaitable<std::string> {
+        redis::command get{"GET", "kept"};
+        auto r = co_await client.call(std::move(get));
+        co_return r.str;
+    });
+    restarter.join();
+    EXPECT_EQ(value, "over-tls");
+    EXPECT_EQ(client.connections(), 2u);
+    EXPECT_FALSE(retries.empty());
 }
 
 // asiocrawl report --redis, and every instance's final report: the instances' counters added up.

@@ -1,23 +1,34 @@
 #include "redis/redis_client.hpp"
 
+#include "tls_certificate.hpp"
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/buffer.hpp>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/experimental/channel.hpp>
 #include <boost/asio/ip/address.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/ssl/error.hpp>
+#include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/url/pct_string_view.hpp>
 
 #include <hiredis/hiredis.h>
+#include <openssl/err.h>
+#include <openssl/x509_vfy.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
+#include <cstring>
+#include <fstream>
 
 namespace asiocrawl::redis {
 
 namespace asio = boost::asio;
+namespace ssl = asio::ssl;
 using asio::ip::tcp;
 using namespace asio::experimental::awaitable_operators;
 
@@ -84,6 +95,51 @@ void format(const command& c, std::string& out) {
 struct reader_deleter {
     void operator()(redisReader* r) const noexcept { redisReaderFree(r); }
 };
+
+/// The TLS context of a rediss:// client, its files read once (at start, before any crawling).
+ssl::context make_tls_context(const tls_options& tls) {
+    ssl::context context{ssl::context::tls_client};
+    context.set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 | ssl::context::no_sslv3 |
+                        ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1);
+    // A file that cannot be opened says why in the system's words; one that opens but holds no usable PEM
+    // says it in OpenSSL's.
+    const auto use = [](const std::string& which, const std::string& path, auto load) {
+        if (path.empty())
+            return;
+        if (!std::ifstream(path))
+            throw tls_file_error(which, path, std::strerror(errno));
+        boost::system::error_code ec;
+        load(path, ec);
+        if (ec)
+            throw tls_file_error(which, path, ec.message());
+    };
+    if (tls.insecure) {
+        context.set_verify_mode(ssl::verify_none);
+    } else {
+        context.set_verify_mode(ssl::verify_peer);
+        // An unreadable system store leaves ca_file alone to trust: certificates then fail, as they should.
+        boost::system::error_code ignored;
+        context.set_default_verify_paths(ignored);
+    }
+    use("ca_file", tls.ca_file,
+        [&](const std::string& path, boost::system::error_code& ec) { context.load_verify_file(path, ec); });
+    use("cert_file", tls.cert_file, [&](const std::string& path, boost::system::error_code& ec) {
+        context.use_certificate_chain_file(path, ec);
+    });
+    const std::string& key = tls.key_file.empty() ? tls.cert_file : tls.key_file;
+    use(tls.key_file.empty() ? "cert_file" : "key_file", key,
+        [&](const std::string& path, boost::system::error_code& ec) {
+            context.use_private_key_file(path, ssl::context::pem, ec);
+        });
+    ERR_clear_error();
+    return context;
+}
+
+bool is_ip_address(const std::string& host) {
+    boost::system::error_code ec;
+    asio::ip::make_address(host, ec);
+    return !ec;
+}
 
 } // namespace
 
@@ -171,11 +227,17 @@ struct client::impl {
         , options(std::move(o))
         , socket(ex)
         , timer(ex)
-        , turn(ex, 1) {}
+        , turn(ex, 1) {
+        if (options.where.tls)
+            tls_context.emplace(make_tls_context(options.tls));
+    }
 
     asio::any_io_executor executor;
     client_options options;
     tcp::socket socket;
+    std::optional<ssl::context> tls_context;
+    // rediss://: the connection's TLS session over `socket`, made afresh with each connection.
+    std::optional<ssl::stream<tcp::socket&>> tls;
     asio::steady_timer timer;
     // A lock for one call at a time: a send takes it, a receive gives it back; waiters queue in order.
     asio::experimental::channel<void(boost::system::error_code)> turn;
@@ -187,18 +249,20 @@ struct client::impl {
     std::optional<std::chrono::steady_clock::time_point> failing_since;
     std::string read_buffer = std::string(16 * 1024, '\0');
 
+    // Called by the call holding the turn, never with an operation of its own under way: the TLS stream
+    // can go with the socket.
     void drop() {
         if (!failing_since)
             failing_since = std::chrono::steady_clock::now();
         boost::system::error_code ignored;
         socket.close(ignored);
+        tls.reset();
         reader.reset();
         is_connected = false;
     }
 
     // Each operation races a timer: a Redis that stops answering counts as a lost connection.
     asio::awaitable<boost::system::error_code> connect_bounded(const tcp::endpoint& target) {
-        timer.expires_after(options.connect_timeout);
         auto result = co_await (socket.async_connect(target, asio::as_tuple(asio::use_awaitable)) ||
                                 timer.async_wait(asio::as_tuple(asio::use_awaitable)));
         if (result.index() == 1)
@@ -206,27 +270,74 @@ struct client::impl {
         co_return std::get<0>(std::get<0>(result));
     }
 
-    asio::awaitable<boost::system::error_code> write_bounded(const std::string& out) {
-        timer.expires_after(options.io_timeout);
+    asio::awaitable<boost::system::error_code> handshake_bounded() {
         auto result =
-            co_await (asio::async_write(socket, asio::buffer(out), asio::as_tuple(asio::use_awaitable)) ||
+            co_await (tls->async_handshake(ssl::stream_base::client, asio::as_tuple(asio::use_awaitable)) ||
                       timer.async_wait(asio::as_tuple(asio::use_awaitable)));
         if (result.index() == 1)
             co_return make_error_code(asio::error::timed_out);
         co_return std::get<0>(std::get<0>(result));
     }
 
-    asio::awaitable<std::tuple<boost::system::error_code, std::size_t>> read_bounded() {
+    template <class Stream>
+    asio::awaitable<boost::system::error_code> write_bounded_on(Stream& stream, const std::string& out) {
+        timer.expires_after(options.io_timeout);
+        auto result =
+            co_await (asio::async_write(stream, asio::buffer(out), asio::as_tuple(asio::use_awaitable)) ||
+                      timer.async_wait(asio::as_tuple(asio::use_awaitable)));
+        if (result.index() == 1)
+            co_return make_error_code(asio::error::timed_out);
+        co_return std::get<0>(std::get<0>(result));
+    }
+
+    asio::awaitable<boost::system::error_code> write_bounded(const std::string& out) {
+        if (tls)
+            return write_bounded_on(*tls, out);
+        return write_bounded_on(socket, out);
+    }
+
+    template <class Stream>
+    asio::awaitable<std::tuple<boost::system::error_code, std::size_t>> read_bounded_on(Stream& stream) {
         timer.expires_after(options.io_timeout);
         auto result = co_await (
-            socket.async_read_some(asio::buffer(read_buffer), asio::as_tuple(asio::use_awaitable)) ||
+            stream.async_read_some(asio::buffer(read_buffer), asio::as_tuple(asio::use_awaitable)) ||
             timer.async_wait(asio::as_tuple(asio::use_awaitable)));
         if (result.index() == 1)
             co_return std::tuple{make_error_code(asio::error::timed_out), std::size_t{0}};
         co_return std::get<0>(result);
     }
 
-    asio::awaitable<boost::system::error_code> connect_once() {
+    asio::awaitable<std::tuple<boost::system::error_code, std::size_t>> read_bounded() {
+        if (tls)
+            return read_bounded_on(*tls);
+        return read_bounded_on(socket);
+    }
+
+    /// Why a TLS handshake failed, for the log: the certificate's problem in the fetcher's words, or what
+    /// the server's answer suggests.
+    std::string handshake_failure(const boost::system::error_code& ec) {
+        SSL* ssl = tls->native_handle();
+        const long verify = options.tls.insecure ? X509_V_OK : SSL_get_verify_result(ssl);
+        ERR_clear_error();
+        if (verify != X509_V_OK)
+            return "TLS: " + detail::certificate_problem(ssl, verify, options.where.host);
+        // A plain Redis reads a ClientHello as the start of an inline command and waits for its end.
+        if (ec == asio::error::timed_out)
+            return "TLS: no answer to the handshake within the connect timeout (is it a plain redis:// port? "
+                   "those stay silent)";
+        if (ec == asio::error::eof || ec == ssl::error::stream_truncated ||
+            ec == asio::error::connection_reset)
+            return "TLS: the server closed the connection during the handshake (" + ec.message() + ")";
+        // A plain Redis answers a ClientHello with an error line, which OpenSSL reads as a bad record.
+        if (ec.category() == asio::error::get_ssl_category() &&
+            ERR_GET_REASON(static_cast<unsigned long>(ec.value())) == SSL_R_WRONG_VERSION_NUMBER)
+            return "TLS: the server does not speak TLS (" + ec.message() + "): is it a plain redis:// port?";
+        return "TLS handshake failed: " + ec.message();
+    }
+
+    /// Connects (and shakes hands, for rediss://) within connect_timeout, then authenticates. Returns why
+    /// it failed, or nothing.
+    asio::awaitable<std::optional<std::string>> connect_once() {
         drop();
         boost::system::error_code ec;
         std::vector<tcp::endpoint> targets;
@@ -238,20 +349,42 @@ struct client::impl {
             auto [rec, results] = co_await resolver.async_resolve(options.where.host, options.where.port,
                                                                   asio::as_tuple(asio::use_awaitable));
             if (rec)
-                co_return rec;
+                co_return rec.message();
             for (const auto& r : results)
                 targets.push_back(r.endpoint());
         }
         ec = asio::error::host_not_found;
         for (const auto& target : targets) {
             drop();
+            timer.expires_after(options.connect_timeout);
             ec = co_await connect_bounded(target);
             if (!ec)
                 break;
         }
         if (ec)
-            co_return ec;
+            co_return ec.message();
         socket.set_option(tcp::no_delay(true), ec);
+        if (options.where.tls) {
+            tls.emplace(socket, *tls_context);
+            SSL* ssl = tls->native_handle();
+            // SNI carries host names only (RFC 6066 3); an IP address is checked against IP SANs.
+            const bool ip = is_ip_address(options.where.host);
+            if (!ip)
+                SSL_set_tlsext_host_name(ssl, options.where.host.c_str());
+            if (!options.tls.insecure) {
+                if (ip)
+                    X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), options.where.host.c_str());
+                else
+                    SSL_set1_host(ssl, options.where.host.c_str());
+            }
+            // The handshake spends what the TCP connection left of connect_timeout.
+            ec = co_await handshake_bounded();
+            if (ec) {
+                auto why = handshake_failure(ec);
+                drop();
+                co_return why;
+            }
+        }
         reader.reset(redisReaderCreate());
         is_connected = true;
         ++connections;
@@ -264,14 +397,26 @@ struct client::impl {
         }
         if (options.where.db != 0)
             hello.push_back({"SELECT", std::to_string(options.where.db)});
+        // Under TLS 1.3 a server that wants a client certificate refuses it after the handshake, at the
+        // first read: one round trip now makes that a failure to connect, with its reason.
+        if (options.where.tls && hello.empty())
+            hello.push_back({"PING"});
         if (hello.empty())
-            co_return boost::system::error_code{};
+            co_return std::nullopt;
         std::vector<reply> answers;
         try {
             answers = co_await exchange(hello);
-        } catch (const connection_lost&) {
+        } catch (const connection_lost& e) {
             drop();
-            co_return make_error_code(asio::error::connection_reset);
+            std::string why = e.what();
+            if (why.find("certificate required") != std::string::npos)
+                why += " (the server asks for a client certificate)";
+            // The server's alert may be lost to a reset that came first: a likely cause is still worth
+            // naming.
+            else if (options.where.tls && options.tls.cert_file.empty())
+                why += " (right after the TLS handshake: does the server want a client certificate? "
+                       "redis-server's tls-auth-clients is on by default)";
+            co_return why;
         }
         for (const auto& a : answers) {
             if (a.is_error()) {
@@ -280,7 +425,7 @@ struct client::impl {
                 throw server_error("redis: " + a.str);
             }
         }
-        co_return boost::system::error_code{};
+        co_return std::nullopt;
     }
 
     void give_up_if_too_long(const std::string& why) const {
@@ -301,16 +446,16 @@ struct client::impl {
             if (closed)
                 throw std::runtime_error("redis: the client is closed");
             give_up_if_too_long(last_failure);
-            const auto ec = co_await connect_once();
+            const auto failure = co_await connect_once();
             if (closed) {
                 drop();
                 throw std::runtime_error("redis: the client is closed");
             }
-            if (!ec)
+            if (!failure)
                 break;
-            last_failure = ec.message();
+            last_failure = *failure;
             if (options.on_retry)
-                options.on_retry(attempt, "connecting to " + redacted(options.where) + ": " + ec.message());
+                options.on_retry(attempt, "connecting to " + redacted(options.where) + ": " + *failure);
             timer.expires_after(wait);
             co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
             wait = std::min(wait * 2, options.backoff_max);

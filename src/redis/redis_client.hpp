@@ -1,7 +1,8 @@
 // A Redis client on the crawler's own executor: hiredis formats commands (redisFormatCommandArgv) and parses
 // answers (redisReader); the bytes travel over an Asio socket. One connection, no thread of its own. A call
 // sends all its commands in one write and matches the answers in order (pipelining); calls made while one
-// is under way wait their turn. A lost connection is made again with backoff.
+// is under way wait their turn. A lost connection is made again with backoff. A rediss:// endpoint speaks TLS
+// (OpenSSL through Asio's ssl::stream over the same socket); each connection is a fresh TLS session.
 #pragma once
 
 #include <boost/asio/any_io_executor.hpp>
@@ -70,11 +71,36 @@ public:
     using std::runtime_error::runtime_error;
 };
 
+/// A TLS file (CA, client certificate or key) that cannot be read or used. Thrown by the client's
+/// constructor.
+class tls_file_error : public std::runtime_error {
+public:
+    tls_file_error(std::string which_file, std::string file_path, const std::string& why)
+        : std::runtime_error("cannot use " + file_path + ": " + why)
+        , which(std::move(which_file))
+        , path(std::move(file_path)) {}
+    std::string which; ///< "ca_file", "cert_file" or "key_file"
+    std::string path;
+};
+
+/// TLS for a rediss:// endpoint. The server's certificate is verified against the system trust store and
+/// ca_file, and its names against the endpoint's host (an IP address against the certificate's IP
+/// addresses), unless `insecure`.
+struct tls_options {
+    std::string ca_file;   ///< extra trusted CA certificates (PEM); empty: the system store only
+    std::string cert_file; ///< a client certificate (PEM chain); empty: none
+    std::string key_file;  ///< its private key (PEM); empty: read from cert_file
+    bool insecure = false; ///< no verification of the server's certificate or name
+};
+
 /// A command as its arguments ("SET", "k", "v"); binary-safe.
 using command = std::vector<std::string>;
 
 struct client_options {
     endpoint where;
+    /// Used when where.tls.
+    tls_options tls;
+    /// The TCP connection and, for rediss://, the TLS handshake.
     std::chrono::milliseconds connect_timeout{2000};
     /// An answer that takes longer counts as a lost connection.
     std::chrono::milliseconds io_timeout{10000};
@@ -84,12 +110,14 @@ struct client_options {
     /// A Redis that has not answered for this long (every call since failed): calls throw unreachable.
     /// Zero: wait for ever.
     std::chrono::milliseconds give_up_after{0};
-    /// Told about each failed attempt to connect (attempt number, why); never given the password.
+    /// Told about each failed attempt to connect (attempt number, why: a TLS failure names its reason, such
+    /// as the certificate's problem); never given the password.
     std::function<void(int, const std::string&)> on_retry;
 };
 
 class client {
 public:
+    /// Reads the TLS files of a rediss:// endpoint now: throws tls_file_error when one cannot be used.
     client(boost::asio::any_io_executor executor, client_options options);
     ~client();
     client(const client&) = delete;

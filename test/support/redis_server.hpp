@@ -1,6 +1,8 @@
 // A real redis-server for a test: on a free loopback port (redis has no "--port 0": a port is picked by
 // binding 127.0.0.1:0 first), in a temporary directory, with an append-only file so that a restart keeps
-// what was written. Stopped with SIGKILL by pid when the test ends; every wait is bounded.
+// what was written. Stopped with SIGKILL by pid when the test ends; every wait is bounded. With a
+// redis_tls_setup it also listens for TLS (Debian's redis-server links OpenSSL) on a second port; the plain
+// port stays for the test's own checks (command()), the client under test uses tls_url().
 #pragma once
 
 #include "support/process.hpp"
@@ -12,11 +14,14 @@
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -81,6 +86,14 @@ inline std::string redis_raw(std::uint16_t port, const std::string& resp,
     return answer;
 }
 
+/// PEM texts (e.g. from support/tls_certs.hpp's make_test_pki) for a redis-server speaking TLS.
+struct redis_tls_setup {
+    std::string ca_pem;   ///< trusted for client certificates (tls-ca-cert-file)
+    std::string cert_pem; ///< the server's certificate
+    std::string key_pem;
+    bool auth_clients = false; ///< tls-auth-clients: a client certificate signed by ca_pem is required
+};
+
 class redis_server {
 public:
     /// Skips nothing: a missing redis-server fails the test (scripts/install-deps.sh installs it).
@@ -92,18 +105,65 @@ public:
         start();
     }
 
+    /// Also on a TLS port, its PEM files written into the server's directory.
+    explicit redis_server(const redis_tls_setup& tls)
+        : program_(find_program("redis-server"))
+        , port_(free_loopback_port())
+        , tls_port_(free_loopback_port()) {
+        while (tls_port_ == port_)
+            tls_port_ = free_loopback_port();
+        if (program_.empty())
+            throw std::runtime_error("redis-server is not installed (scripts/install-deps.sh installs it)");
+        const std::pair<const char*, const std::string*> files[] = {
+            {"ca.pem", &tls.ca_pem}, {"server.pem", &tls.cert_pem}, {"server.key", &tls.key_pem}};
+        for (const auto& [name, pem] : files) {
+            std::ofstream out(dir_.path / name, std::ios::binary);
+            out << *pem;
+            if (!out.flush())
+                throw std::runtime_error(std::string("cannot write ") + name);
+        }
+        tls_arguments_ = {"--tls-port",         std::to_string(tls_port_),
+                          "--tls-cert-file",    (dir_.path / "server.pem").string(),
+                          "--tls-key-file",     (dir_.path / "server.key").string(),
+                          "--tls-ca-cert-file", (dir_.path / "ca.pem").string(),
+                          "--tls-auth-clients", tls.auth_clients ? "yes" : "no"};
+        start();
+    }
+
     std::uint16_t port() const noexcept { return port_; }
     std::string url() const { return "redis://127.0.0.1:" + std::to_string(port_) + "/0"; }
+    std::uint16_t tls_port() const noexcept { return tls_port_; }
+    /// The TLS port as `host` names it (a certificate is checked against that name).
+    std::string tls_url(const std::string& host = "127.0.0.1") const {
+        return "rediss://" + host + ":" + std::to_string(tls_port_) + "/0";
+    }
     pid_t pid() const noexcept { return process_ ? process_->pid() : -1; }
     const std::filesystem::path& dir() const noexcept { return dir_.path; }
 
     /// Starts the server (again, on the same port and directory: the append-only file is replayed) and
     /// waits until it answers PING.
     void start() {
-        process_ = std::make_unique<child_process>(std::vector<std::string>{
-            program_, "--port", std::to_string(port_), "--bind", "127.0.0.1", "--dir", dir_.path.string(),
-            "--save", "", "--appendonly", "yes", "--appendfsync", "always", "--daemonize", "no",
-            "--protected-mode", "no", "--logfile", (dir_.path / "redis.log").string()});
+        std::vector<std::string> argv{program_,
+                                      "--port",
+                                      std::to_string(port_),
+                                      "--bind",
+                                      "127.0.0.1",
+                                      "--dir",
+                                      dir_.path.string(),
+                                      "--save",
+                                      "",
+                                      "--appendonly",
+                                      "yes",
+                                      "--appendfsync",
+                                      "always",
+                                      "--daemonize",
+                                      "no",
+                                      "--protected-mode",
+                                      "no",
+                                      "--logfile",
+                                      (dir_.path / "redis.log").string()};
+        argv.insert(argv.end(), tls_arguments_.begin(), tls_arguments_.end());
+        process_ = std::make_unique<child_process>(std::move(argv));
         const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds{10};
         while (std::chrono::steady_clock::now() < deadline) {
             if (redis_raw(port_, "*1\r\n$4\r\nPING\r\n", std::chrono::milliseconds{200}) == "+PONG\r\n")
@@ -135,6 +195,8 @@ private:
     temp_dir dir_{"redis"};
     std::string program_;
     std::uint16_t port_;
+    std::uint16_t tls_port_ = 0;
+    std::vector<std::string> tls_arguments_;
     std::unique_ptr<child_process> process_;
 };
 

@@ -113,7 +113,16 @@ test_pki make_test_pki(const std::vector<std::string>& names, std::chrono::secon
         add_extension(server.get(), ca.get(), NID_subject_alt_name, san);
     check(X509_sign(server.get(), ca_key.get(), EVP_sha256()) > 0, "X509_sign server");
 
-    return test_pki{to_pem(ca.get()), to_pem(server.get()), to_pem(server_key.get())};
+    auto client_key = make_key();
+    auto client = make_cert("asiocrawl test client", client_key.get(), ca.get(), serial++);
+    add_extension(client.get(), ca.get(), NID_basic_constraints, "critical,CA:FALSE");
+    add_extension(client.get(), ca.get(), NID_key_usage, "critical,digitalSignature");
+    add_extension(client.get(), ca.get(), NID_ext_key_usage, "clientAuth");
+    add_extension(client.get(), ca.get(), NID_authority_key_identifier, "keyid");
+    check(X509_sign(client.get(), ca_key.get(), EVP_sha256()) > 0, "X509_sign client");
+
+    return test_pki{to_pem(ca.get()), to_pem(server.get()), to_pem(server_key.get()), to_pem(client.get()),
+                    to_pem(client_key.get())};
 }
 
 boost::asio::ssl::context make_server_context(const test_pki& pki) {

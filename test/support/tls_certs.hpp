@@ -1,5 +1,6 @@
-// A throwaway PKI made at test time with the OpenSSL API: a CA and a server certificate for "localhost" and
-// 127.0.0.1 signed by it. No key or certificate is checked in, so none can leak or expire in the repo.
+// A throwaway PKI made at test time with the OpenSSL API: a CA, and a server certificate for "localhost" and
+// 127.0.0.1 and a client certificate signed by it. No key or certificate is checked in, so none can leak or
+// expire in the repo.
 #pragma once
 
 #include <boost/asio/ssl/context.hpp>
@@ -15,6 +16,8 @@ struct test_pki {
     std::string ca_pem;          ///< the CA certificate
     std::string server_cert_pem; ///< the server certificate followed by nothing else (the CA is the root)
     std::string server_key_pem;
+    std::string client_cert_pem; ///< a client certificate (clientAuth) signed by the same CA
+    std::string client_key_pem;
 };
 
 /// A CA and a server certificate for `names` (DNS names and IP addresses, as SAN entries), the server's valid
