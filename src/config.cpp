@@ -228,6 +228,14 @@ std::vector<std::string> validate(const crawler_config& config) {
     if (!config.state.redis.empty() && !config.state.redis.starts_with("redis://") &&
         !config.state.redis.starts_with("rediss://"))
         problems.emplace_back("state.redis must be a redis:// or rediss:// URL");
+    const redis_tls_config& redis_tls = config.state.redis_tls;
+    const bool any_redis_tls = !redis_tls.ca_file.empty() || !redis_tls.cert_file.empty() ||
+                               !redis_tls.key_file.empty() || redis_tls.insecure;
+    // TLS settings beside a plain URL would let an operator believe the traffic is encrypted.
+    if (any_redis_tls && !config.state.redis.starts_with("rediss://"))
+        problems.emplace_back("state.redis_tls.* is set but state.redis is not a rediss:// URL");
+    if (!redis_tls.key_file.empty() && redis_tls.cert_file.empty())
+        problems.emplace_back("state.redis_tls.key_file needs state.redis_tls.cert_file (--redis-cert)");
     if (config.state.lease.count() < 100)
         problems.emplace_back("state.lease must be at least 100 ms");
     if (config.state.redis_timeout.count() < 100)

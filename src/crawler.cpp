@@ -498,18 +498,24 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
         auto where = redis::parse_url(config.state.redis, password ? password : "");
         if (!where.value)
             throw state_error("state.redis: " + where.error);
-        if (where.value->tls)
-            throw state_error("state.redis: rediss:// (TLS) is not supported yet; reach Redis over a private "
-                              "network with redis://");
         redis::client_options options;
         options.where = *where.value;
+        const redis_tls_config& tls = config.state.redis_tls;
+        options.tls = {tls.ca_file, tls.cert_file, tls.key_file, tls.insecure};
+        if (where.value->tls && tls.insecure)
+            log(log_level::warning, "state.redis_tls.insecure: the certificate of " +
+                                        redis::redacted(*where.value) + " is not verified");
         options.give_up_after = config.state.redis_timeout;
         options.on_retry = [this](int attempt, const std::string& why) {
             if (attempt == 1 || attempt % 10 == 0)
                 log(log_level::warning,
                     "Redis unreachable (attempt " + std::to_string(attempt) + "): " + why);
         };
-        redis_client.emplace(executor, std::move(options));
+        try {
+            redis_client.emplace(executor, std::move(options));
+        } catch (const redis::tls_file_error& e) {
+            throw state_error("state.redis_tls." + e.which + ": " + e.what());
+        }
         const std::string definition = detail::crawl_definition_json(config);
         detail::shared_store::settings settings;
         settings.crawl_id =

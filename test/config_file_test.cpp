@@ -50,6 +50,10 @@ app_config every_key_changed() {
     c.crawl.state.instance = "worker-3";
     c.crawl.state.lease = 45s;
     c.crawl.state.redis_timeout = 90s;
+    c.crawl.state.redis_tls.ca_file = "/etc/redis tls/ca.crt";
+    c.crawl.state.redis_tls.cert_file = "/etc/redis-tls/client.crt";
+    c.crawl.state.redis_tls.key_file = "/etc/redis-tls/client.key";
+    c.crawl.state.redis_tls.insecure = true;
     c.crawl.scope = host_scope::lenient;
     c.crawl.exclude = {R"(\?(sort|page)=.*#"quoted")", "a{1,3}, b"};
     c.crawl.include = {"null"};

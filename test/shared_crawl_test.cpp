@@ -1,11 +1,12 @@
 // Several asiocrawl processes share one crawl through a real redis-server (docs/DEPLOY.md): the union of
 // their records is exactly the site's ground truth and no page is fetched twice; one of them killed with
 // SIGKILL costs at most the URLs it had leased; Redis killed and started again loses nothing; the per-host
-// in-flight cap holds for the whole crawl, counted by the server.
+// in-flight cap holds for the whole crawl, counted by the server; the same crawl over TLS (rediss://).
 #include "support/loopback.hpp"
 #include "support/process.hpp"
 #include "support/redis_server.hpp"
 #include "support/temp_dir.hpp"
+#include "support/tls_certs.hpp"
 
 #include <asiocrawl_demo/site.hpp>
 
@@ -293,4 +294,89 @@ TEST_F(shared_crawl, an_instance_that_cannot_reach_redis_gives_up_after_redis_ti
     EXPECT_NE(result.err.find("state.redis_timeout"), std::string::npos) << result.err;
     const auto [urls, lines] = union_of_records();
     EXPECT_GT(urls.size(), 0u) << "what was fetched before Redis went away is in the records";
+}
+
+// rediss://: a Redis that speaks TLS only to clients with a certificate of its CA, and a password from the
+// environment. Two instances share the crawl over it; the password is in no log line.
+TEST(shared_crawl_tls, two_instances_over_rediss_reach_the_ground_truth) {
+    const auto pki = make_test_pki();
+    redis_server redis(redis_tls_setup{pki.ca_pem, pki.server_cert_pem, pki.server_key_pem, true});
+    const std::string password = "tls-crawl-secret";
+    redis.command({"CONFIG", "SET", "requirepass", password});
+    temp_dir dir{"shared-crawl-tls"};
+    temp_pem_file ca{pki.ca_pem};
+    temp_pem_file cert{pki.client_cert_pem};
+    temp_pem_file key{pki.client_key_pem};
+    site_server site{3ms};
+    const std::vector<std::string> tls_flags{"--redis-ca-file",    ca.path().string(), "--redis-cert",
+                                             cert.path().string(), "--redis-key",      key.path().string()};
+    const auto command = [&](const std::string& instance) {
+        std::vector<std::string> argv{
+            cli,           "-v",
+            "--redis",     redis.tls_url(),
+            "--crawl-id",  "tls",
+            "--instance",  instance,
+            "--max-tasks", std::to_string(max_tasks),
+            "-o",          (dir.path / ("records-" + instance + ".jsonl")).string()};
+        argv.insert(argv.end(), tls_flags.begin(), tls_flags.end());
+        argv.push_back(site.server.origin() + "/");
+        return argv;
+    };
+    const std::vector<std::string> environment{"ASIOCRAWL_REDIS_PASSWORD=" + password};
+    child_process first(command("0"), environment);
+    child_process second(command("1"), environment);
+    std::set<std::string> urls;
+    std::size_t lines = 0;
+    for (auto* instance : {&first, &second}) {
+        const auto result = instance->wait(60s);
+        EXPECT_EQ(result.exit_code, 0) << result.err;
+        EXPECT_NE(result.err.find("rediss://:***@127.0.0.1"), std::string::npos) << result.err;
+        EXPECT_EQ(result.err.find(password), std::string::npos) << "the password is never logged";
+    }
+    for (const auto& entry : fs::directory_iterator(dir.path)) {
+        std::ifstream in(entry.path());
+        for (std::string line; std::getline(in, line);) {
+            ++lines;
+            urls.insert(std::string(boost::json::parse(line).as_object().at("url").as_string()));
+        }
+    }
+    EXPECT_EQ(urls, site.expected_urls());
+    EXPECT_EQ(lines, urls.size()) << "a URL got a record from two instances";
+    EXPECT_EQ(site.fetched_twice(), 0u);
+
+    // asiocrawl report over TLS, with the same files.
+    std::vector<std::string> report{cli, "report", "--redis", redis.tls_url(), "--crawl-id", "tls"};
+    report.insert(report.end(), tls_flags.begin(), tls_flags.end());
+    const auto printed = run_process(report, environment, 30s);
+    EXPECT_EQ(printed.exit_code, 0) << printed.err;
+    EXPECT_NE(printed.out.find("Done: " + std::to_string(lines) + "\n"), std::string::npos) << printed.out;
+    EXPECT_NE(printed.out.find("the crawl is over"), std::string::npos) << printed.out;
+}
+
+TEST(shared_crawl_tls, unusable_tls_settings_are_a_usage_error_naming_the_key) {
+    struct row {
+        std::vector<std::string> args;
+        std::string expected;
+    };
+    const std::vector<row> rows = {
+        {{"--redis", "rediss://127.0.0.1:1", "--redis-ca-file", "/nonexistent/ca.pem"},
+         "state.redis_tls.ca_file: cannot use /nonexistent/ca.pem"},
+        {{"--redis", "rediss://127.0.0.1:1", "--redis-cert", "/nonexistent/c.pem"},
+         "state.redis_tls.cert_file: cannot use /nonexistent/c.pem"},
+        {{"--redis", "redis://127.0.0.1:1", "--redis-insecure"},
+         "state.redis_tls.* is set but state.redis is not a rediss:// URL"},
+        {{"report", "--redis", "rediss://127.0.0.1:1", "--crawl-id", "x", "--redis-key", "/nonexistent/k",
+          "--redis-cert", "/nonexistent/c"},
+         "--redis-cert: cannot use /nonexistent/c"},
+    };
+    for (const auto& r : rows) {
+        std::vector<std::string> argv{cli};
+        argv.insert(argv.end(), r.args.begin(), r.args.end());
+        if (r.args.front() != "report")
+            argv.push_back("http://127.0.0.1:1/");
+        const auto result = run_process(argv, 30s);
+        SCOPED_TRACE(r.expected);
+        EXPECT_EQ(result.exit_code, 2) << result.err;
+        EXPECT_NE(result.err.find(r.expected), std::string::npos) << result.err;
+    }
 }

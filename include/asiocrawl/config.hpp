@@ -242,6 +242,24 @@ struct requisites_config {
     bool span_hosts = false;
 };
 
+/// TLS to a shared crawl's Redis (a rediss:// state.redis URL). The server's certificate and host name are
+/// verified against the system trust store and ca_file (an IP-address host against the certificate's IP
+/// addresses). Setting any of these with a redis:// URL is a configuration error.
+struct redis_tls_config {
+    /// A PEM file of CA certificates trusted for Redis, in addition to the system trust store (the private CA
+    /// that signed redis-server's tls-cert-file). Empty: the system store only. Default empty.
+    std::string ca_file;
+    /// A PEM client certificate (chain) presented to Redis, whose tls-auth-clients is on by default. Empty:
+    /// none. Default empty.
+    std::string cert_file;
+    /// The PEM private key of cert_file. Empty: read from cert_file (one PEM holding both). Needs cert_file.
+    /// Default empty.
+    std::string key_file;
+    /// Skip verifying Redis's certificate and host name (the traffic is still encrypted, but anyone in the
+    /// middle can read it). Logged as a warning once. Default false.
+    bool insecure = false;
+};
+
 /// Where a crawl keeps its state so that it survives a kill (docs/STATE.md).
 struct state_config {
     /// Directory of the crawl's durable state (an embedded RocksDB database). Set: every admitted URL, every
@@ -259,7 +277,8 @@ struct state_config {
     /// Start over: delete the previous crawl's state in `dir` first (a directory that holds something else
     /// is refused, never emptied). Default false.
     bool reset = false;
-    /// A shared crawl (docs/DEPLOY.md): redis://[[user]:password@]host[:port][/db]. Set: this process is
+    /// A shared crawl (docs/DEPLOY.md): redis://[[user]:password@]host[:port][/db], or rediss:// for Redis
+    /// over TLS (see redis_tls). Set: this process is
     /// one worker of a crawl whose seen set, frontier, leases and counters live in that Redis, and every
     /// worker runs the same command. The password may come from the ASIOCRAWL_REDIS_PASSWORD environment
     /// variable instead; it is never logged. Excludes `dir`. Default empty.
@@ -276,6 +295,8 @@ struct state_config {
     /// its leases go back to the crawl when they expire, and its outputs are complete for what it
     /// committed). Default 5 minutes.
     std::chrono::milliseconds redis_timeout{300000};
+    /// TLS settings for a rediss:// `redis` URL.
+    redis_tls_config redis_tls;
 };
 
 /// One crawl: where it starts, how far it goes, how hard it works.

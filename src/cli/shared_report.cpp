@@ -11,6 +11,7 @@
 
 #include <cstdlib>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -18,7 +19,9 @@ namespace asiocrawl::cli {
 
 namespace {
 
-constexpr const char* usage = "usage: asiocrawl report --redis redis://host:port/db --crawl-id ID";
+constexpr const char* usage =
+    "usage: asiocrawl report --redis redis[s]://host:port/db --crawl-id ID\n"
+    "       [--redis-ca-file FILE] [--redis-cert FILE] [--redis-key FILE] [--redis-insecure]";
 
 /// "--name value" or "--name=value" at argv[i]; advances i past what it took.
 bool take_option(int argc, char* argv[], int& i, std::string_view name, std::string& value) {
@@ -39,9 +42,18 @@ bool take_option(int argc, char* argv[], int& i, std::string_view name, std::str
 int shared_report_command(int argc, char* argv[]) {
     std::string url;
     std::string crawl_id;
+    redis::tls_options tls;
     for (int i = 1; i < argc; ++i) {
-        if (take_option(argc, argv, i, "--redis", url) || take_option(argc, argv, i, "--crawl-id", crawl_id))
+        if (take_option(argc, argv, i, "--redis", url) ||
+            take_option(argc, argv, i, "--crawl-id", crawl_id) ||
+            take_option(argc, argv, i, "--redis-ca-file", tls.ca_file) ||
+            take_option(argc, argv, i, "--redis-cert", tls.cert_file) ||
+            take_option(argc, argv, i, "--redis-key", tls.key_file))
             continue;
+        if (std::string_view(argv[i]) == "--redis-insecure") {
+            tls.insecure = true;
+            continue;
+        }
         std::cerr << "asiocrawl report: unknown argument " << argv[i] << "\n" << usage << "\n";
         return 2;
     }
@@ -55,14 +67,35 @@ int shared_report_command(int argc, char* argv[]) {
         std::cerr << "asiocrawl report: --redis: " << where.error << "\n";
         return 2;
     }
+    const bool any_tls =
+        !tls.ca_file.empty() || !tls.cert_file.empty() || !tls.key_file.empty() || tls.insecure;
+    if (any_tls && !where.value->tls) {
+        std::cerr
+            << "asiocrawl report: --redis-ca-file, --redis-cert, --redis-key and --redis-insecure need a "
+               "rediss:// URL\n";
+        return 2;
+    }
+    if (tls.insecure)
+        std::cerr << "asiocrawl report: warning: --redis-insecure: the certificate of "
+                  << redis::redacted(*where.value) << " is not verified\n";
     boost::asio::io_context ctx{1};
     redis::client_options options;
     options.where = *where.value;
+    options.tls = tls;
     options.give_up_after = std::chrono::seconds(10);
-    redis::client client(ctx.get_executor(), options);
+    std::optional<redis::client> client;
+    try {
+        client.emplace(ctx.get_executor(), options);
+    } catch (const redis::tls_file_error& e) {
+        const std::string flag = e.which == "ca_file"    ? "--redis-ca-file"
+                                 : e.which == "key_file" ? "--redis-key"
+                                                         : "--redis-cert";
+        std::cerr << "asiocrawl report: " << flag << ": " << e.what() << "\n";
+        return 2;
+    }
     detail::shared_store::settings settings;
     settings.crawl_id = crawl_id;
-    detail::shared_store store(client, settings);
+    detail::shared_store store(*client, settings);
     auto status = boost::asio::co_spawn(ctx, store.read_status(), boost::asio::use_future);
     ctx.run();
     try {
