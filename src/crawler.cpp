@@ -530,7 +530,14 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
         settings.max_per_host = config.politeness.max_per_host;
         settings.delay = std::chrono::duration_cast<std::chrono::milliseconds>(config.politeness.delay);
         shared.emplace(*redis_client, settings);
-        const auto seed = co_await shared->join(state.seed(), definition);
+        // A Redis unreachable from the start (down, or refusing its TLS certificate) is given up like one
+        // lost mid-crawl: after state.redis_timeout, exit status 2.
+        std::uint64_t seed = 0;
+        try {
+            seed = co_await shared->join(state.seed(), definition);
+        } catch (const redis::unreachable& e) {
+            throw gave_up_on_redis(e);
+        }
         state.set_seed(seed);
         log(log_level::info, "joined the shared crawl " + settings.crawl_id + " at " +
                                  redis::redacted(*where.value) + " as " + settings.instance);

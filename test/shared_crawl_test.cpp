@@ -380,3 +380,24 @@ TEST(shared_crawl_tls, unusable_tls_settings_are_a_usage_error_naming_the_key) {
         EXPECT_NE(result.err.find(r.expected), std::string::npos) << result.err;
     }
 }
+
+TEST(shared_crawl_tls, an_untrusted_redis_certificate_is_given_up_after_redis_timeout_with_its_reason) {
+    const auto pki = make_test_pki();
+    redis_server redis(redis_tls_setup{pki.ca_pem, pki.server_cert_pem, pki.server_key_pem, false});
+    // The test CA is in no system store: without --redis-ca-file the certificate is refused, retried like an
+    // unreachable Redis, and given up after state.redis_timeout.
+    const auto refused = run_process(
+        {cli, "--redis", redis.tls_url(), "--redis-timeout", "1s", "--crawl-id", "x", "http://127.0.0.1:1/"},
+        30s);
+    EXPECT_EQ(refused.exit_code, 2) << refused.err;
+    EXPECT_NE(refused.err.find("is not trusted"), std::string::npos) << refused.err;
+    EXPECT_NE(refused.err.find("state.redis_timeout"), std::string::npos) << refused.err;
+    // --redis-insecure connects anyway, and says once that it does not verify.
+    const auto insecure = run_process(
+        {cli, "report", "--redis", redis.tls_url(), "--crawl-id", "none", "--redis-insecure"}, 30s);
+    EXPECT_EQ(insecure.exit_code, 2) << insecure.err; // connected, but there is no such crawl
+    EXPECT_NE(insecure.err.find("no crawl none"), std::string::npos) << insecure.err;
+    const auto warned = insecure.err.find("is not verified");
+    EXPECT_NE(warned, std::string::npos) << insecure.err;
+    EXPECT_EQ(insecure.err.find("is not verified", warned + 1), std::string::npos) << insecure.err;
+}
