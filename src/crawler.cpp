@@ -653,6 +653,8 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
                 // The queue's count includes this loop's own hold.
                 const std::size_t local = queue.unfinished() > 0 ? queue.unfinished() - 1 : 0;
                 const std::size_t room = local < wanted ? wanted - local : 0;
+                const std::size_t occupied = local - std::min(local, done_awaiting_commit);
+                const std::size_t idle = occupied < config.max_tasks ? config.max_tasks - occupied : 0;
                 detail::shared_store::lease_answer answer;
                 try {
                     if (clock_type::now() - renewed_at > config.state.lease / 3) {
@@ -660,7 +662,7 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
                         co_await shared->renew(held);
                         renewed_at = clock_type::now();
                     }
-                    answer = co_await shared->lease(room);
+                    answer = co_await shared->lease(room, idle);
                 } catch (const redis::connection_lost& e) {
                     log(log_level::warning, std::string(e.what()) + ": retrying");
                     continue;
