@@ -466,7 +466,7 @@ const std::vector<config_key>& config_keys() {
         {"state.fsync",                        "state-fsync",              state,    boolean(FIELD(crawl.state.fsync)),                 "fsync every state commit (survives power loss too)"},
         {"state.window",                       none,                       state,    whole(FIELD(crawl.state.window)),                  "waiting URLs of one host held in memory; the rest wait on disk"},
         {"state.reset",                        "state-reset",              state,    boolean(FIELD(crawl.state.reset)),                 "delete the state dir's previous crawl and start over"},
-        {"state.redis",                        "redis",                    state,    text(FIELD(crawl.state.redis)),                    "share the crawl with other instances through this Redis: redis://host:port/db"},
+        {"state.redis",                        "redis",                    state,    text(FIELD(crawl.state.redis)),                    "share the crawl with other instances through this Redis: redis://host:port/db, rediss:// for TLS"},
         {"state.crawl_id",                     "crawl-id",                 state,    text(FIELD(crawl.state.crawl_id)),                 "the shared crawl's name in Redis (default: a hash of the crawl definition)"},
         {"state.instance",                     "instance",                 state,    text(FIELD(crawl.state.instance)),                 "this worker's name in a shared crawl; {instance} in output paths (default: JOB_COMPLETION_INDEX, else host and pid)"},
         {"state.lease",                        "lease",                    state,    duration(FIELD(crawl.state.lease)),                "how long a leased URL of a shared crawl belongs to its worker"},

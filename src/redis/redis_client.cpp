@@ -131,6 +131,8 @@ ssl::context make_tls_context(const tls_options& tls) {
         [&](const std::string& path, boost::system::error_code& ec) {
             context.use_private_key_file(path, ssl::context::pem, ec);
         });
+    // A system store that could not be read leaves errors queued, which the first handshake would report
+    // as its own.
     ERR_clear_error();
     return context;
 }
