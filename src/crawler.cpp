@@ -668,7 +668,7 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
         // An instance with idle workers asks again soon, then less often: URLs appear when another instance
         // commits a page's links, which no answer can announce.
         constexpr auto idle_poll_min = std::chrono::milliseconds(2);
-        constexpr auto idle_poll_max = std::chrono::milliseconds(50);
+        constexpr auto idle_poll_max = std::chrono::milliseconds(20);
         auto idle_poll = idle_poll_min;
         auto renewed_at = clock_type::now();
         try {
