@@ -87,6 +87,8 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
         , workers_exited(executor)
         , outputs_drained(executor)
         , commit_wanted(executor)
+        , commit_done(executor)
+
         , flush_done(executor) {
         if (config.parse_threads > 0)
             parse_pool.emplace(config.parse_threads);
@@ -147,11 +149,15 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
     std::unique_ptr<detail::state_store> store;
     std::optional<asio::thread_pool> storage;
     event commit_wanted;
+    event commit_done;
+
     event flush_done;
     bool flushed = false;
     std::string flush_error;
-    // URLs whose workers are through with them, counted as done (task_done) when the commit carrying their
-    // changes has been written.
+    std::uint64_t commits_started = 0;
+    std::uint64_t commits_done = 0;
+    // A shared crawl's URLs whose workers are through with them, counted as done (task_done) when the commit
+    // carrying their changes has been written.
     std::size_t done_awaiting_commit = 0;
     bool committer_running = false;
     bool committer_exit = false;
@@ -331,14 +337,20 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
             t.reset(); // the host slot goes back before the commit
             if (aborting)
                 continue;
-            if (state.durable()) {
-                // Done once its changes are written; the committer says so, and this worker fetches the
-                // next URL meanwhile instead of idling through the commit's round trip.
+            if (shared) {
+                // Done once its changes are in Redis; the committer says so, and this worker fetches the
+                // next URL meanwhile instead of idling through the round trip. A kill costs at most the
+                // URLs leased here, which these still are.
                 ++done_awaiting_commit;
                 commit_wanted.notify();
-            } else {
-                queue.task_done();
+                continue;
             }
+            // With a state dir a kill costs at most the max_tasks URLs in flight: a worker takes its next URL
+            // once its last one is written.
+            if (state.durable())
+                co_await committed();
+            if (!aborting)
+                queue.task_done();
         }
     }
 
@@ -354,6 +366,14 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
             storage->get_executor(),
             [f = std::move(f)]() mutable -> asio::awaitable<result_type> { co_return f(); },
             asio::use_awaitable);
+    }
+
+    /// Waits until the changes made so far are written: the next commit to start carries them.
+    asio::awaitable<void> committed() {
+        const auto target = commits_started + 1;
+        commit_wanted.notify();
+        while (commits_done < target && !aborting && committer_running)
+            co_await commit_done.wait();
     }
 
     asio::awaitable<void> flush_outputs() {
@@ -387,6 +407,7 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
                     co_await commit_wanted.wait();
                     continue;
                 }
+                const auto generation = ++commits_started;
                 const auto done_here = std::exchange(done_awaiting_commit, 0);
                 if (shared && batch.empty()) {
                     // Nothing to write.
@@ -408,6 +429,8 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
                     auto items = co_await on_storage(read);
                     state.on_refill(refill.host, std::move(items));
                 }
+                commits_done = generation;
+                commit_done.notify();
                 for (std::size_t i = 0; i < done_here && !aborting; ++i)
                     queue.task_done();
                 if (shared)
@@ -419,6 +442,7 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
             request_abort();
         }
         committer_running = false;
+        commit_done.notify();
         workers_exited.notify();
     }
 
@@ -657,7 +681,7 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
         // An instance with idle workers asks again soon, then less often: URLs appear when another instance
         // commits a page's links, which no answer can announce.
         constexpr auto idle_poll_min = std::chrono::milliseconds(2);
-        constexpr auto idle_poll_max = std::chrono::milliseconds(50);
+        constexpr auto idle_poll_max = std::chrono::milliseconds(20);
         auto idle_poll = idle_poll_min;
         auto renewed_at = clock_type::now();
         try {
@@ -742,6 +766,7 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
         for (auto& signal : worker_signals)
             signal.emit(asio::cancellation_type::terminal);
         outputs_drained.notify();
+        commit_done.notify();
     }
 
     crawl_progress snapshot() const {
