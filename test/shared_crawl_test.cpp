@@ -405,9 +405,9 @@ TEST(shared_crawl_tls, an_untrusted_redis_certificate_is_given_up_after_redis_ti
     redis_server redis(redis_tls_setup{pki.ca_pem, pki.server_cert_pem, pki.server_key_pem, false});
     // The test CA is in no system store: without --redis-ca-file the certificate is refused, retried like an
     // unreachable Redis, and given up after state.redis_timeout.
-    const auto refused = run_process(
-        {cli, "--redis", redis.tls_url(), "--redis-timeout", "1s", "--crawl-id", "x", "http://127.0.0.1:1/"},
-        30s);
+    const auto refused = run_process({cli, "--redis", redis.tls_url(), "--redis-timeout", "300ms",
+                                      "--crawl-id", "x", "http://127.0.0.1:1/"},
+                                     30s);
     EXPECT_EQ(refused.exit_code, 2) << refused.err;
     EXPECT_NE(refused.err.find("is not trusted"), std::string::npos) << refused.err;
     EXPECT_NE(refused.err.find("state.redis_timeout"), std::string::npos) << refused.err;
