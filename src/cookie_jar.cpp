@@ -8,6 +8,7 @@
 #include <charconv>
 #include <ctime>
 #include <mutex>
+#include <tuple>
 
 #include <arpa/inet.h>
 
@@ -34,6 +35,10 @@ clock_type::time_point from_unix_seconds(long long seconds) {
 
 /// RFC 6265bis: no cookie outlives 400 days from now, whatever its Expires or Max-Age.
 constexpr auto longest_life = std::chrono::hours(400 * 24);
+
+bool older(const cookie& a, const cookie& b) {
+    return std::tie(a.created, a.created_order) < std::tie(b.created, b.created_order);
+}
 
 std::string_view trim_spaces(std::string_view s) {
     return ascii::trim(s, " \t");
@@ -285,8 +290,10 @@ void cookie_jar::store(cookie c, time_point now) {
         return old.name == c.name && old.path == c.path && old.host_only == c.host_only;
     });
     c.created = now;
+    c.created_order = ++created_;
     if (same != list.end()) {
         c.created = same->created;
+        c.created_order = same->created_order;
         list.erase(same);
         --count_;
     }
@@ -296,8 +303,8 @@ void cookie_jar::store(cookie c, time_point now) {
         return; // an expiry in the past deletes the cookie
     }
     if (list.size() >= max_per_domain) {
-        const auto oldest = std::min_element(
-            list.begin(), list.end(), [](const cookie& a, const cookie& b) { return a.created < b.created; });
+        const auto oldest = std::min_element(list.begin(), list.end(),
+                                             [](const cookie& a, const cookie& b) { return older(a, b); });
         list.erase(oldest);
         --count_;
     }
@@ -307,7 +314,7 @@ void cookie_jar::store(cookie c, time_point now) {
         std::string oldest_domain;
         for (auto& [domain, cookies] : by_domain_)
             for (auto& candidate : cookies)
-                if (!oldest || candidate.created < oldest->created) {
+                if (!oldest || older(candidate, *oldest)) {
                     oldest = &candidate;
                     oldest_domain = domain;
                 }
@@ -350,7 +357,7 @@ std::string cookie_jar::cookie_header(const cookie_target& to, time_point now) c
     std::stable_sort(matching.begin(), matching.end(), [](const cookie* a, const cookie* b) {
         if (a->path.size() != b->path.size())
             return a->path.size() > b->path.size();
-        return a->created < b->created;
+        return older(*a, *b);
     });
     std::string header;
     for (const auto* c : matching) {
