@@ -278,10 +278,37 @@ bool cookie_jar::set_cookie(const cookie_target& from, std::string_view value, t
     }
     c.path = path_attribute ? *path_attribute : default_path(from.path);
     // RFC 6265bis: only a secure origin may set a Secure cookie.
-    if (c.secure && !ascii::iequals(from.scheme, "https"))
+    const bool secure_origin = ascii::iequals(from.scheme, "https");
+    if (c.secure && !secure_origin)
+        return false;
+    // RFC 6265bis 4.1.3, as browsers enforce it (names compared case-insensitively): a "__Secure-" cookie
+    // must be Secure, a "__Host-" cookie also host-only with path "/", so that no other host or path forged
+    // it.
+    const auto has_prefix = [&](std::string_view prefix) {
+        return c.name.size() >= prefix.size() &&
+               ascii::iequals(std::string_view(c.name).substr(0, prefix.size()), prefix);
+    };
+    if ((has_prefix("__Secure-") || has_prefix("__Host-")) && !c.secure)
+        return false;
+    if (has_prefix("__Host-") && (!c.host_only || c.path != "/"))
+        return false;
+    if (!secure_origin && shadows_a_secure_cookie(c))
         return false;
     store(std::move(c), now);
     return true;
+}
+
+bool cookie_jar::shadows_a_secure_cookie(const cookie& c) const {
+    // RFC 6265bis 5.7 step 16 ("leave secure cookies alone"): an insecure origin may not set a cookie whose
+    // name, domain and path would overwrite or shadow a Secure one.
+    for (const auto& [domain, cookies] : by_domain_) {
+        if (!domain_matches(domain, c.domain) && !domain_matches(c.domain, domain))
+            continue;
+        for (const auto& old : cookies)
+            if (old.secure && old.name == c.name && path_matches(c.path, old.path))
+                return true;
+    }
+    return false;
 }
 
 void cookie_jar::store(cookie c, time_point now) {

@@ -72,6 +72,7 @@ public:
 
 private:
     void store(cookie c, time_point now);
+    bool shadows_a_secure_cookie(const cookie& c) const;
     std::map<std::string, std::vector<cookie>> by_domain_;
     std::size_t count_ = 0;
     std::uint64_t created_ = 0;

@@ -139,6 +139,37 @@ TEST(CookieJar, SecureCookiesGoOnlyOverHttpsAndComeOnlyFromIt) {
     EXPECT_TRUE(jar.all()[0].http_only);
 }
 
+// RFC 6265bis 4.1.3 and 5.7, as browsers enforce them.
+TEST(CookieJar, SecureAndHostPrefixesAreEnforced) {
+    cookie_jar jar;
+    EXPECT_FALSE(jar.set_cookie(https("h.example"), "__Secure-a=1", now)) << "not Secure";
+    EXPECT_FALSE(jar.set_cookie(http("h.example"), "__Secure-a=1; Secure", now)) << "not from https";
+    EXPECT_TRUE(jar.set_cookie(https("h.example"), "__Secure-a=1; Secure; Domain=h.example", now));
+    EXPECT_FALSE(jar.set_cookie(https("h.example"), "__secure-b=1", now)) << "prefixes ignore case";
+    EXPECT_FALSE(jar.set_cookie(https("h.example"), "__Host-c=1; Path=/", now)) << "not Secure";
+    EXPECT_FALSE(jar.set_cookie(https("h.example"), "__Host-c=1; Secure; Path=/; Domain=h.example", now))
+        << "a Domain attribute";
+    EXPECT_FALSE(jar.set_cookie(https("h.example", "/a/b"), "__Host-c=1; Secure", now)) << "path /a, not /";
+    EXPECT_TRUE(jar.set_cookie(https("h.example", "/a/b"), "__Host-c=1; Secure; Path=/", now));
+    EXPECT_TRUE(jar.set_cookie(https("h.example"), "__Hostile=1", now)) << "no prefix";
+    EXPECT_EQ(jar.cookie_header(https("h.example"), now), "__Secure-a=1; __Host-c=1; __Hostile=1");
+}
+
+TEST(CookieJar, AnInsecureOriginLeavesSecureCookiesAlone) {
+    cookie_jar jar;
+    ASSERT_TRUE(
+        jar.set_cookie(https("www.h.example"), "id=secret; Secure; Domain=h.example; Path=/app", now));
+    EXPECT_FALSE(jar.set_cookie(http("www.h.example"), "id=forged; Path=/app/x", now)) << "would shadow it";
+    EXPECT_FALSE(
+        jar.set_cookie(http("a.www.h.example"), "id=forged; Domain=a.www.h.example; Path=/app", now));
+    EXPECT_TRUE(jar.set_cookie(http("www.h.example"), "id=other; Path=/", now)) << "/ is outside /app";
+    EXPECT_TRUE(jar.set_cookie(http("other.example"), "id=x; Path=/app", now)) << "another domain";
+    EXPECT_TRUE(jar.set_cookie(http("www.h.example"), "other=1; Path=/app", now)) << "another name";
+    EXPECT_TRUE(jar.set_cookie(https("www.h.example"), "id=new; Path=/app/x", now)) << "https may";
+    EXPECT_EQ(jar.cookie_header(https("www.h.example", "/app/x"), now),
+              "id=new; id=secret; other=1; id=other");
+}
+
 TEST(CookieJar, RefusesForeignAndPublicSuffixDomains) {
     cookie_jar jar;
     EXPECT_FALSE(jar.set_cookie(http("www.example.com"), "a=1; Domain=other.com", now));
