@@ -25,6 +25,9 @@ namespace asiocrawl::detail {
 
 namespace {
 
+// RFC 9309 2.4: crawlers SHOULD NOT use a cached robots.txt for more than 24 hours.
+constexpr std::chrono::hours robots_cache_lifetime{24};
+
 std::vector<boost::urls::url> parse_roots(const crawler_config& config) {
     std::vector<boost::urls::url> roots;
     for (const auto& root : config.roots) {
@@ -296,8 +299,8 @@ std::optional<crawl_state::ticket> crawl_state::next() {
         const std::string origin(origin_of(t.item.url));
         auto [it, inserted] = robots_.try_emplace(origin);
         auto& state = it->second;
-        if (state.status == origin_robots::state::known && state.unavailable && now >= state.retry_at)
-            state.status = origin_robots::state::unknown; // RFC 9309 2.3.1.4: try again later
+        if (state.status == origin_robots::state::known && now >= state.retry_at)
+            state.status = origin_robots::state::unknown; // RFC 9309 2.3.1.4 and 2.4: fetch it again
         switch (state.status) {
         case origin_robots::state::unknown: {
             // robots.txt first: the item waits at the head of its host's line, and the robots.txt fetch
@@ -741,6 +744,8 @@ void crawl_state::robots_fetched(ticket& t, fetch_result& response) {
         say(log_level::info, t.item.url, ": ", outcome);
     }
     state.status = origin_robots::state::known;
+    if (!state.unavailable)
+        state.retry_at = now_() + robots_cache_lifetime; // RFC 9309 2.4: a cached answer at most 24 hours
 
     if (const auto delay = state.rules.crawl_delay(); delay && !state.unavailable) {
         const auto effective = std::max<clock_type::duration>(
