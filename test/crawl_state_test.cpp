@@ -269,6 +269,26 @@ TEST(crawl_state, a_root_redirecting_out_of_scope_says_so) {
         << h.warnings[0];
 }
 
+TEST(crawl_state, a_user_agent_robots_txt_cannot_name_says_so) {
+    // RFC 9309 product tokens are letters, '_' and '-': "MyBot2" can never match a User-agent line.
+    for (const auto& [agent, warned] : {std::pair{"MyBot2/1.0", true}, std::pair{"My_Bot-x/2 (+x)", false},
+                                        std::pair{"asiocrawl/0.1.0", false}}) {
+        harness h([agent](crawler_config& c) { c.fetch.user_agent = agent; });
+        h->start();
+        ASSERT_EQ(h.warnings.size(), warned ? 1u : 0u) << agent;
+        if (warned) {
+            EXPECT_NE(h.warnings[0].find("\"MyBot2\" is not one robots.txt can name"), std::string::npos)
+                << h.warnings[0];
+        }
+    }
+    harness ignoring([](crawler_config& c) {
+        c.fetch.user_agent = "MyBot2/1.0";
+        c.robots.obey = false;
+    });
+    ignoring->start();
+    EXPECT_TRUE(ignoring.warnings.empty()) << "robots.txt is not read: the token does not matter";
+}
+
 TEST(crawl_state, a_page_redirecting_out_of_scope_is_no_news) {
     harness h(no_robots);
     h->start();

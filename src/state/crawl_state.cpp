@@ -167,6 +167,11 @@ void crawl_state::start() {
         say(log_level::warning,
             "TLS certificate verification is OFF (insecure): https pages are not authenticated");
     }
+    if (config_.robots.obey && !robots_rules::valid_product_token(product_token(agent_)))
+        say(log_level::warning,
+            "the User-Agent's product token \"" + std::string(product_token(agent_)) +
+                "\" is not one robots.txt can name (RFC 9309: letters, '_' and '-' only): only the "
+                "\"User-agent: *\" groups apply to this crawl");
     for (const auto& root : roots_)
         admit(root, {}, config_.max_redirect, 0, item_kind::page, false);
     if (!config_.input_file.empty() && !seeds_done_ && !seed_hold_)
