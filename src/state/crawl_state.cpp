@@ -25,9 +25,6 @@ namespace asiocrawl::detail {
 
 namespace {
 
-// RFC 9309 2.4: crawlers SHOULD NOT use a cached robots.txt for more than 24 hours.
-constexpr std::chrono::hours robots_cache_lifetime{24};
-
 std::vector<boost::urls::url> parse_roots(const crawler_config& config) {
     std::vector<boost::urls::url> roots;
     for (const auto& root : config.roots) {
