@@ -588,7 +588,7 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
             const auto give_up_at = clock_type::now() + config.state.lease;
             asio::steady_timer pause(executor);
             while (!aborting) {
-                if (auto cached = co_await shared->cached_robots(item.url)) {
+                if (auto cached = co_await shared->cached_robots(item.url, detail::robots_cache_lifetime)) {
                     response = std::make_unique<detail::fetch_result>();
                     response->status = cached->status;
                     response->location = std::move(cached->location);

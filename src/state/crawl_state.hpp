@@ -35,6 +35,10 @@
 
 namespace asiocrawl::detail {
 
+/// RFC 9309 2.4: crawlers SHOULD NOT use a cached robots.txt for more than 24 hours (a shared crawl's copy
+/// in Redis included).
+inline constexpr std::chrono::hours robots_cache_lifetime{24};
+
 /// Events in: start, next() when a worker may take work, on_response() when an attempt ended, on_links()
 /// when a page's links are known, refills of spilled URLs, stop(). Actions out: tickets to fetch (next()),
 /// when to call next() again (next_wakeup()), records (hooks::emit), the durable changes to commit
@@ -191,7 +195,7 @@ private:
         robots_rules rules = robots_rules::allow_all();
         bool unavailable = false;              // 5xx or unreachable: everything disallowed until retry_at
         boost::system::error_code unreachable; // the network error, when the origin could not be reached
-        time_point retry_at{};
+        time_point retry_at{}; // when robots.txt is fetched again (unavailable_retry, or a day when known)
         std::vector<host_id> blocked; // hosts whose next item waits for this robots.txt
     };
 

@@ -314,23 +314,40 @@ asio::awaitable<void> shared_store::renew_for(const std::vector<std::uint64_t>& 
     co_await renew_.run(client_, std::move(args));
 }
 
+namespace {
+
+std::int64_t unix_ms_now() {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+} // namespace
+
 asio::awaitable<std::optional<shared_store::robots_answer>>
-shared_store::cached_robots(const std::string& url) {
+shared_store::cached_robots(const std::string& url, std::chrono::milliseconds max_age) {
     redis::command get{"HGET", prefix_ + "robots", url};
     const auto answer = co_await client_.call(std::move(get));
     if (answer.type != redis::reply::kind::string)
         co_return std::nullopt;
-    // "status\n" "0\n" or "1" location "\n", then the body.
-    const std::string& bytes = answer.str;
+    // "fetched_at_ms\n" "status\n" "0\n" or "1" location "\n", then the body. The age is the fetching
+    // instance's clock against this one's: clocks a few seconds apart make no difference to a day.
+    const auto stamp_end = answer.str.find('\n');
+    if (stamp_end == std::string::npos)
+        co_return std::nullopt;
+    const auto fetched_at = std::strtoll(answer.str.substr(0, stamp_end).c_str(), nullptr, 10);
+    if (unix_ms_now() - fetched_at > max_age.count())
+        co_return std::nullopt; // fetched again by whoever claims it
+    const std::string_view bytes = std::string_view(answer.str).substr(stamp_end + 1);
     const auto first = bytes.find('\n');
     const auto second = first == std::string::npos ? first : bytes.find('\n', first + 1);
     if (second == std::string::npos || second == first + 1)
         co_return std::nullopt;
     robots_answer out;
-    out.status = std::atoi(bytes.substr(0, first).c_str());
+    out.status = std::atoi(std::string(bytes.substr(0, first)).c_str());
     if (bytes[first + 1] == '1')
-        out.location = bytes.substr(first + 2, second - first - 2);
-    out.body = bytes.substr(second + 1);
+        out.location = std::string(bytes.substr(first + 2, second - first - 2));
+    out.body = std::string(bytes.substr(second + 1));
     co_return out;
 }
 
@@ -342,7 +359,7 @@ asio::awaitable<bool> shared_store::claim_robots(const std::string& url) {
 }
 
 asio::awaitable<void> shared_store::store_robots(const std::string& url, const robots_answer& answer) {
-    std::string bytes = std::to_string(answer.status) + "\n";
+    std::string bytes = std::to_string(unix_ms_now()) + "\n" + std::to_string(answer.status) + "\n";
     bytes += answer.location ? "1" + *answer.location : std::string("0");
     bytes += "\n" + answer.body;
     redis::command set{"HSET", prefix_ + "robots", url, std::move(bytes)};

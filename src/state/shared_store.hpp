@@ -17,7 +17,8 @@
 //   owner        hash   id -> the instance holding its lease
 //   unfinished   string URLs admitted and not finished: the crawl is over when it reaches 0
 //   counters     hash   instance -> its report counters (JSON), for the combined report
-//   robots       hash   robots.txt URL -> its answer (status, Location, body): fetched once per crawl
+//   robots       hash   robots.txt URL -> when it was fetched and its answer (status, Location, body):
+//                       fetched once per crawl and per robots_cache_lifetime
 //   robots-fetch:URL    string: the instance fetching that robots.txt now (expires)
 #pragma once
 
@@ -84,8 +85,9 @@ public:
         std::optional<std::string> location;
         std::string body;
     };
-    /// The answer another instance fetched, if any.
-    boost::asio::awaitable<std::optional<robots_answer>> cached_robots(const std::string& url);
+    /// The answer another instance fetched, if any younger than `max_age`.
+    boost::asio::awaitable<std::optional<robots_answer>> cached_robots(const std::string& url,
+                                                                       std::chrono::milliseconds max_age);
     /// True when this instance is the one to fetch `url` now (the others wait for its answer, at most a
     /// lease).
     boost::asio::awaitable<bool> claim_robots(const std::string& url);
