@@ -1,6 +1,7 @@
 // The Asio Redis client against a real redis-server: pipelined bursts, error answers, a server killed and
 // started again, the redis:// URL, and the same over TLS (rediss://) with its certificate failures.
 #include "redis/redis_client.hpp"
+#include "state/crawl_state.hpp"
 #include "state/shared_store.hpp"
 
 #include "support/redis_server.hpp"
@@ -554,4 +555,29 @@ TEST(shared_report, sums_every_instances_counters) {
     EXPECT_EQ(r.elapsed, std::chrono::seconds(3));
     EXPECT_EQ(skipped, std::vector<std::string>{"2"});
     EXPECT_EQ(detail::combined_report({}).done, 0u);
+}
+
+TEST(shared_store, a_robots_answer_is_shared_until_it_is_a_day_old) {
+    redis_server server;
+    asio::io_context ctx;
+    redis::client client(ctx.get_executor(), options_for(server));
+    detail::shared_store store(client, {.crawl_id = "robots", .instance = "0"});
+    const std::string url = "http://a.test/robots.txt";
+    const detail::shared_store::robots_answer fetched{200, std::nullopt, "User-agent: *\nDisallow: /x\n"};
+    run(ctx, [&]() -> asio::awaitable<void> { co_await store.store_robots(url, fetched); });
+    const auto fresh = run(ctx, [&] { return store.cached_robots(url, detail::robots_cache_lifetime); });
+    ASSERT_TRUE(fresh);
+    EXPECT_EQ(fresh->status, 200);
+    EXPECT_FALSE(fresh->location);
+    EXPECT_EQ(fresh->body, fetched.body);
+
+    // Stored a day and a minute ago (the first line is when it was fetched): too old to use, so the next
+    // instance to claim it fetches it again.
+    const auto now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            std::chrono::system_clock::now().time_since_epoch())
+                            .count();
+    const auto day_old = std::to_string(now_ms - 24 * 3600 * 1000 - 60 * 1000) + "\n200\n0\n" + fetched.body;
+    server.command({"HSET", store.prefix() + "robots", url, day_old});
+    EXPECT_FALSE(run(ctx, [&] { return store.cached_robots(url, detail::robots_cache_lifetime); }));
+    EXPECT_FALSE(run(ctx, [&] { return store.cached_robots("http://b.test/robots.txt", 24h); }));
 }
