@@ -3,7 +3,8 @@
 # answer delayed) and on the 20,000-page generated site, Redis memory per URL, and the shared frontier against
 # the embedded ones (memory only, --state-dir). Prints Markdown tables.
 #   bench/shared_bench.sh            (builds Release tools in build-bench/, the demo server in build/)
-# Env: TASKS (max_tasks per instance, 32), DELAY_MS (50), LATENCY_PAGES (4000), SITE_PAGES (20000).
+# Env: TASKS (max_tasks per instance, 32), DELAY_MS (50), LATENCY_PAGES (4000), SITE_PAGES (20000),
+# ROUNDS (1: how many times each latency row runs; the speed-up is of the medians), SECTIONS ("latency site").
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD:-$ROOT/build-bench}
@@ -11,6 +12,8 @@ TASKS=${TASKS:-32}
 DELAY_MS=${DELAY_MS:-50}
 LATENCY_PAGES=${LATENCY_PAGES:-4000}
 SITE_PAGES=${SITE_PAGES:-20000}
+ROUNDS=${ROUNDS:-1}
+SECTIONS=${SECTIONS:-latency site}
 WORK=$(mktemp -d /tmp/asiocrawl-shared-bench.XXXXXX)
 PIDS=()
 cleanup() {
@@ -38,8 +41,9 @@ rcli() { redis-cli -p "$REDIS_PORT" "$@"; }
 used_memory() { rcli INFO memory | tr -d '\r' | grep '^used_memory:' | cut -d: -f2; }
 
 start_server() { # OUT COMMAND...: sets URL
-    local out=$1
+        local out=$1
     shift
+    rm -f "$out.url"
     "$@" >"$out.url" 2>"$out.log" &
     PIDS+=($!)
     SERVER_PID=$!
@@ -80,27 +84,38 @@ records() { cat "$WORK/$1"*.jsonl | wc -l; }
 
 echo "# Shared crawl through Redis ($(nproc) cores; load before: $(cut -d' ' -f1-3 /proc/loadavg))"
 echo
+if [[ " $SECTIONS " == *" latency "* ]]; then
 echo "## Latency site: every answer delayed ${DELAY_MS} ms, $LATENCY_PAGES pages, max_tasks $TASKS per instance"
 echo
-echo "| instances | records | wall s | pages/s | speed-up | CPU s (all instances) |"
+echo "| instances | records | wall s (each round) | pages/s (median) | speed-up | CPU s (all instances, median round) |"
 echo "|---|---|---|---|---|---|"
+median() { sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
 base=""
 for n in 1 2 4; do
-    start_server "$WORK/lat$n" "$BUILD/bench/asiocrawl-bench-latency-server" --delay-ms "$DELAY_MS" \
-        --pages "$LATENCY_PAGES" --fanout 10 --root-fanout "$((TASKS * 4))"
-    run_instances "lat$n" "$n" --max-tasks "$TASKS" --max-per-host 100000 --ignore-robots "$URL"
-    kill "$SERVER_PID"
-    got=$(records "lat$n-")
-    rate=$(awk -v p="$got" -v w="$WALL" 'BEGIN {printf "%.0f", p / w}')
+    walls="" rates="" cpus=""
+    for ((round = 1; round <= ROUNDS; round++)); do
+        start_server "$WORK/lat$n" "$BUILD/bench/asiocrawl-bench-latency-server" --delay-ms "$DELAY_MS" \
+            --pages "$LATENCY_PAGES" --fanout 10 --root-fanout "$((TASKS * 4))"
+        rm -f "$WORK/lat$n-"*.jsonl
+        rcli FLUSHALL >/dev/null
+        run_instances "lat$n" "$n" --max-tasks "$TASKS" --max-per-host 100000 --ignore-robots "$URL"
+        kill "$SERVER_PID"
+        got=$(records "lat$n-")
+        walls+="$WALL "
+        rates+="$(awk -v p="$got" -v w="$WALL" 'BEGIN {printf "%.0f", p / w}')"$'\n'
+        cpus+="$CPU"$'\n'
+    done
+    rate=$(printf '%s' "$rates" | median)
     [[ -z $base ]] && base=$rate
-    echo "| $n | $got | $WALL | $rate | $(awk -v r="$rate" -v b="$base" 'BEGIN {printf "%.2f", r / b}') | $CPU |"
+    echo "| $n | $got | ${walls% } | $rate | $(awk -v r="$rate" -v b="$base" 'BEGIN {printf "%.2f", r / b}') | $(printf '%s' "$cpus" | median) |"
 done
 start_server "$WORK/latemb" "$BUILD/bench/asiocrawl-bench-latency-server" --delay-ms "$DELAY_MS" \
     --pages "$LATENCY_PAGES" --fanout 10 --root-fanout "$((TASKS * 4))"
 run_embedded latemb --max-tasks "$TASKS" --max-per-host 100000 --ignore-robots "$URL"
 kill "$SERVER_PID"
 echo "| 1, embedded (no Redis) | $(records latemb) | $WALL | $(awk -v p="$(records latemb)" -v w="$WALL" 'BEGIN {printf "%.0f", p / w}') | | $CPU |"
-
+fi
+if [[ " $SECTIONS " == *" site "* ]]; then
 echo
 echo "## Generated site: $SITE_PAGES pages (no delay), max_tasks $TASKS per instance"
 echo
@@ -130,5 +145,6 @@ for mode in memory state-dir; do
     got=$(records "emb-$mode")
     echo "| 1 embedded ($mode) | $got | $WALL | $(awk -v p="$got" -v w="$WALL" 'BEGIN {printf "%.0f", p / w}') | $CPU | $(awk -v c="$CPU" -v p="$got" 'BEGIN {printf "%.0f", c * 1e6 / p}') | | |"
 done
+fi
 echo
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg). CPU is user+sys of the crawler processes (/usr/bin/time), not Redis's."

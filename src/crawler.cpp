@@ -88,6 +88,7 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
         , outputs_drained(executor)
         , commit_wanted(executor)
         , commit_done(executor)
+
         , flush_done(executor) {
         if (config.parse_threads > 0)
             parse_pool.emplace(config.parse_threads);
@@ -149,11 +150,15 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
     std::optional<asio::thread_pool> storage;
     event commit_wanted;
     event commit_done;
+
     event flush_done;
     bool flushed = false;
     std::string flush_error;
     std::uint64_t commits_started = 0;
     std::uint64_t commits_done = 0;
+    // A shared crawl's URLs whose workers are through with them, counted as done (task_done) when the commit
+    // carrying their changes has been written.
+    std::size_t done_awaiting_commit = 0;
     bool committer_running = false;
     bool committer_exit = false;
     std::exception_ptr storage_failure;
@@ -329,9 +334,19 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
                 if (!aborting)
                     state.internal_error(*t, "unknown exception");
             }
-            t.reset(); // the host slot goes back before the wait for the commit
+            t.reset(); // the host slot goes back before the commit
             if (aborting)
                 continue;
+            if (shared) {
+                // Done once its changes are in Redis; the committer says so, and this worker fetches the
+                // next URL meanwhile instead of idling through the round trip. A kill costs at most the
+                // URLs leased here, which these still are.
+                ++done_awaiting_commit;
+                commit_wanted.notify();
+                continue;
+            }
+            // With a state dir a kill costs at most the max_tasks URLs in flight: a worker takes its next URL
+            // once its last one is written.
             if (state.durable())
                 co_await committed();
             if (!aborting)
@@ -386,14 +401,17 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
             for (;;) {
                 auto batch = state.take_batch();
                 auto refills = state.take_refills();
-                if (batch.empty() && refills.empty()) {
+                if (batch.empty() && refills.empty() && done_awaiting_commit == 0) {
                     if (committer_exit)
                         break;
                     co_await commit_wanted.wait();
                     continue;
                 }
                 const auto generation = ++commits_started;
-                if (shared) {
+                const auto done_here = std::exchange(done_awaiting_commit, 0);
+                if (shared && batch.empty()) {
+                    // Nothing to write.
+                } else if (shared) {
                     co_await flush_outputs();
                     co_await commit_shared(batch);
                 } else if (!batch.empty()) {
@@ -413,6 +431,8 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
                 }
                 commits_done = generation;
                 commit_done.notify();
+                for (std::size_t i = 0; i < done_here && !aborting; ++i)
+                    queue.task_done();
                 if (shared)
                     poke_lease_loop();
                 pump();
@@ -642,7 +662,14 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
     /// ends when the crawl-wide unfinished counter reaches zero (nothing waits, nothing is leased).
     asio::awaitable<void> lease_loop() {
         lease_loop_running = true;
-        const std::size_t wanted = std::max<std::size_t>(config.max_tasks * 2, 2);
+        // Enough to keep every worker busy plus a quarter for the round trip: a larger hoard starves the
+        // other instances while the frontier is small (the first levels of a site, the last pages).
+        const std::size_t wanted = config.max_tasks + std::max<std::size_t>(config.max_tasks / 4, 1);
+        // An instance with idle workers asks again soon, then less often: URLs appear when another instance
+        // commits a page's links, which no answer can announce.
+        constexpr auto idle_poll_min = std::chrono::milliseconds(2);
+        constexpr auto idle_poll_max = std::chrono::milliseconds(20);
+        auto idle_poll = idle_poll_min;
         auto renewed_at = clock_type::now();
         try {
             while (!stopping) {
@@ -650,6 +677,8 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
                 // The queue's count includes this loop's own hold.
                 const std::size_t local = queue.unfinished() > 0 ? queue.unfinished() - 1 : 0;
                 const std::size_t room = local < wanted ? wanted - local : 0;
+                const std::size_t occupied = local - std::min(local, done_awaiting_commit);
+                const std::size_t idle = occupied < config.max_tasks ? config.max_tasks - occupied : 0;
                 detail::shared_store::lease_answer answer;
                 try {
                     if (clock_type::now() - renewed_at > config.state.lease / 3) {
@@ -657,7 +686,7 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
                         co_await shared->renew(held);
                         renewed_at = clock_type::now();
                     }
-                    answer = co_await shared->lease(room);
+                    answer = co_await shared->lease(room, idle);
                 } catch (const redis::connection_lost& e) {
                     log(log_level::warning, std::string(e.what()) + ": retrying");
                     continue;
@@ -679,8 +708,12 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
                     continue; // there may be more
                 if (lease_poked)
                     continue;
-                auto wait = std::chrono::milliseconds(answer.wait_ms < 0 ? 50 : answer.wait_ms);
-                wait = std::clamp(wait, std::chrono::milliseconds(2), std::chrono::milliseconds(50));
+                // Workers still idle: ask again soon. All busy: a finish pokes this loop.
+                auto wait = room > answer.items.size() ? idle_poll : idle_poll_max;
+                idle_poll = answer.items.empty() ? std::min(idle_poll * 2, idle_poll_max) : idle_poll_min;
+                if (answer.wait_ms >= 0)
+                    wait = std::min(wait, std::chrono::milliseconds(answer.wait_ms));
+                wait = std::max(wait, idle_poll_min);
                 lease_timer.expires_after(wait);
                 co_await lease_timer.async_wait(asio::as_tuple(asio::use_awaitable));
             }

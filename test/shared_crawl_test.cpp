@@ -99,6 +99,9 @@ struct shared_crawl : ::testing::Test {
     temp_dir dir{"shared-crawl"};
 
     std::vector<std::string> command(const site_server& site, const std::string& instance) const {
+        return command(site.server.origin() + "/", instance);
+    }
+    std::vector<std::string> command(const std::string& root, const std::string& instance) const {
         return {cli,
                 "-qq",
                 "--redis",
@@ -115,7 +118,7 @@ struct shared_crawl : ::testing::Test {
                 std::to_string(max_per_host),
                 "-o",
                 (dir.path / "records-{instance}.jsonl").string(),
-                site.server.origin() + "/"};
+                root};
     }
 
     /// The URLs of every records file written, and how many records there were in all.
@@ -138,6 +141,8 @@ struct shared_crawl : ::testing::Test {
         }
         return {urls, lines};
     }
+
+    void restart_redis_mid_crawl(const std::string& appendfsync);
 
     static void wait_until(const std::function<bool()>& condition, std::chrono::seconds limit = 30s) {
         const auto deadline = std::chrono::steady_clock::now() + limit;
@@ -229,13 +234,17 @@ TEST_F(shared_crawl, an_instance_killed_mid_crawl_costs_at_most_its_leased_urls)
     }
     const auto [urls, lines] = union_of_records();
     EXPECT_EQ(urls, site.expected_urls());
-    // An instance leases at most 2 x max_tasks URLs at a time: those are what its death may cost again.
+    // An instance leases at most max_tasks URLs and a quarter more at a time: those are what its death may
+    // cost again.
     std::cout << "fetched again after the kill: " << site.fetched_twice() << "\n";
-    EXPECT_LE(site.fetched_twice(), static_cast<std::size_t>(2 * max_tasks));
+    EXPECT_LE(site.fetched_twice(), static_cast<std::size_t>(max_tasks + std::max(max_tasks / 4, 1)));
     EXPECT_LE(site.max_in_flight, max_per_host);
 }
 
-TEST_F(shared_crawl, redis_killed_and_started_again_loses_nothing) {
+/// Redis killed (SIGKILL) and started again mid-crawl, with the append-only file fsync'd as `appendfsync`
+/// says: nothing lost, nothing fetched twice.
+void shared_crawl::restart_redis_mid_crawl(const std::string& appendfsync) {
+    EXPECT_EQ(redis.command({"CONFIG", "SET", "appendfsync", appendfsync}), "+OK\r\n");
     site_server site{10ms};
     std::vector<std::unique_ptr<child_process>> instances;
     for (int i = 0; i < 2; ++i)
@@ -252,6 +261,16 @@ TEST_F(shared_crawl, redis_killed_and_started_again_loses_nothing) {
     const auto [urls, lines] = union_of_records();
     EXPECT_EQ(urls, site.expected_urls());
     EXPECT_EQ(site.fetched_twice(), 0u) << "leases outlive a short Redis outage: nothing is fetched again";
+}
+
+TEST_F(shared_crawl, redis_killed_and_started_again_loses_nothing) {
+    restart_redis_mid_crawl("always");
+}
+
+// everysec fsyncs the append-only file once a second, but Redis writes it (to the kernel) before it answers:
+// a killed redis-server loses no acknowledged command; only a machine crash could lose the last second.
+TEST_F(shared_crawl, redis_killed_and_started_again_with_appendfsync_everysec_loses_nothing) {
+    restart_redis_mid_crawl("everysec");
 }
 
 TEST_F(shared_crawl, a_graceful_stop_gives_its_leases_back_at_once) {
@@ -293,4 +312,62 @@ TEST_F(shared_crawl, an_instance_that_cannot_reach_redis_gives_up_after_redis_ti
     EXPECT_NE(result.err.find("state.redis_timeout"), std::string::npos) << result.err;
     const auto [urls, lines] = union_of_records();
     EXPECT_GT(urls.size(), 0u) << "what was fetched before Redis went away is in the records";
+}
+
+namespace {
+
+/// A site whose robots.txt asks for a Crawl-delay, noting when each page request arrived.
+struct delayed_site {
+    static constexpr int pages = 8;
+    asio::io_context ctx;
+    std::mutex mutex;
+    std::vector<std::pair<std::string, std::chrono::steady_clock::time_point>> arrivals;
+    demo::http_server server{ctx.get_executor(), [this](const http_request& req) { return answer(req); }};
+    std::thread thread{[this] { ctx.run(); }};
+
+    asio::awaitable<std::optional<http_response>> answer(http_request req) {
+        const std::string target(req.target());
+        if (target == "/robots.txt")
+            co_return make_response(200, "User-agent: *\nCrawl-delay: 0.3\n", "text/plain");
+        {
+            std::lock_guard lock(mutex);
+            arrivals.emplace_back(target, std::chrono::steady_clock::now());
+        }
+        std::string html = "<html>";
+        if (target == "/")
+            for (int i = 0; i < pages; ++i)
+                html += "<a href=/p" + std::to_string(i) + ">p</a>";
+        co_return make_response(200, html);
+    }
+    ~delayed_site() {
+        asio::post(ctx, [this] { server.stop(); });
+        thread.join();
+    }
+};
+
+} // namespace
+
+TEST_F(shared_crawl, robots_crawl_delay_spaces_the_starts_of_every_instance) {
+    delayed_site site;
+    std::vector<std::unique_ptr<child_process>> instances;
+    for (int i = 0; i < 3; ++i)
+        instances.push_back(
+            std::make_unique<child_process>(command(site.server.origin() + "/", std::to_string(i))));
+    for (auto& instance : instances) {
+        const auto result = instance->wait(60s);
+        EXPECT_EQ(result.exit_code, 0) << result.err;
+    }
+    const auto [urls, lines] = union_of_records();
+    EXPECT_EQ(lines, static_cast<std::size_t>(delayed_site::pages + 1)); // the root and its pages
+    std::lock_guard lock(site.mutex);
+    ASSERT_EQ(site.arrivals.size(), static_cast<std::size_t>(delayed_site::pages + 1));
+    // The delay runs from one start to the next whichever instance makes them. A lower bound, with room for
+    // the instances' differing paths from the lease to the request (scheduling on a loaded machine): without
+    // a crawl-wide delay, three instances would start pages together.
+    for (std::size_t i = 1; i < site.arrivals.size(); ++i) {
+        const auto gap = std::chrono::duration_cast<std::chrono::milliseconds>(site.arrivals[i].second -
+                                                                               site.arrivals[i - 1].second);
+        std::cout << site.arrivals[i].first << " +" << gap.count() << " ms\n";
+        EXPECT_GE(gap, 200ms) << site.arrivals[i].first;
+    }
 }

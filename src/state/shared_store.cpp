@@ -21,14 +21,27 @@ namespace {
 // Cluster keeps them in one slot through the {crawl id} hash tag). Time is Redis's own (TIME), so that the
 // instances' clocks need not agree. Scripts replicate their effects (Redis 7's default), which TIME needs.
 
-// ARGV: prefix, instance, n_new, n_new x (bucket, fingerprint, host, item), n_retry, n_retry x (id, item),
-// n_finished, n_finished x id, counters JSON ('' when unchanged).
+// ARGV: prefix, instance, n_delays, n_delays x (host, delay_ms), n_new, n_new x (bucket, fingerprint, host,
+// item), n_retry, n_retry x (id, item), n_finished, n_finished x id, counters JSON ('' when unchanged).
 constexpr const char* commit_script = R"lua(
 local p, me = ARGV[1], ARGV[2]
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local i = 3
 local n = tonumber(ARGV[i]); i = i + 1
+-- A host's delay (robots.txt's Crawl-delay), first: no URL queued below is leased on the old one. The fetch
+-- that waited for robots.txt starts about now, under a lease taken before the delay was known, so the next
+-- start of the host waits a whole delay from now.
+for _ = 1, n do
+  local host, delay = ARGV[i], tonumber(ARGV[i + 1])
+  i = i + 2
+  redis.call('HSET', p .. 'delay', host, delay)
+  if now + delay > tonumber(redis.call('HGET', p .. 'next', host) or '0') then
+    redis.call('HSET', p .. 'next', host, now + delay)
+    redis.call('ZADD', p .. 'ready', 'XX', 'GT', now + delay, host)
+  end
+end
+n = tonumber(ARGV[i]); i = i + 1
 local added = 0
 for _ = 1, n do
   local bucket, fp, host, item = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
@@ -77,11 +90,13 @@ end
 return {added, finished}
 )lua";
 
-// ARGV: prefix, instance, max, lease_ms, max_per_host, default_delay_ms.
+// ARGV: prefix, instance, max, lease_ms, max_per_host, default_delay_ms, max_delayed.
 // Returns {ids/hosts/items flattened, unfinished, wait_ms}.
 constexpr const char* lease_script = R"lua(
 local p, me = ARGV[1], ARGV[2]
 local max, lease_ms, cap, default_delay = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+local max_delayed = tonumber(ARGV[7])
+local taken_delayed = 0
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 -- Leases whose holder stopped renewing them (killed): back to the head of their host's line.
@@ -98,17 +113,21 @@ local taken = 0
 for _, host in ipairs(redis.call('ZRANGEBYSCORE', p .. 'ready', '-inf', now, 'LIMIT', 0, 256)) do
   if taken >= max then break end
   while taken < max do
-    if tonumber(redis.call('HGET', p .. 'inflight', host) or '0') >= cap then
+        if tonumber(redis.call('HGET', p .. 'inflight', host) or '0') >= cap then
       -- Full: a finish puts it back (ZADD LT); until then it is not looked at again.
       redis.call('ZADD', p .. 'ready', now + 3600000, host)
       break
     end
+    local delay = tonumber(redis.call('HGET', p .. 'delay', host) or default_delay)
+    -- The delay runs from the lease: a host with one is leased only to a worker idle now, which starts
+    -- the fetch at once (a URL queued behind busy workers would start late, too close to the next lease).
+    if delay > 0 and taken_delayed >= max_delayed then break end
     local id = redis.call('LPOP', p .. 'q:' .. host)
     if not id then
       redis.call('ZREM', p .. 'ready', host)
       break
     end
-    local delay = tonumber(redis.call('HGET', p .. 'delay', host) or default_delay)
+    if delay > 0 then taken_delayed = taken_delayed + 1 end
     redis.call('HSET', p .. 'next', host, now + delay)
     redis.call('HINCRBY', p .. 'inflight', host, 1)
     redis.call('ZADD', p .. 'leases', now + lease_ms, id)
@@ -213,10 +232,15 @@ asio::awaitable<void> shared_store::commit(const state_batch& batch) {
             host_names_.resize(id + 1);
         host_names_[id] = name;
     }
-    std::vector<std::string> args{prefix_, settings_.instance};
+    std::vector<std::string> args{prefix_, settings_.instance, std::to_string(batch.host_delays.size())};
+    for (const auto& [host, delay] : batch.host_delays) {
+        args.push_back(host);
+        args.push_back(std::to_string(delay.count()));
+    }
     std::vector<std::string> retries;
     std::size_t retry_count = 0;
     std::size_t new_count = 0;
+    const auto new_count_at = args.size();
     args.emplace_back(); // n_new, filled below
     std::size_t fingerprint = 0;
     for (const auto& w : batch.waiting) {
@@ -236,31 +260,24 @@ asio::awaitable<void> shared_store::commit(const state_batch& batch) {
         args.push_back(w.item);
         ++new_count;
     }
-    args[2] = std::to_string(new_count);
+    args[new_count_at] = std::to_string(new_count);
     args.push_back(std::to_string(retry_count));
     args.insert(args.end(), std::make_move_iterator(retries.begin()), std::make_move_iterator(retries.end()));
     args.push_back(std::to_string(batch.finished.size()));
     for (const auto& [host, id] : batch.finished)
         args.push_back(std::to_string(id));
     args.push_back(batch.counters);
-    if (!batch.host_delays.empty()) {
-        // Before the URLs the batch queues: no lease of this host starts on the old delay after this commit.
-        std::vector<redis::command> delays;
-        for (const auto& [host, delay] : batch.host_delays)
-            delays.push_back({"HSET", prefix_ + "delay", host, std::to_string(delay.count())});
-        for (const auto& answer : co_await client_.execute(std::move(delays)))
-            redis::checked(answer);
-    }
     co_await commit_.run(client_, std::move(args));
 }
 
-asio::awaitable<shared_store::lease_answer> shared_store::lease(std::size_t max) {
+asio::awaitable<shared_store::lease_answer> shared_store::lease(std::size_t max, std::size_t max_delayed) {
     std::vector<std::string> args{prefix_,
                                   settings_.instance,
                                   std::to_string(max),
                                   std::to_string(settings_.lease.count()),
                                   std::to_string(settings_.max_per_host),
-                                  std::to_string(settings_.delay.count())};
+                                  std::to_string(settings_.delay.count()),
+                                  std::to_string(std::min(max, max_delayed))};
     auto r = co_await lease_.run(client_, std::move(args));
     lease_answer out;
     if (r.elements.size() != 3)
@@ -295,11 +312,6 @@ asio::awaitable<void> shared_store::renew_for(const std::vector<std::uint64_t>& 
     for (const auto id : ids)
         args.push_back(std::to_string(id));
     co_await renew_.run(client_, std::move(args));
-}
-
-asio::awaitable<void> shared_store::set_delay(const std::string& host, std::chrono::milliseconds delay) {
-    redis::command c{"HSET", prefix_ + "delay", host, std::to_string(delay.count())};
-    co_await client_.call(std::move(c));
 }
 
 asio::awaitable<std::optional<shared_store::robots_answer>>

@@ -69,15 +69,14 @@ public:
         /// When a host of the crawl may next start a fetch, if none could now (ms from now); -1 unknown.
         std::int64_t wait_ms = -1;
     };
-    /// Leases up to `max` URLs whose host may start a fetch now (crawl-wide cap and delay), and first hands
-    /// expired leases of any instance back to their host's line.
-    boost::asio::awaitable<lease_answer> lease(std::size_t max);
+    /// Leases up to `max` URLs whose host may start a fetch now (crawl-wide cap and delay), of which at most
+    /// `max_delayed` of hosts with a delay (the workers idle now: a delay runs from the lease, so such a URL
+    /// must start at once), and first hands expired leases of any instance back to their host's line.
+    boost::asio::awaitable<lease_answer> lease(std::size_t max, std::size_t max_delayed);
     /// Extends the leases this instance holds.
     boost::asio::awaitable<void> renew(const std::vector<std::uint64_t>& ids);
     /// Ends the leases this instance holds now (a graceful stop): other instances take the URLs at once.
     boost::asio::awaitable<void> give_back(const std::vector<std::uint64_t>& ids);
-    /// A host's Crawl-delay, crawl-wide.
-    boost::asio::awaitable<void> set_delay(const std::string& host, std::chrono::milliseconds delay);
 
     /// A robots.txt answer as the crawl keeps it for every instance.
     struct robots_answer {
