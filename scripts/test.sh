@@ -53,9 +53,7 @@ for stage in "${stages[@]}"; do
         ctest --test-dir build-asan --output-on-failure -j 2 -E '^clang_format$'
       ;;
     tsan)
-      # Without the tests' precompiled headers here: with them, a header that forgets a standard or Boost
-      # include still compiles, since the PCH came first; this tree's tests prove their headers complete.
-      configure build-tsan -DASIOCRAWL_SANITIZE=thread -DASIOCRAWL_TEST_PCH=OFF
+      configure build-tsan -DASIOCRAWL_SANITIZE=thread
       tsan_tests=(work_queue_test fetcher_test crawler_test polite_crawl_test embed_test warc_test save_dir_test
                   metrics_test cli_test background_writer_test output_set_test requisites_crawl_test
                   crawl_options_test)
