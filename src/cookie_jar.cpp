@@ -8,6 +8,7 @@
 #include <charconv>
 #include <ctime>
 #include <mutex>
+#include <tuple>
 
 #include <arpa/inet.h>
 
@@ -34,6 +35,10 @@ clock_type::time_point from_unix_seconds(long long seconds) {
 
 /// RFC 6265bis: no cookie outlives 400 days from now, whatever its Expires or Max-Age.
 constexpr auto longest_life = std::chrono::hours(400 * 24);
+
+bool older(const cookie& a, const cookie& b) {
+    return std::tie(a.created, a.created_order) < std::tie(b.created, b.created_order);
+}
 
 std::string_view trim_spaces(std::string_view s) {
     return ascii::trim(s, " \t");
@@ -273,10 +278,37 @@ bool cookie_jar::set_cookie(const cookie_target& from, std::string_view value, t
     }
     c.path = path_attribute ? *path_attribute : default_path(from.path);
     // RFC 6265bis: only a secure origin may set a Secure cookie.
-    if (c.secure && !ascii::iequals(from.scheme, "https"))
+    const bool secure_origin = ascii::iequals(from.scheme, "https");
+    if (c.secure && !secure_origin)
+        return false;
+    // RFC 6265bis 4.1.3, as browsers enforce it (names compared case-insensitively): a "__Secure-" cookie
+    // must be Secure, a "__Host-" cookie also host-only with path "/", so that no other host or path forged
+    // it.
+    const auto has_prefix = [&](std::string_view prefix) {
+        return c.name.size() >= prefix.size() &&
+               ascii::iequals(std::string_view(c.name).substr(0, prefix.size()), prefix);
+    };
+    if ((has_prefix("__Secure-") || has_prefix("__Host-")) && !c.secure)
+        return false;
+    if (has_prefix("__Host-") && (!c.host_only || c.path != "/"))
+        return false;
+    if (!secure_origin && shadows_a_secure_cookie(c))
         return false;
     store(std::move(c), now);
     return true;
+}
+
+bool cookie_jar::shadows_a_secure_cookie(const cookie& c) const {
+    // RFC 6265bis 5.7 step 16 ("leave secure cookies alone"): an insecure origin may not set a cookie whose
+    // name, domain and path would overwrite or shadow a Secure one.
+    for (const auto& [domain, cookies] : by_domain_) {
+        if (!domain_matches(domain, c.domain) && !domain_matches(c.domain, domain))
+            continue;
+        for (const auto& old : cookies)
+            if (old.secure && old.name == c.name && path_matches(c.path, old.path))
+                return true;
+    }
+    return false;
 }
 
 void cookie_jar::store(cookie c, time_point now) {
@@ -285,8 +317,10 @@ void cookie_jar::store(cookie c, time_point now) {
         return old.name == c.name && old.path == c.path && old.host_only == c.host_only;
     });
     c.created = now;
+    c.created_order = ++created_;
     if (same != list.end()) {
         c.created = same->created;
+        c.created_order = same->created_order;
         list.erase(same);
         --count_;
     }
@@ -296,8 +330,8 @@ void cookie_jar::store(cookie c, time_point now) {
         return; // an expiry in the past deletes the cookie
     }
     if (list.size() >= max_per_domain) {
-        const auto oldest = std::min_element(
-            list.begin(), list.end(), [](const cookie& a, const cookie& b) { return a.created < b.created; });
+        const auto oldest = std::min_element(list.begin(), list.end(),
+                                             [](const cookie& a, const cookie& b) { return older(a, b); });
         list.erase(oldest);
         --count_;
     }
@@ -307,7 +341,7 @@ void cookie_jar::store(cookie c, time_point now) {
         std::string oldest_domain;
         for (auto& [domain, cookies] : by_domain_)
             for (auto& candidate : cookies)
-                if (!oldest || candidate.created < oldest->created) {
+                if (!oldest || older(candidate, *oldest)) {
                     oldest = &candidate;
                     oldest_domain = domain;
                 }
@@ -350,7 +384,7 @@ std::string cookie_jar::cookie_header(const cookie_target& to, time_point now) c
     std::stable_sort(matching.begin(), matching.end(), [](const cookie* a, const cookie* b) {
         if (a->path.size() != b->path.size())
             return a->path.size() > b->path.size();
-        return a->created < b->created;
+        return older(*a, *b);
     });
     std::string header;
     for (const auto* c : matching) {

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -34,6 +35,8 @@ struct cookie {
     bool secure = false;
     bool http_only = false;
     std::chrono::system_clock::time_point created{};
+    /// Creation order among cookies created at the same clock reading (RFC 6265 5.4 lists older ones first).
+    std::uint64_t created_order = 0;
 };
 
 class cookie_jar {
@@ -69,8 +72,10 @@ public:
 
 private:
     void store(cookie c, time_point now);
+    bool shadows_a_secure_cookie(const cookie& c) const;
     std::map<std::string, std::vector<cookie>> by_domain_;
     std::size_t count_ = 0;
+    std::uint64_t created_ = 0;
 };
 
 /// RFC 6265 5.1.1: the cookie-date algorithm ("Wed, 21 Oct 2015 07:28:00 GMT" and its many variants).

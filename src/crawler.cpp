@@ -88,7 +88,6 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
         , outputs_drained(executor)
         , commit_wanted(executor)
         , commit_done(executor)
-
         , flush_done(executor) {
         if (config.parse_threads > 0)
             parse_pool.emplace(config.parse_threads);
@@ -150,7 +149,6 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
     std::optional<asio::thread_pool> storage;
     event commit_wanted;
     event commit_done;
-
     event flush_done;
     bool flushed = false;
     std::string flush_error;
@@ -708,11 +706,15 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
                     continue; // there may be more
                 if (lease_poked)
                     continue;
-                // Workers still idle: ask again soon. All busy: a finish pokes this loop.
-                auto wait = room > answer.items.size() ? idle_poll : idle_poll_max;
+                // Workers idle: ask again soon (or when a host's delay ends). All busy: a finish pokes this
+                // loop, and a host ready now but held for an idle worker must not make it spin.
+                auto wait = idle_poll_max;
+                if (idle > 0) {
+                    wait = idle_poll;
+                    if (answer.wait_ms >= 0)
+                        wait = std::min(wait, std::chrono::milliseconds(answer.wait_ms));
+                }
                 idle_poll = answer.items.empty() ? std::min(idle_poll * 2, idle_poll_max) : idle_poll_min;
-                if (answer.wait_ms >= 0)
-                    wait = std::min(wait, std::chrono::milliseconds(answer.wait_ms));
                 wait = std::max(wait, idle_poll_min);
                 lease_timer.expires_after(wait);
                 co_await lease_timer.async_wait(asio::as_tuple(asio::use_awaitable));

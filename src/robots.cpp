@@ -13,6 +13,10 @@ namespace ascii = detail::ascii;
 
 constexpr std::string_view blanks = " \t\v\f";
 constexpr std::string_view utf8_bom = "\xEF\xBB\xBF";
+// Google's cap on one line (8 times the 2083 bytes of the longest URL old browsers took): bytes past it are
+// dropped and the rest of the line still counts. Without a cap a line costs nothing more, but a rule cut
+// short matches what Google's crawler matches.
+constexpr std::size_t longest_line = 2083 * 8 - 1;
 constexpr std::chrono::milliseconds longest_crawl_delay = std::chrono::hours(24);
 
 enum class key_kind { user_agent, allow, disallow, crawl_delay, sitemap, unknown };
@@ -23,7 +27,8 @@ key_kind classify(std::string_view key) {
         return key_kind::user_agent;
     if (k == "allow")
         return key_kind::allow;
-    if (k == "disallow" || k == "dissallow" || k == "disalow" || k == "dissalow")
+    if (k == "disallow" || k == "dissallow" || k == "disalow" || k == "dissalow" || k == "diasllow" ||
+        k == "disallaw")
         return key_kind::disallow;
     if (k == "crawl-delay" || k == "crawldelay" || k == "crawl delay")
         return key_kind::crawl_delay;
@@ -40,8 +45,39 @@ std::string_view agent_prefix(std::string_view value) {
     return value.substr(0, n);
 }
 
+// "*", and "* anything": Google reads a star followed by a blank as the global group too.
 bool is_global_agent(std::string_view value) {
-    return !value.empty() && value[0] == '*' && ascii::trim(value.substr(1), blanks).empty();
+    return !value.empty() && value[0] == '*' && (value.size() == 1 || blanks.find(value[1]) != blanks.npos);
+}
+
+// A leading UTF-8 byte order mark, whole or cut short by a broken editor, is never part of a key.
+std::string_view skip_byte_order_mark(std::string_view body) {
+    for (const char b : utf8_bom) {
+        if (body.empty() || body.front() != b)
+            break;
+        body.remove_prefix(1);
+    }
+    return body;
+}
+
+// "key: value", or "key value" when the colon was forgotten and the line is exactly two words (Google's
+// reading of "Disallow /x"; anything longer without a colon is too ambiguous and is ignored).
+bool split_line(std::string_view line, std::string_view& key, std::string_view& value) {
+    line = ascii::trim(line, blanks);
+    if (const auto colon = line.find(':'); colon != std::string_view::npos) {
+        key = ascii::trim(line.substr(0, colon), blanks);
+        value = ascii::trim(line.substr(colon + 1), blanks);
+        return true;
+    }
+    constexpr std::string_view separators = " \t";
+    const auto gap = line.find_first_of(separators);
+    if (gap == std::string_view::npos)
+        return false;
+    value = ascii::trim(line.substr(gap), separators);
+    if (value.find_first_of(separators) != std::string_view::npos)
+        return false;
+    key = line.substr(0, gap);
+    return true;
 }
 
 constexpr bool is_unreserved(unsigned char c) noexcept {
@@ -146,6 +182,25 @@ std::optional<std::chrono::milliseconds> parse_crawl_delay(std::string_view valu
 
 } // namespace
 
+std::string robots_path_of(std::string_view url) {
+    // A network-path reference ("//host/path") starts with its host.
+    const std::size_t host_start = url.starts_with("//") ? 2 : 0;
+    constexpr std::string_view path_starts = "/?;";
+    std::size_t path_search = host_start;
+    // "://" ends a scheme only before any path, params or query: "?u=http://x" has none.
+    if (const auto scheme_end = url.find("://", host_start);
+        scheme_end != std::string_view::npos && scheme_end < url.find_first_of(path_starts, host_start))
+        path_search = scheme_end + 3;
+    const auto path_start = url.find_first_of(path_starts, path_search);
+    if (path_start == std::string_view::npos)
+        return "/";
+    const auto fragment = url.find('#', host_start);
+    if (fragment != std::string_view::npos && fragment < path_start)
+        return "/";
+    auto path = url.substr(path_start, fragment == std::string_view::npos ? url.npos : fragment - path_start);
+    return path.front() == '/' ? std::string(path) : "/" + std::string(path);
+}
+
 robots_fetch_verdict robots_verdict_for_status(int status) noexcept {
     if (status >= 200 && status < 300)
         return robots_fetch_verdict::parse;
@@ -156,10 +211,15 @@ robots_fetch_verdict robots_verdict_for_status(int status) noexcept {
     return robots_fetch_verdict::disallow_all;
 }
 
+bool robots_rules::valid_product_token(std::string_view token) noexcept {
+    return !token.empty() && agent_prefix(token).size() == token.size();
+}
+
 robots_rules robots_rules::parse(std::string_view body, std::string_view product_token) {
-    if (body.starts_with(utf8_bom))
-        body.remove_prefix(utf8_bom.size());
-    const auto token = agent_prefix(ascii::trim(product_token, blanks));
+    body = skip_byte_order_mark(body);
+    // An invalid token ("Foo Bar", "bot/2.1") names no group: only "*" groups apply to it (Google's choice;
+    // RFC 9309 2.2.1 lets a product token hold letters, '_' and '-' only).
+    const auto token = valid_product_token(product_token) ? product_token : std::string_view{};
 
     // Rules of the groups naming us and of the "*" groups are collected side by side; which set applies is
     // only known at the end of the file.
@@ -180,12 +240,13 @@ robots_rules robots_rules::parse(std::string_view body, std::string_view product
         auto line = body.substr(0, eol);
         body.remove_prefix(eol == std::string_view::npos ? body.size() : eol + 1);
 
+        line = line.substr(0, longest_line);
         line = line.substr(0, line.find('#'));
-        const auto colon = line.find(':');
-        if (colon == std::string_view::npos)
+        std::string_view key;
+        std::string_view value;
+        if (!split_line(line, key, value))
             continue;
-        const auto kind = classify(ascii::trim(line.substr(0, colon), blanks));
-        const auto value = ascii::trim(line.substr(colon + 1), blanks);
+        const auto kind = classify(key);
 
         switch (kind) {
         case key_kind::user_agent:
@@ -205,6 +266,7 @@ robots_rules robots_rules::parse(std::string_view body, std::string_view product
             if (!group_is_ours && !group_is_global)
                 break;
             std::optional<rule> parsed;
+            std::optional<rule> directory;
             std::optional<std::chrono::milliseconds> delay;
             if (kind == key_kind::crawl_delay) {
                 delay = parse_crawl_delay(value);
@@ -213,6 +275,11 @@ robots_rules robots_rules::parse(std::string_view body, std::string_view product
                 std::string raw = rooted ? std::string(value) : "/" + std::string(value);
                 rule r;
                 r.allow = kind == key_kind::allow;
+                // Google: allowing a directory's ".../index.htm*" allows the directory itself ("dir/$"): it
+                // is the same page under its other name.
+                if (const auto slash = raw.rfind('/');
+                    r.allow && slash != std::string::npos && raw.compare(slash, 10, "/index.htm") == 0)
+                    directory = rule{normalize(raw.substr(0, slash + 1), true), true, true};
                 r.anchored = raw.back() == '$';
                 if (r.anchored)
                     raw.pop_back();
@@ -224,6 +291,8 @@ robots_rules robots_rules::parse(std::string_view body, std::string_view product
                     continue;
                 if (parsed)
                     target->rules.push_back(*parsed);
+                if (directory)
+                    target->rules.push_back(*directory);
                 if (delay && !target->crawl_delay)
                     target->crawl_delay = delay;
             }

@@ -1,8 +1,19 @@
 #include "cookie_jar.hpp"
 
+#include <asiocrawl/url.hpp>
+
+#include <boost/url/parse.hpp>
+
 #include <gtest/gtest.h>
 
+#include <iostream>
+
+#include <algorithm>
 #include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -128,6 +139,37 @@ TEST(CookieJar, SecureCookiesGoOnlyOverHttpsAndComeOnlyFromIt) {
     EXPECT_TRUE(jar.all()[0].http_only);
 }
 
+// RFC 6265bis 4.1.3 and 5.7, as browsers enforce them.
+TEST(CookieJar, SecureAndHostPrefixesAreEnforced) {
+    cookie_jar jar;
+    EXPECT_FALSE(jar.set_cookie(https("h.example"), "__Secure-a=1", now)) << "not Secure";
+    EXPECT_FALSE(jar.set_cookie(http("h.example"), "__Secure-a=1; Secure", now)) << "not from https";
+    EXPECT_TRUE(jar.set_cookie(https("h.example"), "__Secure-a=1; Secure; Domain=h.example", now));
+    EXPECT_FALSE(jar.set_cookie(https("h.example"), "__secure-b=1", now)) << "prefixes ignore case";
+    EXPECT_FALSE(jar.set_cookie(https("h.example"), "__Host-c=1; Path=/", now)) << "not Secure";
+    EXPECT_FALSE(jar.set_cookie(https("h.example"), "__Host-c=1; Secure; Path=/; Domain=h.example", now))
+        << "a Domain attribute";
+    EXPECT_FALSE(jar.set_cookie(https("h.example", "/a/b"), "__Host-c=1; Secure", now)) << "path /a, not /";
+    EXPECT_TRUE(jar.set_cookie(https("h.example", "/a/b"), "__Host-c=1; Secure; Path=/", now));
+    EXPECT_TRUE(jar.set_cookie(https("h.example"), "__Hostile=1", now)) << "no prefix";
+    EXPECT_EQ(jar.cookie_header(https("h.example"), now), "__Secure-a=1; __Host-c=1; __Hostile=1");
+}
+
+TEST(CookieJar, AnInsecureOriginLeavesSecureCookiesAlone) {
+    cookie_jar jar;
+    ASSERT_TRUE(
+        jar.set_cookie(https("www.h.example"), "id=secret; Secure; Domain=h.example; Path=/app", now));
+    EXPECT_FALSE(jar.set_cookie(http("www.h.example"), "id=forged; Path=/app/x", now)) << "would shadow it";
+    EXPECT_FALSE(
+        jar.set_cookie(http("a.www.h.example"), "id=forged; Domain=a.www.h.example; Path=/app", now));
+    EXPECT_TRUE(jar.set_cookie(http("www.h.example"), "id=other; Path=/", now)) << "/ is outside /app";
+    EXPECT_TRUE(jar.set_cookie(http("other.example"), "id=x; Path=/app", now)) << "another domain";
+    EXPECT_TRUE(jar.set_cookie(http("www.h.example"), "other=1; Path=/app", now)) << "another name";
+    EXPECT_TRUE(jar.set_cookie(https("www.h.example"), "id=new; Path=/app/x", now)) << "https may";
+    EXPECT_EQ(jar.cookie_header(https("www.h.example", "/app/x"), now),
+              "id=new; id=secret; other=1; id=other");
+}
+
 TEST(CookieJar, RefusesForeignAndPublicSuffixDomains) {
     cookie_jar jar;
     EXPECT_FALSE(jar.set_cookie(http("www.example.com"), "a=1; Domain=other.com", now));
@@ -186,6 +228,132 @@ TEST(CookieJar, NetscapeFormatRoundTrip) {
     cookie_jar again;
     EXPECT_EQ(again.load_netscape(written, now), 3u);
     EXPECT_EQ(again.to_netscape(now), written);
+}
+
+// ---- The http-state suite (test/data/http-state/, see test/data/README.md) ----
+// Each NNNN-test file holds the header fields a server at http://home.example.org:8888/cookie-parser?NNNN
+// answers with (Set-Cookie fields, maybe a Location); the browser follows the Location (by default
+// /cookie-parser-result?NNNN) and the Cookie field it sends there is in NNNN-expected (empty: none).
+
+std::string lowercase(std::string text) {
+    std::transform(text.begin(), text.end(), text.begin(),
+                   [](char ch) { return ch >= 'A' && ch <= 'Z' ? static_cast<char>(ch - 'A' + 'a') : ch; });
+    return text;
+}
+
+struct http_state_case {
+    std::string name;
+    std::vector<std::string> set_cookies;
+    std::string result_url = "/cookie-parser-result";
+    std::string expected;
+};
+
+std::string read_file(const std::filesystem::path& path) {
+    std::ifstream file(path, std::ios::binary);
+    std::stringstream text;
+    text << file.rdbuf();
+    return text.str();
+}
+
+// "Name: value" lines as the suite's server reads them: the name is the first word before a ':', the value
+// the rest after blanks; a receiving HTTP parser drops trailing blanks (and a stray CR) from the value.
+std::vector<std::pair<std::string, std::string>> header_lines(std::string_view text) {
+    std::vector<std::pair<std::string, std::string>> fields;
+    while (!text.empty()) {
+        const auto newline = text.find('\n');
+        std::string_view line = text.substr(0, newline);
+        text = newline == std::string_view::npos ? std::string_view{} : text.substr(newline + 1);
+        const auto colon = line.find(':');
+        if (colon == std::string_view::npos || colon == 0 ||
+            line.substr(0, colon).find_first_of(" \t") != line.npos)
+            continue;
+        std::string_view value = line.substr(colon + 1);
+        while (!value.empty() && (value.front() == ' ' || value.front() == '\t'))
+            value.remove_prefix(1);
+        while (!value.empty() && (value.back() == ' ' || value.back() == '\t' || value.back() == '\r'))
+            value.remove_suffix(1);
+        fields.emplace_back(std::string(line.substr(0, colon)), std::string(value));
+    }
+    return fields;
+}
+
+std::vector<http_state_case> load_http_state() {
+    const std::filesystem::path dir = std::filesystem::path(ASIOCRAWL_SOURCE_DIR) / "test/data/http-state";
+    std::vector<http_state_case> cases;
+    for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+        const std::string file = entry.path().filename().string();
+        if (!file.ends_with("-test"))
+            continue;
+        http_state_case c;
+        c.name = file.substr(0, file.size() - 5);
+        bool has_location = false;
+        for (auto& [name, value] : header_lines(read_file(entry.path()))) {
+            if (lowercase(name) == "set-cookie")
+                c.set_cookies.push_back(std::move(value));
+            else if (lowercase(name) == "location") {
+                c.result_url = std::move(value);
+                has_location = true;
+            }
+        }
+        if (!has_location)
+            c.result_url += "?" + c.name;
+        for (auto& [name, value] : header_lines(read_file(dir / (c.name + "-expected"))))
+            if (name == "Cookie")
+                c.expected = std::move(value);
+        cases.push_back(std::move(c));
+    }
+    std::sort(cases.begin(), cases.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+    return cases;
+}
+
+struct http_state_difference {
+    std::string_view name;
+    std::string_view ours;
+    std::string_view why;
+};
+
+const http_state_difference http_state_differences[] = {
+#include "data/http_state_differences.inc"
+};
+
+// What the browser sends to the suite's result URL after the Set-Cookie fields of one test.
+std::string run_http_state(const http_state_case& c) {
+    // The suite's dates were written in 2017 ("Expires=... 2019" is a future date there).
+    const auto suite_now = at(2017, 8, 9, 12);
+    cookie_jar jar;
+    for (const auto& field : c.set_cookies)
+        jar.set_cookie(http("home.example.org", "/cookie-parser"), field, suite_now);
+    // The crawl requests the Location in its canonical form (lowercase host, "%6F" as "o"): so does the test.
+    const std::string request_url = "http://home.example.org:8888/cookie-parser?" + c.name;
+    const auto request = boost::urls::parse_uri(request_url).value();
+    const auto result = asiocrawl::normalize_reference(request, c.result_url);
+    if (!result)
+        return "(no URL: " + c.result_url + ")";
+    const std::string host(result->encoded_host());
+    const std::string path(result->encoded_path());
+    return jar.cookie_header(http(host, path), suite_now + std::chrono::seconds(1));
+}
+
+TEST(HttpState, EveryCaseOfTheSuite) {
+    const auto cases = load_http_state();
+    ASSERT_EQ(cases.size(), 222u) << "test/data/http-state holds the whole suite";
+    std::map<std::string_view, const http_state_difference*> differences;
+    for (const auto& d : http_state_differences)
+        differences[d.name] = &d;
+    std::size_t passed = 0;
+    for (const auto& c : cases) {
+        SCOPED_TRACE(c.name);
+        const auto got = run_http_state(c);
+        if (const auto it = differences.find(c.name); it != differences.end()) {
+            EXPECT_NE(got, c.expected) << "listed as a difference but now passes: remove it from the list";
+            EXPECT_EQ(got, it->second->ours) << it->second->why;
+            continue;
+        }
+        EXPECT_EQ(got, c.expected);
+        passed += got == c.expected;
+    }
+    std::cout << "http-state: " << passed << " of " << cases.size() << " cases as the suite expects, "
+              << std::size(http_state_differences) << " deliberately different\n";
 }
 
 } // namespace

@@ -183,6 +183,48 @@ TEST(crawl_state, robots_txt_redirects_are_followed_through_the_frontier) {
     EXPECT_EQ(root.item.depth, 0);
 }
 
+// RFC 9309 2.3.1: robots.txt's fetch, answer by answer (conformance of the fetch side).
+TEST(crawl_state, a_robots_txt_redirected_more_than_five_times_allows_everything) {
+    harness h;
+    h->start();
+    auto t = h.take("http://a.test/robots.txt");
+    for (int hop = 1; hop <= 5; ++hop) {
+        h.answer(t, redirect(302, "http://a.test/r" + std::to_string(hop)));
+        t = h.take("http://a.test/r" + std::to_string(hop));
+    }
+    h.answer(t, redirect(302, "http://a.test/r6"));
+    auto root = h.take("http://a.test/");
+    EXPECT_EQ(root.item.depth, 0) << "five hops followed, the sixth not: unavailable, so allowed";
+}
+
+TEST(crawl_state, a_robots_txt_that_answers_4xx_allows_everything) {
+    for (const int status : {401, 403, 404, 410}) {
+        SCOPED_TRACE(status);
+        harness h;
+        h->start();
+        auto t = h.take("http://a.test/robots.txt");
+        h.answer(t, page(status));
+        auto root = h.take("http://a.test/");
+        EXPECT_EQ(root.item.depth, 0);
+    }
+}
+
+TEST(crawl_state, a_cached_robots_txt_is_fetched_again_after_a_day) {
+    harness h;
+    h->start();
+    auto t = h.take("http://a.test/robots.txt");
+    h.answer(t, robots("User-agent: *\nDisallow: /private\n"));
+    auto root = h.take("http://a.test/");
+    h.answer(root, page(), {"http://a.test/x", "http://a.test/y"});
+    auto x = h.take("http://a.test/x");
+    h.answer(x, page());
+    fake_now += std::chrono::hours(24);
+    auto again = h.take("http://a.test/robots.txt");
+    h.answer(again, robots("User-agent: *\nDisallow: /y\n"));
+    EXPECT_FALSE(h->next()) << "the new answer decides";
+    EXPECT_EQ(h.find("http://a.test/y")->error, error::robots_denied);
+}
+
 TEST(crawl_state, links_are_admitted_once_with_their_referrer_and_depth) {
     harness h(no_robots);
     h->start();
@@ -225,6 +267,26 @@ TEST(crawl_state, a_root_redirecting_out_of_scope_says_so) {
     EXPECT_NE(h.warnings[0].find("a root redirects out of scope, to http://elsewhere.test/"),
               std::string::npos)
         << h.warnings[0];
+}
+
+TEST(crawl_state, a_user_agent_robots_txt_cannot_name_says_so) {
+    // RFC 9309 product tokens are letters, '_' and '-': "MyBot2" can never match a User-agent line.
+    for (const auto& [agent, warned] : {std::pair{"MyBot2/1.0", true}, std::pair{"My_Bot-x/2 (+x)", false},
+                                        std::pair{"asiocrawl/0.1.0", false}}) {
+        harness h([agent](crawler_config& c) { c.fetch.user_agent = agent; });
+        h->start();
+        ASSERT_EQ(h.warnings.size(), warned ? 1u : 0u) << agent;
+        if (warned) {
+            EXPECT_NE(h.warnings[0].find("\"MyBot2\" is not one robots.txt can name"), std::string::npos)
+                << h.warnings[0];
+        }
+    }
+    harness ignoring([](crawler_config& c) {
+        c.fetch.user_agent = "MyBot2/1.0";
+        c.robots.obey = false;
+    });
+    ignoring->start();
+    EXPECT_TRUE(ignoring.warnings.empty()) << "robots.txt is not read: the token does not matter";
 }
 
 TEST(crawl_state, a_page_redirecting_out_of_scope_is_no_news) {

@@ -28,6 +28,11 @@ enum class robots_fetch_verdict {
 ///   interpret.
 robots_fetch_verdict robots_verdict_for_status(int status) noexcept;
 
+/// The part of a URL robots.txt rules are matched against: path, params and query, without the fragment,
+/// "/" when empty ("http://h/a;b?c#d" -> "/a;b?c"). Without a scheme the first segment is the host
+/// ("h/a" -> "/a"), as Google's matcher reads it, except a path that starts with "/".
+std::string robots_path_of(std::string_view url);
+
 /// The rules of one robots.txt that apply to one product token.
 class robots_rules {
 public:
@@ -37,16 +42,24 @@ public:
     /// Parses a robots.txt body and keeps the rules of the group(s) for `product_token`:
     /// - a group is one or more user-agent lines followed by rules; it ends at the next user-agent line
     ///   that follows a rule. Blank lines do not end groups. Rules before any user-agent line are ignored;
-    /// - a user-agent value matches when its leading run of [A-Za-z_-] equals the product token's,
-    ///   case-insensitively ("FooBot/1.2" matches token "foobot"). All matching groups are merged; when none
-    ///   matches, all "*" groups are merged; when there is no "*" group either, everything is allowed;
+    /// - a user-agent value matches when its leading run of [A-Za-z_-] equals the product token,
+    ///   case-insensitively ("FooBot/1.2" and "FooBot Images" match token "foobot"). The token itself must
+    ///   be valid (valid_product_token()); an invalid one matches only "*" groups. All matching groups are
+    ///   merged; when none matches, all "*" groups are merged ("*" and "* anything" are both the global
+    ///   agent); when there is no "*" group either, everything is allowed;
     /// - keys are case-insensitive; a few common misspellings are accepted ("useragent", "user agent",
-    ///   "dissallow", "disalow", "site-map"); unknown keys and lines without a colon are ignored; "#" starts
-    ///   a comment; a UTF-8 BOM, CR, LF and CRLF line ends are accepted; an empty allow/disallow is no rule;
-    /// - a pattern that starts with neither "/" nor "*" gets a leading "/" (as Google does).
+    ///   "dissallow", "disalow", "diasllow", "disallaw", "site-map"); unknown keys are ignored; a line
+    ///   without a colon counts only when it is exactly two words ("Disallow /x", as Google reads it); "#"
+    ///   starts a comment; a leading UTF-8 BOM (or a prefix of one), CR, LF and CRLF line ends are accepted;
+    ///   bytes past 16,663 on one line are dropped (Google's cap); an empty allow/disallow is no rule;
+    /// - a pattern that starts with neither "/" nor "*" gets a leading "/" (as Google does);
+    /// - an allow whose last segment starts with "index.htm" also allows its directory exactly ("Allow:
+    ///   /d/index.html" allows "/d/" too), as Google does.
     /// Never throws on any input bytes (only std::bad_alloc).
     static robots_rules parse(std::string_view body, std::string_view product_token);
     static robots_rules allow_all();
+    /// RFC 9309 2.2.1: a product token is one or more of [A-Za-z_-] ("FooBot", not "FooBot/1.2").
+    static bool valid_product_token(std::string_view token) noexcept;
     static robots_rules disallow_all();
 
     /// Whether the URL whose encoded path plus "?query" (if any) is `path_and_query` ("/a/b?x=1") may be

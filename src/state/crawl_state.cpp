@@ -25,6 +25,9 @@ namespace asiocrawl::detail {
 
 namespace {
 
+// RFC 9309 2.4: crawlers SHOULD NOT use a cached robots.txt for more than 24 hours.
+constexpr std::chrono::hours robots_cache_lifetime{24};
+
 std::vector<boost::urls::url> parse_roots(const crawler_config& config) {
     std::vector<boost::urls::url> roots;
     for (const auto& root : config.roots) {
@@ -164,6 +167,11 @@ void crawl_state::start() {
         say(log_level::warning,
             "TLS certificate verification is OFF (insecure): https pages are not authenticated");
     }
+    if (config_.robots.obey && !robots_rules::valid_product_token(product_token(agent_)))
+        say(log_level::warning,
+            "the User-Agent's product token \"" + std::string(product_token(agent_)) +
+                "\" is not one robots.txt can name (RFC 9309: letters, '_' and '-' only): only the "
+                "\"User-agent: *\" groups apply to this crawl");
     for (const auto& root : roots_)
         admit(root, {}, config_.max_redirect, 0, item_kind::page, false);
     if (!config_.input_file.empty() && !seeds_done_ && !seed_hold_)
@@ -296,8 +304,8 @@ std::optional<crawl_state::ticket> crawl_state::next() {
         const std::string origin(origin_of(t.item.url));
         auto [it, inserted] = robots_.try_emplace(origin);
         auto& state = it->second;
-        if (state.status == origin_robots::state::known && state.unavailable && now >= state.retry_at)
-            state.status = origin_robots::state::unknown; // RFC 9309 2.3.1.4: try again later
+        if (state.status == origin_robots::state::known && now >= state.retry_at)
+            state.status = origin_robots::state::unknown; // RFC 9309 2.3.1.4 and 2.4: fetch it again
         switch (state.status) {
         case origin_robots::state::unknown: {
             // robots.txt first: the item waits at the head of its host's line, and the robots.txt fetch
@@ -741,6 +749,8 @@ void crawl_state::robots_fetched(ticket& t, fetch_result& response) {
         say(log_level::info, t.item.url, ": ", outcome);
     }
     state.status = origin_robots::state::known;
+    if (!state.unavailable)
+        state.retry_at = now_() + robots_cache_lifetime; // RFC 9309 2.4: a cached answer at most 24 hours
 
     if (const auto delay = state.rules.crawl_delay(); delay && !state.unavailable) {
         const auto effective = std::max<clock_type::duration>(

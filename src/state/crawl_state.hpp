@@ -191,7 +191,7 @@ private:
         robots_rules rules = robots_rules::allow_all();
         bool unavailable = false;              // 5xx or unreachable: everything disallowed until retry_at
         boost::system::error_code unreachable; // the network error, when the origin could not be reached
-        time_point retry_at{};
+        time_point retry_at{}; // when robots.txt is fetched again (unavailable_retry, or a day when known)
         std::vector<host_id> blocked; // hosts whose next item waits for this robots.txt
     };
 

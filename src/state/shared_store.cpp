@@ -113,7 +113,7 @@ local taken = 0
 for _, host in ipairs(redis.call('ZRANGEBYSCORE', p .. 'ready', '-inf', now, 'LIMIT', 0, 256)) do
   if taken >= max then break end
   while taken < max do
-        if tonumber(redis.call('HGET', p .. 'inflight', host) or '0') >= cap then
+    if tonumber(redis.call('HGET', p .. 'inflight', host) or '0') >= cap then
       -- Full: a finish puts it back (ZADD LT); until then it is not looked at again.
       redis.call('ZADD', p .. 'ready', now + 3600000, host)
       break
