@@ -3,7 +3,7 @@
 #include <asiocrawl/crawler.hpp>
 
 #include "fetcher.hpp"
-#include "support/loopback.hpp"
+#include "support/loopback_crawl.hpp"
 #include "support/records.hpp"
 #include "support/temp_dir.hpp"
 
@@ -16,8 +16,6 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
-#include <map>
-#include <memory>
 #include <optional>
 
 namespace asio = boost::asio;
@@ -27,50 +25,18 @@ using namespace std::chrono_literals;
 
 namespace {
 
-using page_map = std::map<std::string, http_response>;
-
-demo::request_handler serve(std::shared_ptr<page_map> pages) {
-    return [pages](const http_request& req) -> asio::awaitable<std::optional<http_response>> {
-        auto it = pages->find(std::string(req.target()));
-        if (it == pages->end())
-            co_return make_response(404, "<h1>not found</h1>");
-        co_return it->second;
-    };
-}
-
-std::string links_to(const std::vector<std::string>& hrefs) {
-    std::string html = "<html><body>";
-    for (const auto& h : hrefs)
-        html += "<a href=\"" + h + "\">link</a>\n";
-    return html + "</body></html>";
-}
-
 struct options_fixture : ::testing::Test {
     asio::io_context ctx;
-    crawler_config config;
-    std::shared_ptr<page_map> pages = std::make_shared<page_map>();
-    demo::http_server server{ctx.get_executor(), serve(pages)};
+    crawler_config config = loopback_crawl_config();
+    loopback_site server{ctx.get_executor()};
 
-    options_fixture() {
-        config.max_tasks = 4;
-        config.robots.obey = false;
-        config.politeness.max_per_host = 1000;
-    }
-
-    void add(const std::string& target, http_response response) { (*pages)[target] = std::move(response); }
-    std::string url(const std::string& target) const { return server.origin() + target; }
+    void add(const std::string& target, http_response response) { server.add(target, std::move(response)); }
+    std::string url(const std::string& target) const { return server.url(target); }
 
     report crawl(std::vector<std::string> roots) {
         config.roots = std::move(roots);
         crawler c{ctx.get_executor(), config};
-        std::optional<report> result;
-        c.async_run([&](std::exception_ptr e, report r) {
-            server.stop();
-            if (e)
-                std::rethrow_exception(e);
-            result = std::move(r);
-        });
-        run_bounded(ctx);
+        auto result = run_crawl(ctx, c, [&] { server.stop(); });
         EXPECT_TRUE(result.has_value());
         return result ? std::move(*result) : report{};
     }
@@ -139,10 +105,10 @@ TEST_F(options_fixture, a_rejected_type_ends_after_the_head_without_its_body) {
 }
 
 TEST_F(options_fixture, accept_types_still_reads_html_and_error_pages) {
-    add("/", make_response(200, links_to({"/a.png", "/b.txt", "/c.html", "/gone.txt"})));
+    add("/", make_response(200, links_page({"/a.png", "/b.txt", "/c.html", "/gone.txt"})));
     add("/a.png", make_response(200, "PNG", "image/png"));
     add("/b.txt", make_response(200, std::string(100'000, 't'), "text/plain"));
-    add("/c.html", make_response(200, links_to({"/d.png"})));
+    add("/c.html", make_response(200, links_page({"/d.png"})));
     add("/d.png", make_response(200, "PNG", "image/png"));
     config.accept_types = {"image/*"};
     const auto r = crawl({url("/")});
@@ -166,7 +132,7 @@ TEST_F(options_fixture, the_quota_stops_the_crawl_gracefully_with_a_todo) {
         hrefs.push_back("/p" + std::to_string(i));
         add(hrefs.back(), make_response(200, std::string(1000, 'p'), "text/plain"));
     }
-    add("/", make_response(200, links_to(hrefs)));
+    add("/", make_response(200, links_page(hrefs)));
     config.max_tasks = 1;
     config.quota = 3000;
     const auto r = crawl({url("/")});
@@ -182,7 +148,7 @@ TEST_F(options_fixture, max_time_stops_the_crawl_gracefully_with_a_todo) {
         hrefs.push_back("/p" + std::to_string(i));
         add(hrefs.back(), make_response(200, "<p>p</p>"));
     }
-    add("/", make_response(200, links_to(hrefs)));
+    add("/", make_response(200, links_page(hrefs)));
     config.politeness.delay = 100ms; // 50 pages would take 5 s
     config.max_time = 500ms;
     const auto r = crawl({url("/")});
@@ -240,14 +206,7 @@ TEST_F(options_fixture, many_seeds_stream_in_and_all_are_crawled) {
         ++records;
         most_queued = std::max(most_queued, c.progress().queued);
     });
-    std::optional<report> result;
-    c.async_run([&](std::exception_ptr e, report r) {
-        server.stop();
-        if (e)
-            std::rethrow_exception(e);
-        result = std::move(r);
-    });
-    run_bounded(ctx);
+    auto result = run_crawl(ctx, c, [&] { server.stop(); });
     ASSERT_TRUE(result);
     EXPECT_EQ(records, static_cast<std::size_t>(count)) << "404s, every one recorded";
     EXPECT_EQ(result->todo, 0u);

@@ -1,6 +1,6 @@
 #include <asiocrawl/crawler.hpp>
 
-#include "support/loopback.hpp"
+#include "support/loopback_crawl.hpp"
 #include "support/records.hpp"
 
 #include <asiocrawl/error.hpp>
@@ -11,7 +11,6 @@
 #include <gmock/gmock.h>
 
 #include <algorithm>
-#include <map>
 #include <optional>
 #include <set>
 
@@ -26,47 +25,24 @@ using ::testing::UnorderedElementsAreArray;
 
 namespace {
 
-/// Pages by target, filled after the server is up (links often need its port); anything else is a 404.
-using page_map = std::map<std::string, http_response>;
-
-demo::request_handler serve(std::shared_ptr<page_map> pages) {
-    return [pages](const http_request& req) -> asio::awaitable<std::optional<http_response>> {
-        auto it = pages->find(std::string(req.target()));
-        if (it == pages->end())
-            co_return make_response(404, "<h1>not found</h1>");
-        co_return it->second;
-    };
-}
-
-std::string page(std::initializer_list<std::string> hrefs) {
-    std::string html = "<html><body>";
-    for (const auto& h : hrefs)
-        html += "<a href=\"" + h + "\">link</a>\n";
-    return html + "</body></html>";
-}
-
 struct crawler_fixture : ::testing::Test {
     asio::io_context ctx;
-    crawler_config config;
-    std::shared_ptr<page_map> pages = std::make_shared<page_map>();
-    demo::http_server server{ctx.get_executor(), serve(pages)};
+    // The ORIGIN.md behaviours, without this session's politeness layers: robots.txt, per-host limits and
+    // backoff have their own tests (polite_crawl_test.cpp) and would only add requests and waits here.
+    crawler_config config = loopback_crawl_config();
+    loopback_site server{ctx.get_executor()};
     std::vector<record> streamed; // what the record sink saw
 
     crawler_fixture() {
-        config.max_tasks = 4;
-        // The ORIGIN.md behaviours, without this session's politeness layers: robots.txt, per-host limits and
-        // backoff have their own tests (polite_crawl_test.cpp) and would only add requests and waits here.
-        config.robots.obey = false;
-        config.politeness.max_per_host = 1000;
         config.retry.initial_backoff = std::chrono::milliseconds(1);
         config.retry.max_backoff = std::chrono::milliseconds(5);
     }
 
-    void add(const std::string& target, http_response response) { (*pages)[target] = std::move(response); }
-    void add_page(const std::string& target, std::initializer_list<std::string> hrefs) {
-        add(target, make_response(200, page(hrefs)));
+    void add(const std::string& target, http_response response) { server.add(target, std::move(response)); }
+    void add_page(const std::string& target, std::vector<std::string> hrefs) {
+        add(target, make_response(200, links_page(hrefs)));
     }
-    std::string url(const std::string& target) const { return server.origin() + target; }
+    std::string url(const std::string& target) const { return server.url(target); }
     std::string port() const { return std::to_string(server.port()); }
 
     /// Starts `c`; when it completes, `result` gets the report and the servers stop, so the context runs dry.
@@ -86,21 +62,18 @@ struct crawler_fixture : ::testing::Test {
         config.roots = std::move(roots);
         crawler c{ctx.get_executor(), config};
         c.set_record_sink([this](const record& r) { streamed.push_back(r); });
-        std::optional<report> result;
-        start(c, result, std::move(more_servers));
-        run_bounded(ctx);
+        auto result = run_crawl(ctx, c, [&] {
+            server.stop();
+            for (auto* s : more_servers)
+                s->stop();
+        });
         EXPECT_TRUE(result.has_value());
         return result ? std::move(*result) : report{};
     }
 
     report crawl() { return crawl({url("/")}); }
 
-    std::vector<std::string> requested() const {
-        std::vector<std::string> out;
-        for (const auto& r : server.log())
-            out.push_back(r.target);
-        return out;
-    }
+    std::vector<std::string> requested() const { return server.requested(); }
     std::vector<std::string> hosts_requested() const {
         std::vector<std::string> out;
         for (const auto& r : server.log())
@@ -340,7 +313,7 @@ TEST_F(crawler_fixture, max_tries_survives_a_server_that_drops_twice) {
                             [&](const http_request&) -> asio::awaitable<std::optional<http_response>> {
                                 if (++calls <= 2)
                                     co_return std::nullopt;
-                                co_return make_response(200, page({}));
+                                co_return make_response(200, links_page({}));
                             }};
     config.max_tries = 4;
     auto r = crawl({flaky.origin() + "/"}, {&flaky});
@@ -386,7 +359,7 @@ TEST_F(crawler_fixture, content_type_recorded_and_non_html_not_parsed) {
     add_page("/", {"/data.json", "/notes.txt", "/page.xhtml"});
     add("/data.json", make_response(200, R"({"href": "<a href='/hidden1'>"})", "application/json"));
     add("/notes.txt", make_response(200, "<a href=\"/hidden2\">x</a>", "text/plain"));
-    add("/page.xhtml", make_response(200, page({"/from-xhtml"}), "application/xhtml+xml"));
+    add("/page.xhtml", make_response(200, links_page({"/from-xhtml"}), "application/xhtml+xml"));
     add_page("/from-xhtml", {});
     auto r = crawl();
     EXPECT_THAT(requested(),
@@ -411,7 +384,7 @@ TEST_F(crawler_fixture, non_http_links_skipped) {
 
 TEST_F(crawler_fixture, not_found_pages_are_recorded_and_not_parsed) {
     add_page("/", {"/missing"});
-    add("/missing", make_response(404, page({"/from-404"})));
+    add("/missing", make_response(404, links_page({"/from-404"})));
     auto r = crawl();
     EXPECT_THAT(requested(), UnorderedElementsAre("/", "/missing"));
     EXPECT_EQ(find(r, url("/missing"))->status, 404);

@@ -3,7 +3,8 @@
 // every record within the configured limits, and never hang (every run is bounded by run_for).
 #include "support/hostile_server.hpp"
 
-#include "support/loopback.hpp"
+#include "support/loopback_crawl.hpp"
+#include "support/records.hpp"
 
 #include <asiocrawl/crawler.hpp>
 #include <asiocrawl/error.hpp>
@@ -56,14 +57,8 @@ struct hostile : ::testing::Test {
     report crawl(const std::vector<std::string>& roots) {
         config.roots = roots;
         crawler c{ctx.get_executor(), config};
-        std::optional<report> result;
-        c.async_run([&](std::exception_ptr e, report r) {
-            server.stop();
-            if (e)
-                std::rethrow_exception(e);
-            result = std::move(r);
-        });
-        asiocrawl::test::run_bounded(ctx, 90s);
+        auto result = asiocrawl::test::run_crawl(
+            ctx, c, [&] { server.stop(); }, 90s);
         EXPECT_TRUE(result.has_value()) << "the crawl did not complete";
         if (!result)
             return {};
@@ -91,11 +86,7 @@ struct hostile : ::testing::Test {
     }
 
     const record* find(const report& r, const std::string& target) const {
-        const auto url = server.url(target);
-        for (const auto& rec : r.records)
-            if (rec.url == url)
-                return &rec;
-        return nullptr;
+        return asiocrawl::test::find(r, server.url(target));
     }
 
     std::size_t count_requests(const std::string& prefix) const {
@@ -549,14 +540,7 @@ TEST_F(hostile, credentials_in_urls_never_reach_logs_records_or_the_wire) {
         server.page("/", links_to({"/h", "/ok1", "/ok2"}));
         crawler c{ctx.get_executor(), config};
         c.set_logger({log_level::debug, [&](log_level, std::string_view line) { (log += line) += '\n'; }});
-        std::optional<report> result;
-        c.async_run([&](std::exception_ptr e, report rep) {
-            server.stop();
-            if (e)
-                std::rethrow_exception(e);
-            result = std::move(rep);
-        });
-        asiocrawl::test::run_bounded(ctx);
+        auto result = asiocrawl::test::run_crawl(ctx, c, [&] { server.stop(); });
         ASSERT_TRUE(result.has_value());
         r = std::move(*result);
     }

@@ -3,14 +3,14 @@
 // alike.
 #include <asiocrawl/crawler.hpp>
 
-#include "support/loopback.hpp"
+#include "support/loopback_crawl.hpp"
+#include "support/records.hpp"
 
 #include <asiocrawl/report.hpp>
 #include <asiocrawl_demo/site.hpp>
 
 #include <gmock/gmock.h>
 
-#include <map>
 #include <optional>
 #include <ostream>
 #include <set>
@@ -33,33 +33,15 @@ inline void PrintTo(html_parser parser, std::ostream* out) {
 
 namespace {
 
-using page_map = std::map<std::string, http_response>;
-
-demo::request_handler serve(std::shared_ptr<page_map> pages) {
-    return [pages](const http_request& req) -> asio::awaitable<std::optional<http_response>> {
-        auto it = pages->find(std::string(req.target()));
-        if (it == pages->end())
-            co_return make_response(404, "<h1>not found</h1>");
-        co_return it->second;
-    };
-}
-
 struct links_crawl : ::testing::Test {
     asio::io_context ctx;
-    crawler_config config;
-    std::shared_ptr<page_map> pages = std::make_shared<page_map>();
-    demo::http_server server{ctx.get_executor(), serve(pages)};
+    crawler_config config = loopback_crawl_config();
+    loopback_site server{ctx.get_executor()};
     std::vector<std::pair<log_level, std::string>> logged;
-
-    links_crawl() {
-        config.max_tasks = 4;
-        config.robots.obey = false;
-        config.politeness.max_per_host = 1000;
-    }
 
     void add(const std::string& target, std::string body,
              std::string content_type = "text/html; charset=utf-8") {
-        (*pages)[target] = make_response(200, std::move(body), std::move(content_type));
+        server.add(target, std::move(body), std::move(content_type));
     }
 
     report crawl() {
@@ -70,30 +52,15 @@ struct links_crawl : ::testing::Test {
             logged.emplace_back(level, message);
         };
         c.set_logger(log); // the default level: warning
-        std::optional<report> result;
-        c.async_run([this, &result](std::exception_ptr e, report r) {
-            server.stop();
-            if (e)
-                std::rethrow_exception(e);
-            result = std::move(r);
-        });
-        run_bounded(ctx);
+        auto result = run_crawl(ctx, c, [this] { server.stop(); });
         EXPECT_TRUE(result.has_value());
         return result ? std::move(*result) : report{};
     }
 
-    std::vector<std::string> requested() const {
-        std::vector<std::string> out;
-        for (const auto& r : server.log())
-            out.push_back(r.target);
-        return out;
-    }
+    std::vector<std::string> requested() const { return server.requested(); }
 
     const record* find(const report& r, const std::string& target) const {
-        for (const auto& rec : r.records)
-            if (rec.url == server.origin() + target)
-                return &rec;
-        return nullptr;
+        return asiocrawl::test::find(r, server.url(target));
     }
 };
 
@@ -146,15 +113,10 @@ TEST_P(links_crawl_by_parser, both_parsers_crawl_the_demo_site_alike) {
     demo::http_server site_server{ctx.get_executor(), demo::serve_site(site)};
     config.roots = {site_server.origin() + "/"};
     crawler c{ctx.get_executor(), config};
-    std::optional<report> result;
-    c.async_run([&](std::exception_ptr e, report r) {
+    auto result = run_crawl(ctx, c, [&] {
         site_server.stop();
         server.stop();
-        if (e)
-            std::rethrow_exception(e);
-        result = std::move(r);
     });
-    run_bounded(ctx);
     ASSERT_TRUE(result.has_value());
     std::set<std::string> targets;
     for (const auto& req : site_server.log())

@@ -4,7 +4,7 @@
 #include <asiocrawl/error.hpp>
 #include <asiocrawl/outputs/output_set.hpp>
 
-#include "support/loopback.hpp"
+#include "support/loopback_crawl.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
@@ -431,15 +431,10 @@ TEST(OutputSet, OpensEveryOutputAndFinishWritesTheJsonSummary) {
     EXPECT_TRUE(std::filesystem::is_directory(dir / "pages"));
     out.attach(crawl);
     out.start();
-    std::optional<report> result;
-    crawl.async_run([&](std::exception_ptr e, report r) {
+    auto result = test::run_crawl(ctx, crawl, [&] {
         out.stop();
         site.stop();
-        if (e)
-            std::rethrow_exception(e);
-        result = std::move(r);
     });
-    test::run_bounded(ctx);
     ASSERT_TRUE(result);
     EXPECT_THAT(out.finish(*result), testing::IsEmpty());
 

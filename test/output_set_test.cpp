@@ -6,7 +6,7 @@
 #include <asiocrawl/crawler.hpp>
 #include <asiocrawl/outputs/warc.hpp>
 
-#include "support/loopback.hpp"
+#include "support/loopback_crawl.hpp"
 #include "support/temp_dir.hpp"
 
 #include <boost/asio/steady_timer.hpp>
@@ -85,14 +85,10 @@ crawl_run crawl_with(const output_config& outputs, crawler_config config = {},
     });
     out.start();
     crawl_run run;
-    crawl.async_run([&](std::exception_ptr e, report r) {
+    run.result = test::run_crawl(ctx, crawl, [&] {
         out.stop();
         site.stop();
-        if (e)
-            std::rethrow_exception(e);
-        run.result = std::move(r);
     });
-    test::run_bounded(ctx);
     run.notes = out.notes();
     if (run.result)
         run.problems = out.finish(*run.result);
@@ -260,16 +256,11 @@ TEST(OutputSetBackpressure, ASlowRecordsReaderPausesTheCrawlUntilItDrains) {
         });
     };
     watch();
-    std::optional<report> result;
-    crawl.async_run([&](std::exception_ptr e, report r) {
+    auto result = test::run_crawl(ctx, crawl, [&] {
         poll.cancel();
         out.stop();
         site.stop();
-        if (e)
-            std::rethrow_exception(e);
-        result = std::move(r);
     });
-    test::run_bounded(ctx);
     ASSERT_TRUE(result);
     EXPECT_THAT(out.finish(*result), testing::IsEmpty());
     ASSERT_TRUE(reader.joinable()) << "the set never became busy";

@@ -7,7 +7,7 @@
 
 #include "support/connect_proxy.hpp"
 #include "support/dns_server.hpp"
-#include "support/loopback.hpp"
+#include "support/loopback_crawl.hpp"
 #include "support/plumbing_sites.hpp"
 #include "support/temp_dir.hpp"
 #include "support/tls_certs.hpp"
@@ -340,17 +340,12 @@ struct crawl_fixture : plumbing_fixture {
         c.set_logger(
             {log_level::debug, [this](log_level, std::string_view m) { log_lines.emplace_back(m); }});
         c.set_exchange_sink([this](const http_exchange& x) { raw_requests.emplace_back(x.request); });
-        std::optional<report> result;
-        c.async_run([&](std::exception_ptr e, report r) {
+        auto result = run_crawl(ctx, c, [&] {
             server.stop();
             dns.stop();
             for (auto& stop : stops)
                 stop();
-            if (e)
-                std::rethrow_exception(e);
-            result = std::move(r);
         });
-        run_bounded(ctx);
         EXPECT_TRUE(result.has_value());
         return result ? std::move(*result) : report{};
     }

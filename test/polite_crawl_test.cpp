@@ -2,7 +2,7 @@
 // retries with backoff, sitemaps; plus cancellation and the parse pool.
 #include <asiocrawl/crawler.hpp>
 
-#include "support/loopback.hpp"
+#include "support/loopback_crawl.hpp"
 #include "support/records.hpp"
 
 #include <asiocrawl/error.hpp>
@@ -19,7 +19,6 @@
 #include <zlib.h>
 
 #include <algorithm>
-#include <map>
 #include <optional>
 #include <set>
 
@@ -34,15 +33,6 @@ using ::testing::UnorderedElementsAre;
 using steady = std::chrono::steady_clock;
 
 namespace {
-
-using page_map = std::map<std::string, http_response>;
-
-std::string links_page(std::initializer_list<std::string> hrefs) {
-    std::string html = "<html><body>";
-    for (const auto& h : hrefs)
-        html += "<a href=\"" + h + "\">link</a>\n";
-    return html + "</body></html>";
-}
 
 std::string gzip(std::string_view plain) {
     z_stream z{};
@@ -62,19 +52,13 @@ std::string gzip(std::string_view plain) {
 struct polite_fixture : ::testing::Test {
     asio::io_context ctx;
     crawler_config config;
-    std::shared_ptr<page_map> pages = std::make_shared<page_map>();
     std::vector<std::pair<std::string, steady::time_point>> arrivals;
     std::chrono::milliseconds answer_delay{0};
-    demo::http_server server{
-        ctx.get_executor(), [this](const http_request& req) -> asio::awaitable<std::optional<http_response>> {
-            arrivals.emplace_back(std::string(req.target()), steady::now());
-            if (answer_delay > 0ms)
-                co_await sleep_for(answer_delay);
-            auto it = pages->find(std::string(req.target()));
-            if (it == pages->end())
-                co_return make_response(404, "<h1>not found</h1>");
-            co_return it->second;
-        }};
+    loopback_site server{ctx.get_executor(), [this](const http_request& req) -> asio::awaitable<void> {
+                             arrivals.emplace_back(std::string(req.target()), steady::now());
+                             if (answer_delay > 0ms)
+                                 co_await sleep_for(answer_delay);
+                         }};
 
     polite_fixture() {
         config.max_tasks = 8;
@@ -82,35 +66,25 @@ struct polite_fixture : ::testing::Test {
         config.retry.max_backoff = 20ms;
     }
 
-    void add(const std::string& target, http_response response) { (*pages)[target] = std::move(response); }
-    void add_page(const std::string& target, std::initializer_list<std::string> hrefs) {
+    void add(const std::string& target, http_response response) { server.add(target, std::move(response)); }
+    void add_page(const std::string& target, std::vector<std::string> hrefs) {
         add(target, make_response(200, links_page(hrefs)));
     }
-    std::string url(const std::string& target) const { return server.origin() + target; }
+    std::string url(const std::string& target) const { return server.url(target); }
 
     report crawl(std::vector<std::string> roots = {}, std::vector<demo::http_server*> more = {}) {
         config.roots = roots.empty() ? std::vector<std::string>{url("/")} : std::move(roots);
         crawler c{ctx.get_executor(), config};
-        std::optional<report> result;
-        c.async_run([&](std::exception_ptr e, report r) {
+        auto result = run_crawl(ctx, c, [&] {
             server.stop();
             for (auto* s : more)
                 s->stop();
-            if (e)
-                std::rethrow_exception(e);
-            result = std::move(r);
         });
-        run_bounded(ctx);
         EXPECT_TRUE(result.has_value());
         return result ? std::move(*result) : report{};
     }
 
-    std::vector<std::string> requested() const {
-        std::vector<std::string> out;
-        for (const auto& r : server.log())
-            out.push_back(r.target);
-        return out;
-    }
+    std::vector<std::string> requested() const { return server.requested(); }
 };
 
 } // namespace
@@ -449,15 +423,10 @@ TEST_F(polite_fixture, abort_cancels_fetches_in_flight) {
                               }};
     config.roots = {hanging.origin() + "/"};
     c.emplace(ctx.get_executor(), config);
-    std::optional<report> result;
-    c->async_run([&](std::exception_ptr e, report r) {
+    auto result = run_crawl(ctx, *c, [&] {
         hanging.stop();
         server.stop();
-        if (e)
-            std::rethrow_exception(e);
-        result = std::move(r);
     });
-    run_bounded(ctx);
     ASSERT_TRUE(result);
     EXPECT_EQ(result->done, 0u);
     EXPECT_EQ(result->todo, 1u);

@@ -4,7 +4,7 @@
 // with and without requisites and span_hosts, with both HTML parsers, and the records and WARC that result.
 #include <asiocrawl/crawler.hpp>
 
-#include "support/loopback.hpp"
+#include "support/loopback_crawl.hpp"
 #include "support/temp_dir.hpp"
 
 #include <asiocrawl/outputs/output_set.hpp>
@@ -28,17 +28,7 @@ using namespace asiocrawl::test;
 
 namespace {
 
-using page_map = std::map<std::string, http_response>;
 using url_set = std::set<std::string>;
-
-demo::request_handler serve(std::shared_ptr<page_map> pages) {
-    return [pages](const http_request& req) -> asio::awaitable<std::optional<http_response>> {
-        auto it = pages->find(std::string(req.target()));
-        if (it == pages->end())
-            co_return make_response(404, "<h1>not found</h1>");
-        co_return it->second;
-    };
-}
 
 std::string read_file(const std::filesystem::path& path) {
     std::ifstream in(path, std::ios::binary);
@@ -49,65 +39,54 @@ std::string read_file(const std::filesystem::path& path) {
 
 struct requisites_crawl : ::testing::Test {
     asio::io_context ctx;
-    crawler_config config;
-    std::shared_ptr<page_map> site_pages = std::make_shared<page_map>();
-    std::shared_ptr<page_map> cdn_pages = std::make_shared<page_map>();
-    demo::http_server site{ctx.get_executor(), serve(site_pages)};
-    demo::http_server cdn{ctx.get_executor(), serve(cdn_pages)};
+    crawler_config config = loopback_crawl_config();
+    loopback_site site{ctx.get_executor()};
+    loopback_site cdn{ctx.get_executor()};
     temp_dir dir{"requisites-crawl"};
 
     requisites_crawl() {
-        config.max_tasks = 4;
-        config.robots.obey = false;
-        config.politeness.max_per_host = 1000;
         config.roots = {site.origin() + "/"};
         const std::string cdn_origin = cdn.origin();
-        add(*site_pages, "/",
-            "<!doctype html><html><head>\n"
-            "<link rel=stylesheet href=/css/site.css>\n"
-            "<link rel=\"shortcut icon\" href=/favicon.ico>\n"
-            "<link rel=next href=/page2.html>\n"
-            "<script src=/js/app.js></script>\n"
-            "<style>@import \"/css/inline.css\"; body { background: url(/img/bg.png) }</style>\n"
-            "</head><body style=\"background: url('/img/body.png')\">\n"
-            "<img src=/img/a.png srcset=\"/img/a-2x.png 2x\">\n"
-            "<img src=" +
-                cdn_origin +
-                "/img/c.png>\n"
-                "<script src=" +
-                cdn_origin +
-                "/js/lib.js></script>\n"
-                "<video poster=/img/poster.png><source src=/media/v.webm></video>\n"
-                "<object data=/obj/o.svg></object><embed src=/obj/e.svg>\n"
-                "<template><img src=/img/inert.png></template>\n"
-                "<a href=/page2.html>next</a> <a href=" +
-                cdn_origin + "/off-site.html>off site</a>\n</body></html>\n");
-        add(*site_pages, "/page2.html", "<img src=/img/a.png><img src=/img/p2.png><a href=/>home</a>");
-        add(*site_pages, "/css/site.css",
-            "@import url(more.css);\nh1 { background: url(../img/h1.png) }\np { background: url(" +
-                cdn_origin + "/img/from-css.png) }\n",
-            "text/css");
-        add(*site_pages, "/css/more.css", "i { background: url(\"/img/more.png\") } /* url(/img/no.png) */",
-            "text/css");
-        add(*site_pages, "/css/inline.css", "b { color: red }", "text/css");
+        site.add("/", "<!doctype html><html><head>\n"
+                      "<link rel=stylesheet href=/css/site.css>\n"
+                      "<link rel=\"shortcut icon\" href=/favicon.ico>\n"
+                      "<link rel=next href=/page2.html>\n"
+                      "<script src=/js/app.js></script>\n"
+                      "<style>@import \"/css/inline.css\"; body { background: url(/img/bg.png) }</style>\n"
+                      "</head><body style=\"background: url('/img/body.png')\">\n"
+                      "<img src=/img/a.png srcset=\"/img/a-2x.png 2x\">\n"
+                      "<img src=" +
+                          cdn_origin +
+                          "/img/c.png>\n"
+                          "<script src=" +
+                          cdn_origin +
+                          "/js/lib.js></script>\n"
+                          "<video poster=/img/poster.png><source src=/media/v.webm></video>\n"
+                          "<object data=/obj/o.svg></object><embed src=/obj/e.svg>\n"
+                          "<template><img src=/img/inert.png></template>\n"
+                          "<a href=/page2.html>next</a> <a href=" +
+                          cdn_origin + "/off-site.html>off site</a>\n</body></html>\n");
+        site.add("/page2.html", "<img src=/img/a.png><img src=/img/p2.png><a href=/>home</a>");
+        site.add("/css/site.css",
+                 "@import url(more.css);\nh1 { background: url(../img/h1.png) }\np { background: url(" +
+                     cdn_origin + "/img/from-css.png) }\n",
+                 "text/css");
+        site.add("/css/more.css", "i { background: url(\"/img/more.png\") } /* url(/img/no.png) */",
+                 "text/css");
+        site.add("/css/inline.css", "b { color: red }", "text/css");
         for (const char* image :
              {"/img/bg.png", "/img/body.png", "/img/a.png", "/img/a-2x.png", "/img/p2.png", "/img/poster.png",
               "/img/h1.png", "/img/more.png", "/favicon.ico"})
-            add(*site_pages, image, "PNG", "image/png");
-        add(*site_pages, "/js/app.js", "var a = '<img src=/img/no.png>';", "text/javascript");
-        add(*site_pages, "/media/v.webm", "WEBM", "video/webm");
+            site.add(image, "PNG", "image/png");
+        site.add("/js/app.js", "var a = '<img src=/img/no.png>';", "text/javascript");
+        site.add("/media/v.webm", "WEBM", "video/webm");
         // An object that is an HTML document: fetched, not read for links.
-        add(*site_pages, "/obj/o.svg", "<a href=/never.html>x</a>", "text/html");
-        add(*site_pages, "/obj/e.svg", "<svg/>", "image/svg+xml");
-        add(*cdn_pages, "/img/c.png", "PNG", "image/png");
-        add(*cdn_pages, "/js/lib.js", "lib()", "text/javascript");
-        add(*cdn_pages, "/img/from-css.png", "PNG", "image/png");
-        add(*cdn_pages, "/off-site.html", "<img src=/img/never.png>");
-    }
-
-    static void add(page_map& pages, const std::string& target, std::string body,
-                    std::string content_type = "text/html; charset=utf-8") {
-        pages[target] = make_response(200, std::move(body), std::move(content_type));
+        site.add("/obj/o.svg", "<a href=/never.html>x</a>", "text/html");
+        site.add("/obj/e.svg", "<svg/>", "image/svg+xml");
+        cdn.add("/img/c.png", "PNG", "image/png");
+        cdn.add("/js/lib.js", "lib()", "text/javascript");
+        cdn.add("/img/from-css.png", "PNG", "image/png");
+        cdn.add("/off-site.html", "<img src=/img/never.png>");
     }
 
     /// Crawls with `outputs` attached; returns the report.
@@ -116,16 +95,11 @@ struct requisites_crawl : ::testing::Test {
         outputs::output_set out{ctx.get_executor(), outputs};
         out.attach(c);
         out.start();
-        std::optional<report> result;
-        c.async_run([&](std::exception_ptr e, report r) {
+        auto result = run_crawl(ctx, c, [&] {
             out.stop();
             site.stop();
             cdn.stop();
-            if (e)
-                std::rethrow_exception(e);
-            result = std::move(r);
         });
-        run_bounded(ctx);
         EXPECT_TRUE(result.has_value());
         if (!result)
             return {};
@@ -133,7 +107,7 @@ struct requisites_crawl : ::testing::Test {
         return std::move(*result);
     }
 
-    static url_set requested(const demo::http_server& server) {
+    static url_set requested(const loopback_site& server) {
         url_set out;
         for (const auto& r : server.log())
             EXPECT_TRUE(out.insert(r.target).second) << r.target << " requested twice";
