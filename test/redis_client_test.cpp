@@ -579,5 +579,7 @@ TEST(shared_store, a_robots_answer_is_shared_until_it_is_a_day_old) {
     const auto day_old = std::to_string(now_ms - 24 * 3600 * 1000 - 60 * 1000) + "\n200\n0\n" + fetched.body;
     server.command({"HSET", store.prefix() + "robots", url, day_old});
     EXPECT_FALSE(run(ctx, [&] { return store.cached_robots(url, detail::robots_cache_lifetime); }));
-    EXPECT_FALSE(run(ctx, [&] { return store.cached_robots("http://b.test/robots.txt", 24h); }));
+    const std::string never_fetched =
+        "http://b.test/robots.txt"; // outlives the coroutine, which takes a reference
+    EXPECT_FALSE(run(ctx, [&] { return store.cached_robots(never_fetched, 24h); }));
 }
