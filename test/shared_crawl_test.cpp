@@ -143,7 +143,7 @@ struct shared_crawl : ::testing::Test {
         return {urls, lines};
     }
 
-    void restart_redis_mid_crawl(const std::string& appendfsync);
+    std::size_t restart_redis_mid_crawl(const std::string& appendfsync);
 
     static void wait_until(const std::function<bool()>& condition, std::chrono::seconds limit = 30s) {
         const auto deadline = std::chrono::steady_clock::now() + limit;
@@ -243,8 +243,8 @@ TEST_F(shared_crawl, an_instance_killed_mid_crawl_costs_at_most_its_leased_urls)
 }
 
 /// Redis killed (SIGKILL) and started again mid-crawl, with the append-only file fsync'd as `appendfsync`
-/// says: nothing lost, nothing fetched twice.
-void shared_crawl::restart_redis_mid_crawl(const std::string& appendfsync) {
+/// says: nothing lost. Returns the URLs fetched twice.
+std::size_t shared_crawl::restart_redis_mid_crawl(const std::string& appendfsync) {
     EXPECT_EQ(redis.command({"CONFIG", "SET", "appendfsync", appendfsync}), "+OK\r\n");
     site_server site{10ms};
     std::vector<std::unique_ptr<child_process>> instances;
@@ -261,15 +261,20 @@ void shared_crawl::restart_redis_mid_crawl(const std::string& appendfsync) {
     }
     const auto [urls, lines] = union_of_records();
     EXPECT_EQ(urls, site.expected_urls());
-    EXPECT_EQ(site.fetched_twice(), 0u) << "leases outlive a short Redis outage: nothing is fetched again";
+    std::cout << "fetched again: " << site.fetched_twice() << "\n";
+    return site.fetched_twice();
 }
 
 TEST_F(shared_crawl, redis_killed_and_started_again_loses_nothing) {
-    restart_redis_mid_crawl("always");
+    EXPECT_EQ(restart_redis_mid_crawl("always"), 0u)
+        << "leases outlive a short Redis outage and every acknowledged commit is in the file: nothing is "
+           "fetched "
+           "again";
 }
 
-// everysec fsyncs the append-only file once a second, but Redis writes it (to the kernel) before it answers:
-// a killed redis-server loses no acknowledged command; only a machine crash could lose the last second.
+// everysec: Redis usually writes the append-only file before it answers, but while an fsync is slow (a busy
+// disk) it answers first and writes up to 2 s later, so a kill may lose acknowledged commits. Their URLs are
+// fetched again; none is lost.
 TEST_F(shared_crawl, redis_killed_and_started_again_with_appendfsync_everysec_loses_nothing) {
     restart_redis_mid_crawl("everysec");
 }
