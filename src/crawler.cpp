@@ -407,18 +407,17 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
                 }
                 const auto generation = ++commits_started;
                 const auto done_here = std::exchange(done_awaiting_commit, 0);
-                if (shared && batch.empty()) {
-                    // Nothing to write.
-                } else if (shared) {
-                    co_await flush_outputs();
-                    co_await commit_shared(batch);
-                } else if (!batch.empty()) {
+                if (!batch.empty()) {
                     // The outputs first: a URL the state counts as done must have its record written.
                     co_await flush_outputs();
-                    auto write = [store = store.get(), &batch, sync = config.state.fsync] {
-                        store->write(batch, sync);
-                    };
-                    co_await on_storage(write);
+                    if (shared) {
+                        co_await commit_shared(batch);
+                    } else {
+                        auto write = [store = store.get(), &batch, sync = config.state.fsync] {
+                            store->write(batch, sync);
+                        };
+                        co_await on_storage(write);
+                    }
                 }
                 for (const auto& refill : refills) {
                     auto read = [store = store.get(), &refill] {
