@@ -20,6 +20,7 @@ using namespace asiocrawl::cli;
 using namespace std::chrono_literals;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::Not;
 
 const std::string source_dir = ASIOCRAWL_SOURCE_DIR;
 
@@ -231,20 +232,20 @@ TEST(config_keys, every_key_is_covered_by_the_round_trip_config) {
 
 TEST(config_keys, printed_config_loads_back_to_the_same_config) {
     for (const app_config& original : {app_config{}, every_key_changed()}) {
-        const std::string yaml = to_yaml(original);
+        const std::string yaml = to_yaml(original, secrets::shown);
         app_config loaded;
         // Start from a different config: every key must be overwritten by the file.
         if (original.crawl.max_tasks == app_config{}.crawl.max_tasks)
             loaded = every_key_changed();
         auto errors = load_config_text(yaml, "printed", loaded);
         ASSERT_THAT(errors, IsEmpty()) << all_messages(errors) << yaml;
-        EXPECT_EQ(to_yaml(loaded), yaml);
+        EXPECT_EQ(to_yaml(loaded, secrets::shown), yaml);
         for (const auto& key : config_keys())
             EXPECT_EQ(raw_to_text(key.codec.get(loaded)), raw_to_text(key.codec.get(original))) << key.path;
     }
     // A few fields checked directly, not through the codecs that printed them.
     app_config loaded;
-    ASSERT_THAT(load_config_text(to_yaml(every_key_changed()), "printed", loaded), IsEmpty());
+    ASSERT_THAT(load_config_text(to_yaml(every_key_changed(), secrets::shown), "printed", loaded), IsEmpty());
     EXPECT_EQ(loaded.crawl.exclude, every_key_changed().crawl.exclude);
     EXPECT_EQ(loaded.crawl.include, std::vector<std::string>{"null"});
     EXPECT_EQ(loaded.crawl.accept, every_key_changed().crawl.accept);
@@ -851,6 +852,118 @@ TEST(config_precedence, print_config_shows_the_merged_result_and_needs_no_root) 
     ASSERT_THAT(load_config_text(yaml, "printed", loaded), IsEmpty());
     EXPECT_EQ(loaded.crawl.max_tasks, 9u);
     EXPECT_EQ(loaded.crawl.fetch.connect_timeout, 2min);
+}
+
+// ---- secrets in --print-config and in error messages
+// -----------------------------------------------------------------
+
+TEST(config_keys, masking_keeps_users_and_hides_passwords) {
+    EXPECT_EQ(mask_url_password("http://u:pw@h:1/p?q=a@b"), "http://u:***@h:1/p?q=a@b");
+    EXPECT_EQ(mask_url_password("u:pw@example.com/x"), "u:***@example.com/x"); // a root without scheme
+    EXPECT_EQ(mask_url_password("http://user@h/"), "http://user@h/");          // no password
+    EXPECT_EQ(mask_url_password("http://h/a@b"), "http://h/a@b");              // '@' in the path
+    EXPECT_EQ(mask_url_password("http://u:p@ss:w@rd@h/"), "http://u:***@h/");  // the last '@' ends it
+    EXPECT_EQ(mask_url_password("redis://secret@h:6379/0", "/", true), "redis://***@h:6379/0");
+    EXPECT_EQ(mask_url_password("redis://:p?w#d@h/0", "/", true), "redis://:***@h/0");
+    EXPECT_EQ(mask_header_field("Cookie: a=1; b=2"), "Cookie: ***");
+    EXPECT_EQ(mask_header_field("authorization: Bearer abc.def"), "authorization: Bearer ***");
+    EXPECT_EQ(mask_header_field("X-Api-Key: k"), "X-Api-Key: ***");
+    EXPECT_EQ(mask_header_field("X-Auth-Token:t"), "X-Auth-Token: ***");
+    EXPECT_EQ(mask_header_field("Accept-Language: fr, en"), "Accept-Language: fr, en");
+}
+
+struct secret_setup {
+    // Every place a secret can be given, each secret a distinct string.
+    temp_file file{"fetch:\n"
+                   "  http_proxy: \"http://bob:http-proxy-pw@proxy.example:3128\"\n"
+                   "  credentials:\n"
+                   "    \"https://intranet.example\": \"erin:credentials-pw\"\n"
+                   "  headers:\n"
+                   "    - \"Cookie: session=cookie-secret\"\n"
+                   "    - \"X-Api-Key: api-key-secret\"\n"
+                   "    - \"Accept-Language: fr\"\n"};
+    std::vector<std::string> args{"--config",
+                                  file.path,
+                                  "--redis",
+                                  "redis://alice:redis-url-pw@redis.example:6380/2",
+                                  "--proxy",
+                                  "http://carol:proxy-pw@proxy.example:3128",
+                                  "https://dave:root-pw@intranet.example/"};
+    std::vector<std::string> environment{
+        "ASIOCRAWL_FETCH_HTTPS_PROXY=http://frank:https-proxy-pw@tls-proxy.example:8080",
+        "ASIOCRAWL_REDIS_PASSWORD=environment-redis-pw"};
+    std::vector<std::string> secrets{"http-proxy-pw", "credentials-pw", "cookie-secret", "api-key-secret",
+                                     "redis-url-pw",  "proxy-pw",       "root-pw",       "https-proxy-pw"};
+
+    std::string print(bool show) const {
+        auto argv = args;
+        argv.insert(argv.begin(), "--print-config");
+        if (show)
+            argv.insert(argv.begin(), "--show-secrets");
+        auto outcome = parse(argv, environment);
+        if (auto* usage = std::get_if<usage_error>(&outcome))
+            ADD_FAILURE() << usage->message;
+        return std::holds_alternative<print_and_exit>(outcome) ? std::get<print_and_exit>(outcome).text : "";
+    }
+};
+
+TEST(print_config, secrets_are_masked_and_the_output_says_how_to_see_them) {
+    const secret_setup setup;
+    const std::string masked = setup.print(false);
+    for (const auto& secret : setup.secrets)
+        EXPECT_THAT(masked, Not(HasSubstr(secret))) << masked;
+    EXPECT_THAT(masked, Not(HasSubstr("environment-redis-pw")));
+    EXPECT_THAT(masked, HasSubstr("\"redis://alice:***@redis.example:6380/2\""));
+    EXPECT_THAT(masked, HasSubstr("\"http://carol:***@proxy.example:3128\""));
+    EXPECT_THAT(masked, HasSubstr("\"https://dave:***@intranet.example/\""));
+    EXPECT_THAT(masked, HasSubstr("\"erin:***\""));
+    EXPECT_THAT(masked, HasSubstr("\"Cookie: ***\""));
+    EXPECT_THAT(masked, HasSubstr("\"Accept-Language: fr\""));
+    EXPECT_THAT(masked, HasSubstr("--print-config --show-secrets"));
+    EXPECT_THAT(masked, HasSubstr("from ASIOCRAWL_REDIS_PASSWORD (never printed)"));
+    app_config loaded;
+    EXPECT_THAT(load_config_text(masked, "masked", loaded), IsEmpty()) << "still a valid config file";
+}
+
+TEST(print_config, show_secrets_prints_them_and_round_trips) {
+    const secret_setup setup;
+    const std::string shown = setup.print(true);
+    for (const auto& secret : setup.secrets)
+        EXPECT_THAT(shown, HasSubstr(secret)) << shown;
+    EXPECT_THAT(shown, Not(HasSubstr("environment-redis-pw"))) << "never: it is in no key";
+    app_config loaded;
+    ASSERT_THAT(load_config_text(shown, "shown", loaded), IsEmpty()) << shown;
+    auto outcome = parse(setup.args, setup.environment);
+    ASSERT_TRUE(std::holds_alternative<cli_options>(outcome));
+    const app_config& original = std::get<cli_options>(outcome).config;
+    for (const auto& key : config_keys())
+        EXPECT_EQ(raw_to_text(key.codec.get(loaded)), raw_to_text(key.codec.get(original))) << key.path;
+    EXPECT_EQ(to_yaml(loaded, secrets::shown), to_yaml(original, secrets::shown));
+
+    auto alone = parse({"--show-secrets", "http://a.example/"});
+    ASSERT_TRUE(std::holds_alternative<usage_error>(alone));
+    EXPECT_THAT(std::get<usage_error>(alone).message,
+                HasSubstr("--show-secrets only goes with --print-config"));
+}
+
+TEST(print_config, a_rejected_value_is_quoted_without_its_password) {
+    for (const auto& args : std::vector<std::vector<std::string>>{
+             {"--redis", "http://u:quoted-pw@redis.example/0"},
+             {"--proxy", "ftp://u:quoted-pw@proxy.example/"},
+         }) {
+        auto argv = args;
+        argv.push_back("http://a.example/");
+        auto outcome = parse(argv);
+        ASSERT_TRUE(std::holds_alternative<usage_error>(outcome)) << args.front();
+        const auto& message = std::get<usage_error>(outcome).message;
+        EXPECT_THAT(message, Not(HasSubstr("quoted-pw"))) << message;
+    }
+    temp_file file{"fetch:\n  credentials:\n    \"not an origin\": \"u:quoted-pw\"\n"};
+    auto outcome = parse({"--config", file.path, "http://a.example/"});
+    ASSERT_TRUE(std::holds_alternative<usage_error>(outcome));
+    const auto& message = std::get<usage_error>(outcome).message;
+    EXPECT_THAT(message, HasSubstr("fetch.credentials"));
+    EXPECT_THAT(message, Not(HasSubstr("quoted-pw"))) << message;
 }
 
 } // namespace

@@ -322,7 +322,7 @@ std::vector<config_error> check_config(const app_config& config, const config_or
             error.source = "config";
         }
         if (const config_key* key = find_key(error.key); key && problem.find(", got ") == std::string::npos)
-            problem += ", got " + quote(raw_to_text(key->codec.get(config)));
+            problem += ", got " + quote(raw_to_text(printable_value(*key, config))); // no password
         error.message = std::move(problem);
         errors.push_back(std::move(error));
     }
@@ -374,21 +374,21 @@ void emit_value(YAML::Emitter& out, const key_codec& codec, const raw_value& val
     }
 }
 
-void emit_tree(YAML::Emitter& out, const key_tree& tree, const app_config& config) {
+void emit_tree(YAML::Emitter& out, const key_tree& tree, const app_config& config, secrets show) {
     out << YAML::BeginMap;
     for (const auto& node : tree.children) {
         out << YAML::Key << node.name << YAML::Value;
         if (node.key)
-            emit_value(out, node.key->codec, node.key->codec.get(config));
+            emit_value(out, node.key->codec, printable_value(*node.key, config, show));
         else
-            emit_tree(out, node, config);
+            emit_tree(out, node, config, show);
     }
     out << YAML::EndMap;
 }
 
 } // namespace
 
-std::string to_yaml(const app_config& config) {
+std::string to_yaml(const app_config& config, secrets show) {
     key_tree root;
     for (const auto& key : config_keys()) {
         key_tree* node = &root;
@@ -401,8 +401,15 @@ std::string to_yaml(const app_config& config) {
     }
     YAML::Emitter out;
     out.SetNullFormat(YAML::LowerNull);
-    emit_tree(out, root, config);
-    return "# asiocrawl configuration (every key: config/asiocrawl.yaml)\n" + std::string(out.c_str()) + "\n";
+    emit_tree(out, root, config, show);
+    std::string text = "# asiocrawl configuration (every key: config/asiocrawl.yaml)\n";
+    if (show == secrets::masked)
+        text +=
+            "# Secrets (passwords in URLs, fetch.credentials, Cookie and other credential headers) are shown "
+            "as ***;\n# --print-config --show-secrets prints them.\n";
+    else
+        text += "# Secrets are shown in clear (--show-secrets): keep this text private.\n";
+    return text + out.c_str() + "\n";
 }
 
 } // namespace asiocrawl::cli

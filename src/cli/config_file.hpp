@@ -3,6 +3,7 @@
 #pragma once
 
 #include "cli/app_config.hpp"
+#include "cli/config_keys.hpp"
 
 #include <map>
 #include <string>
@@ -70,7 +71,9 @@ std::vector<config_error> apply_items(std::string_view key, const std::vector<st
 /// validate(config), each problem located at the layer that set the key concerned.
 std::vector<config_error> check_config(const app_config& config, const config_origins& origins);
 
-/// The whole config as YAML that load_config_text reads back to the same config.
-std::string to_yaml(const app_config& config);
+/// The whole config as YAML that load_config_text reads back to the same config when `show` is
+/// secrets::shown. Masked (the default), every secret reads "***" (config_key::codec.mask), and a comment at
+/// the top says so and how to see them.
+std::string to_yaml(const app_config& config, secrets show = secrets::masked);
 
 } // namespace asiocrawl::cli

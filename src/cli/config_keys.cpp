@@ -28,6 +28,10 @@ std::string_view trim(std::string_view text) noexcept {
     return text;
 }
 
+/// Header names that carry credentials when they hold one of these (X-Api-Key, X-Auth-Token, ...).
+constexpr std::string_view secret_header_words[] = {"token",  "secret", "password", "api-key",
+                                                    "apikey", "auth",   "session"};
+
 char lower(char c) noexcept {
     return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
 }
@@ -358,6 +362,40 @@ key_codec pairs(Access access) {
     return codec;
 }
 
+// ---- secrets: what --print-config and error messages show of keys that hold passwords
+// ------------------------------------------------------
+
+/// The same codec, its values masked by `mask_one` (applied to the scalar, each item, or each map value).
+key_codec secret(key_codec codec, std::function<std::string(std::string_view)> mask_one) {
+    codec.mask = [mask_one](raw_value value) {
+        if (!value.null && !value.scalar.empty())
+            value.scalar = mask_one(value.scalar);
+        for (auto& item : value.items)
+            item = mask_one(item);
+        for (auto& entry : value.entries)
+            entry.second = mask_one(entry.second);
+        return value;
+    };
+    return codec;
+}
+
+std::string mask_redis_url(std::string_view url) {
+    // src/redis: the authority ends at the first '/', and a lone userinfo is the password.
+    return mask_url_password(url, "/", true);
+}
+
+std::string mask_link_url(std::string_view url) {
+    return mask_url_password(url);
+}
+
+/// fetch.credentials values: "user:password" -> "user:***".
+std::string mask_user_password(std::string_view userinfo) {
+    const auto colon = userinfo.find(':');
+    if (colon == std::string_view::npos)
+        return std::string(masked_secret);
+    return std::string(userinfo.substr(0, colon + 1)) + std::string(masked_secret);
+}
+
 // The field a key sets; works on const and non-const configs.
 #define FIELD(member)                                                                                        \
     [](auto& c) -> auto& {                                                                                   \
@@ -389,7 +427,7 @@ const std::vector<config_key>& config_keys() {
     // clang-format off
     static const std::vector<config_key> keys{
         // path                                flag                        group     codec                                              help
-        {"roots",                              none,                       crawl,    strings(FIELD(crawl.roots)),                       "start URLs (ROOT arguments replace them)"},
+        {"roots",                              none,                       crawl,    secret(strings(FIELD(crawl.roots)), mask_link_url), "start URLs (ROOT arguments replace them)"},
         {"max_tasks",                          "max-tasks",                crawl,    whole(FIELD(crawl.max_tasks), 1, 100'000),          "worker coroutines: the most requests in flight at once"},
         {"max_redirect",                       "max-redirect",             crawl,    whole(FIELD(crawl.max_redirect)),                  "redirects followed in one chain"},
         {"max_tries",                          "max-tries",                crawl,    whole(FIELD(crawl.max_tries), 1),                  "attempts per URL when the network fails or the server answers 429/503"},
@@ -430,15 +468,15 @@ const std::vector<config_key>& config_keys() {
         {"fetch.dns.min_ttl",                  none,                       fetching, duration(FIELD(crawl.fetch.dns.min_ttl)),          "shortest time a DNS answer is kept"},
         {"fetch.dns.max_ttl",                  none,                       fetching, duration(FIELD(crawl.fetch.dns.max_ttl)),          "longest time a DNS answer is kept"},
         {"fetch.dns.negative_ttl",             none,                       fetching, duration(FIELD(crawl.fetch.dns.negative_ttl)),     "how long a name that does not exist is remembered"},
-        {"fetch.proxy",                        "proxy",                    fetching, text(FIELD(crawl.fetch.proxy)),                    "proxy for http and https URLs: http://[USER:PASSWORD@]HOST[:PORT] (default: the http_proxy, https_proxy, all_proxy variables)"},
-        {"fetch.http_proxy",                   none,                       fetching, text(FIELD(crawl.fetch.http_proxy)),               "proxy for http URLs only"},
-        {"fetch.https_proxy",                  none,                       fetching, text(FIELD(crawl.fetch.https_proxy)),              "proxy for https URLs only"},
+        {"fetch.proxy",                        "proxy",                    fetching, secret(text(FIELD(crawl.fetch.proxy)), mask_link_url), "proxy for http and https URLs: http://[USER:PASSWORD@]HOST[:PORT] (default: the http_proxy, https_proxy, all_proxy variables)"},
+        {"fetch.http_proxy",                   none,                       fetching, secret(text(FIELD(crawl.fetch.http_proxy)), mask_link_url), "proxy for http URLs only"},
+        {"fetch.https_proxy",                  none,                       fetching, secret(text(FIELD(crawl.fetch.https_proxy)), mask_link_url), "proxy for https URLs only"},
         {"fetch.no_proxy",                     "no-proxy-for",             fetching, strings(FIELD(crawl.fetch.no_proxy)),              "hosts, domains or IP blocks reached without the proxy (default: the no_proxy variable)"},
         {"fetch.cookies.enabled",              "cookies",                  fetching, boolean(FIELD(crawl.fetch.cookies.enabled)),       "keep the cookies servers set and send them back (--no-cookies: off)"},
         {"fetch.cookies.load_file",            "load-cookies",             fetching, text(FIELD(crawl.fetch.cookies.load_file)),        "read cookies from this cookies.txt file (Netscape format) before the crawl"},
         {"fetch.cookies.save_file",            "save-cookies",             fetching, text(FIELD(crawl.fetch.cookies.save_file)),        "write the cookies to this cookies.txt file when the crawl ends"},
-        {"fetch.headers",                      "header",                   fetching, lines(FIELD(crawl.fetch.headers)),                 "add this request header field \"Name: value\" (repeatable)"},
-        {"fetch.credentials",                  none,                       fetching, pairs(FIELD(crawl.fetch.credentials)),             "Basic credentials per origin: https://HOST=USER:PASSWORD (sent to that origin only)"},
+        {"fetch.headers",                      "header",                   fetching, secret(lines(FIELD(crawl.fetch.headers)), mask_header_field), "add this request header field \"Name: value\" (repeatable)"},
+        {"fetch.credentials",                  none,                       fetching, secret(pairs(FIELD(crawl.fetch.credentials)), mask_user_password), "Basic credentials per origin: https://HOST=USER:PASSWORD (sent to that origin only)"},
         {"retry.initial_backoff",              none,                       crawl,    duration(FIELD(crawl.retry.initial_backoff)),      "wait before the second attempt"},
         {"retry.multiplier",                   none,                       crawl,    real(FIELD(crawl.retry.multiplier)),               "growth factor of the wait"},
         {"retry.jitter",                       none,                       crawl,    real(FIELD(crawl.retry.jitter)),                   "random spread of a wait, 0 to 1"},
@@ -466,7 +504,7 @@ const std::vector<config_key>& config_keys() {
         {"state.fsync",                        "state-fsync",              state,    boolean(FIELD(crawl.state.fsync)),                 "fsync every state commit (survives power loss too)"},
         {"state.window",                       none,                       state,    whole(FIELD(crawl.state.window)),                  "waiting URLs of one host held in memory; the rest wait on disk"},
         {"state.reset",                        "state-reset",              state,    boolean(FIELD(crawl.state.reset)),                 "delete the state dir's previous crawl and start over"},
-        {"state.redis",                        "redis",                    state,    text(FIELD(crawl.state.redis)),                    "share the crawl with other instances through this Redis: redis://host:port/db, rediss:// for TLS"},
+        {"state.redis",                        "redis",                    state,    secret(text(FIELD(crawl.state.redis)), mask_redis_url), "share the crawl with other instances through this Redis: redis://host:port/db, rediss:// for TLS"},
         {"state.crawl_id",                     "crawl-id",                 state,    text(FIELD(crawl.state.crawl_id)),                 "the shared crawl's name in Redis (default: a hash of the crawl definition)"},
         {"state.instance",                     "instance",                 state,    text(FIELD(crawl.state.instance)),                 "this worker's name in a shared crawl; {instance} in output paths (default: JOB_COMPLETION_INDEX, else host and pid)"},
         {"state.lease",                        "lease",                    state,    duration(FIELD(crawl.state.lease)),                "how long a leased URL of a shared crawl belongs to its worker"},
@@ -533,6 +571,54 @@ std::string env_name(std::string_view path) {
     for (char c : path)
         name += c == '.' ? '_' : static_cast<char>(c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c);
     return name;
+}
+
+raw_value printable_value(const config_key& key, const app_config& config, secrets show) {
+    raw_value value = key.codec.get(config);
+    if (show == secrets::masked && key.codec.mask)
+        value = key.codec.mask(std::move(value));
+    return value;
+}
+
+std::string mask_url_password(std::string_view url, std::string_view authority_end,
+                              bool lone_userinfo_is_password) {
+    const auto scheme_end = url.find("://");
+    const std::size_t authority_at = scheme_end == std::string_view::npos ? 0 : scheme_end + 3;
+    const auto end = std::min(url.find_first_of(authority_end, authority_at), url.size());
+    const auto at = url.substr(0, end).rfind('@');
+    if (at == std::string_view::npos || at < authority_at)
+        return std::string(url);
+    const std::string_view userinfo = url.substr(authority_at, at - authority_at);
+    const auto colon = userinfo.find(':');
+    std::string out(url.substr(0, authority_at));
+    if (colon != std::string_view::npos)
+        out.append(userinfo.substr(0, colon + 1)).append(masked_secret);
+    else if (lone_userinfo_is_password)
+        out.append(masked_secret);
+    else
+        return std::string(url); // a user name alone: nothing secret
+    out.append(url.substr(at));
+    return out;
+}
+
+std::string mask_header_field(std::string_view field) {
+    const auto colon = field.find(':');
+    if (colon == std::string_view::npos)
+        return std::string(field);
+    const std::string name = lowercase(trim(field.substr(0, colon)));
+    const bool authorization = name == "authorization" || name == "proxy-authorization";
+    const bool secret =
+        authorization || name == "cookie" ||
+        std::any_of(std::begin(secret_header_words), std::end(secret_header_words),
+                    [&](std::string_view word) { return name.find(word) != std::string::npos; });
+    if (!secret)
+        return std::string(field);
+    std::string out(field.substr(0, colon + 1));
+    const std::string_view value = trim(field.substr(colon + 1));
+    // "Bearer abc", "Basic dXNlcjpwdw==": the scheme says what kind of credentials were given.
+    if (const auto space = value.find(' '); authorization && space != std::string_view::npos)
+        out.append(" ").append(value.substr(0, space));
+    return out.append(" ").append(masked_secret);
 }
 
 std::string opposite_flag(std::string_view flag) {

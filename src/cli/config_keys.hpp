@@ -47,6 +47,9 @@ struct key_codec {
     std::function<bool(app_config&, const raw_value&)> set;
     /// The field's value in canonical form: `set(c, get(c))` leaves c unchanged.
     std::function<raw_value(const app_config&)> get;
+    /// Keys that may hold a secret (a password in a URL, credentials, a Cookie header): the value with each
+    /// secret replaced by "***", for --print-config and error messages. Empty for keys that hold none.
+    std::function<raw_value(raw_value)> mask;
 };
 
 struct config_key {
@@ -92,6 +95,24 @@ raw_value raw_from_text(value_shape shape, std::string_view text, std::string_vi
 std::string opposite_flag(std::string_view flag);
 /// The value as one line of text (for --help defaults and error messages).
 std::string raw_to_text(const raw_value& value);
+
+/// What --print-config shows of the keys that hold secrets.
+enum class secrets { masked, shown };
+/// The key's value in `config`, its secrets replaced by "***" unless `shown`.
+raw_value printable_value(const config_key& key, const app_config& config, secrets show = secrets::masked);
+
+/// The shown form of a secret.
+inline constexpr std::string_view masked_secret = "***";
+/// `url` with the password of its userinfo replaced by ***, the user name kept: "http://u:pw@h/" gives
+/// "http://u:***@h/", "u:pw@h" (a root without scheme) "u:***@h". The authority ends at the first of
+/// `authority_end`. A userinfo without ':' is a user name, kept, unless `lone_userinfo_is_password` (Redis
+/// reads redis://secret@host as a password, as redis-cli does).
+std::string mask_url_password(std::string_view url, std::string_view authority_end = "/?#",
+                              bool lone_userinfo_is_password = false);
+/// A header field "Name: value" whose name carries credentials (Cookie, Authorization, Proxy-Authorization,
+/// or a name with token, secret, password, api-key or auth in it) with its value masked; an Authorization
+/// field keeps its scheme ("Authorization: Bearer ***"). Other fields are returned unchanged.
+std::string mask_header_field(std::string_view field);
 
 /// Levenshtein distance, for "did you mean" suggestions.
 std::size_t edit_distance(std::string_view a, std::string_view b);

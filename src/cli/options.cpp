@@ -37,10 +37,14 @@ constexpr const char* help_footer =
     "Precedence, lowest first: defaults, --config file, environment, command line.\n"
     "\n"
     "Logs go to stderr; the report and results to stdout or the files named above.\n"
-    "Exit status: 0 crawl completed, 1 crawl completed with failed URLs under --fail-on-errors/--fail-on\n"
-    "(or an output could not be written), 2 usage or configuration error (nothing fetched), 4 nothing could\n"
-    "be fetched (no URL got an HTTP answer), 130/143 interrupted by SIGINT/SIGTERM (report still printed; a\n"
-    "second signal aborts the fetches in flight).\n";
+    "Exit status: 0 crawl completed, 1 crawl completed with failed URLs under --fail-on-errors/--fail-on,\n"
+    "or an output could not be written, or the state store (--state-dir, --redis) failed after the crawl\n"
+    "started; 2 usage or configuration error, or the state store cannot serve the crawl (Redis unreachable,\n"
+    "refusing the password, out of memory...; nothing fetched); 4 nothing could be fetched (no URL got an\n"
+    "HTTP answer); 130/143 interrupted by SIGINT/SIGTERM (report still printed; a second signal aborts the\n"
+    "fetches in flight).\n"
+    "--print-config shows passwords, credentials and Cookie headers as ***; add --show-secrets to see "
+    "them.\n";
 
 /// -v, -vv, -q, --verbose and --quiet may repeat, which Program_options does not count: take them out first.
 /// Returns the net count, -v negative (towards debug), -q positive.
@@ -129,12 +133,15 @@ parse_outcome parse_command_line(int argc, const char* const argv[],
 
     std::string config_path;
     std::vector<std::string> roots;
-    std::vector<std::string> all_flags{"config", "print-config", "help", "version", "verbose", "quiet"};
+    std::vector<std::string> all_flags{"config",  "print-config", "show-secrets", "help",
+                                       "version", "verbose",      "quiet"};
 
     po::options_description general{"General", 110};
     general.add_options()("config", po::value(&config_path)->value_name("FILE"),
                           "read options from this YAML file (see config/asiocrawl.yaml)")(
-        "print-config", "print the effective configuration as YAML and exit")(
+        "print-config",
+        "print the effective configuration as YAML and exit (passwords, credentials and Cookie headers as "
+        "***)")("show-secrets", "with --print-config: print passwords and credentials in clear")(
         "verbose,v", "more logging on stderr, and a detailed report (repeatable: -vv for debug)")(
         "quiet,q", "less logging on stderr (repeatable: -qq silences logs and the report)")(
         "help,h", "print this help and exit")("version", "print the version and exit");
@@ -309,6 +316,8 @@ parse_outcome parse_command_line(int argc, const char* const argv[],
     }
 
     const bool print_config = vm.count("print-config") > 0;
+    if (vm.count("show-secrets") && !print_config)
+        return fail("--show-secrets only goes with --print-config");
     if (config.crawl.roots.empty() && config.crawl.input_file.empty() && !print_config)
         return fail("no ROOT given (on the command line, as roots: in the --config file, or in a file given "
                     "with -i)");
@@ -319,8 +328,17 @@ parse_outcome parse_command_line(int argc, const char* const argv[],
     if (auto text = join_errors(problems); !text.empty())
         return fail(text);
 
-    if (print_config)
-        return print_and_exit{to_yaml(config), options.warnings};
+    if (print_config) {
+        std::string text = to_yaml(config, vm.count("show-secrets") ? secrets::shown : secrets::masked);
+        // The crawler reads it from the environment itself; it is in no key, and never printed.
+        const bool redis_password = std::any_of(environment.begin(), environment.end(), [](const auto& v) {
+            return v.starts_with("ASIOCRAWL_REDIS_PASSWORD=") && v.size() > 25;
+        });
+        if (redis_password)
+            text.insert(text.find('\n') + 1,
+                        "# The Redis password comes from ASIOCRAWL_REDIS_PASSWORD (never printed).\n");
+        return print_and_exit{std::move(text), options.warnings};
+    }
     return options;
 }
 
