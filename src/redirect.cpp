@@ -44,6 +44,8 @@ redirect_decision decide_redirect(boost::urls::url_view request_url, std::option
         decision.error = make_error_code(error::invalid_location);
         return decision;
     }
+    decision.downgrade = request_url.scheme_id() == boost::urls::scheme::https &&
+                         target->scheme_id() == boost::urls::scheme::http;
     decision.target = std::move(*target);
     if (redirects_left <= 0) {
         decision.error = make_error_code(error::redirect_limit);

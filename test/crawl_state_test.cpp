@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -287,6 +288,74 @@ TEST(crawl_state, a_user_agent_robots_txt_cannot_name_says_so) {
     });
     ignoring->start();
     EXPECT_TRUE(ignoring.warnings.empty()) << "robots.txt is not read: the token does not matter";
+}
+
+/// Answers every ticket until none is left: `answer_of(url)` says what each URL gets.
+void drain(harness& h, const std::function<fetch_result(const std::string&)>& answer_of) {
+    while (auto next = h->next()) {
+        auto t = std::move(*next);
+        ASSERT_TRUE(h->begin_attempt(t));
+        h->fetch_started(t);
+        const std::string url = t.item.url;
+        h.answer(t, answer_of(url));
+    }
+}
+
+TEST(crawl_state, an_https_redirect_to_http_in_scope_is_followed_and_warned_once_per_origin_pair) {
+    harness h([](crawler_config& c) {
+        c.robots.obey = false;
+        c.roots = {"https://a.test/"};
+        c.domains = {"b.test", "c.test"};
+    });
+    h->start();
+    auto root = h.take("https://a.test/");
+    h.answer(root, page(), {"https://a.test/1", "https://a.test/2", "https://a.test/3", "https://a.test/4"});
+    const std::map<std::string, std::string> hops = {
+        {"https://a.test/1", "http://b.test/1"},  // warned
+        {"https://a.test/2", "http://b.test/2"},  // the same two origins: counted only
+        {"https://a.test/3", "http://c.test/3"},  // another pair: warned
+        {"https://a.test/4", "http://out.test/"}, // out of scope: not followed, no downgrade
+    };
+    drain(h, [&](const std::string& url) {
+        const auto hop = hops.find(url);
+        return hop == hops.end() ? page() : redirect(301, hop->second);
+    });
+    for (const auto* followed : {"http://b.test/1", "http://b.test/2", "http://c.test/3"})
+        EXPECT_NE(h.find(followed), nullptr) << followed;
+    EXPECT_EQ(h.find("http://out.test/"), nullptr);
+    EXPECT_EQ(h->result().stats["redirect_downgrades"], 3u);
+    ASSERT_EQ(h.warnings.size(), 2u);
+    std::sort(h.warnings.begin(), h.warnings.end());
+    EXPECT_EQ(h.warnings[0], "redirect from https://a.test/1 to http://b.test/1 downgrades to cleartext "
+                             "(followed: in scope; warned once for these two origins)");
+    EXPECT_NE(h.warnings[1].find("redirect from https://a.test/3 to http://c.test/3"), std::string::npos)
+        << h.warnings[1];
+}
+
+TEST(crawl_state, downgrade_warnings_are_bounded) {
+    harness h([](crawler_config& c) {
+        c.robots.obey = false;
+        c.roots = {"https://a.test/"};
+        c.domains = {"b.test"};
+    });
+    h->start();
+    auto root = h.take("https://a.test/");
+    std::vector<std::string> links;
+    for (int i = 0; i < 150; ++i)
+        links.push_back("https://a.test/" + std::to_string(i));
+    h.answer(root, page(), links);
+    // Each page redirects to a host of its own: 150 pairs of origins.
+    drain(h, [](const std::string& url) {
+        if (url.starts_with("https://a.test/"))
+            return redirect(302, "http://s" + url.substr(15) + ".b.test/");
+        return page();
+    });
+    EXPECT_EQ(h->result().stats["redirect_downgrades"], 150u);
+    ASSERT_EQ(h.warnings.size(), 101u);
+    EXPECT_EQ(
+        std::count_if(h.warnings.begin(), h.warnings.end(),
+                      [](const std::string& w) { return w.find("no longer logged") != std::string::npos; }),
+        1);
 }
 
 TEST(crawl_state, a_page_redirecting_out_of_scope_is_no_news) {

@@ -461,4 +461,43 @@ TEST_F(crawl_fixture, a_certificate_failure_reaches_the_record_and_the_log) {
     EXPECT_TRUE(logged);
 }
 
+TEST_F(crawl_fixture,
+       an_https_page_redirecting_to_http_in_scope_is_followed_with_one_warning_per_origin_pair) {
+    auto pki = make_test_pki({"secure.test"});
+    temp_pem_file ca{pki.ca_pem};
+    auto server_tls = make_server_context(pki);
+    // https://secure.test/ and /again redirect to the plain server (plain.test, allowed by domains), whose
+    // page links back to /again: two downgrades between the same two origins.
+    const std::string plain = "http://plain.test:" + port();
+    demo::http_server tls_server{
+        ctx.get_executor(),
+        [&](const http_request& req) -> asio::awaitable<std::optional<http_response>> {
+            co_return redirect_to(301, plain + (req.target() == "/" ? "/" : "/more"));
+        },
+        server_tls};
+    const std::string secure = "https://secure.test:" + std::to_string(tls_server.port());
+    handler = [&, secure](const http_request& req) -> asio::awaitable<std::optional<http_response>> {
+        requests.push_back(seen_of(req));
+        co_return make_response(200, link_page({secure + "/again"}));
+    };
+    crawl_config.fetch.tls.ca_file = ca.path().string();
+    crawl_config.fetch.host_overrides = {{"secure.test", "127.0.0.1"}, {"plain.test", "127.0.0.1"}};
+    crawl_config.domains = {"plain.test"};
+    auto result = crawl({secure + "/"}, {[&] { tls_server.stop(); }});
+    std::vector<std::string> targets;
+    for (const auto& r : requests)
+        targets.push_back(r.target);
+    EXPECT_EQ(targets, (std::vector<std::string>{"/", "/more"})) << "both downgrades followed";
+    EXPECT_EQ(result.stats["redirect_downgrades"], 2u);
+    std::size_t warnings = 0;
+    for (const auto& line : log_lines)
+        if (line.find("downgrades to cleartext") != std::string::npos) {
+            ++warnings;
+            EXPECT_NE(line.find("redirect from " + secure + "/ to " + plain + "/ downgrades to cleartext"),
+                      std::string::npos)
+                << line;
+        }
+    EXPECT_EQ(warnings, 1u) << "once for the pair of origins";
+}
+
 } // namespace

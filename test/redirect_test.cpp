@@ -83,4 +83,31 @@ TEST(DecideRedirect, Table) {
     }
 }
 
+TEST(DecideRedirect, MarksHttpsToHttpAsADowngrade) {
+    struct row {
+        std::string_view request_url;
+        std::string_view location;
+        int redirects_left;
+        bool downgrade;
+    };
+    const std::vector<row> rows = {
+        {"https://a.example/", "http://a.example/", 5, true},
+        {"https://a.example/x", "http://b.example/y", 5, true},
+        {"HTTPS://a.example/", "HTTP://b.example/", 5, true},
+        {"https://a.example/", "//b.example/", 5, false}, // the request's scheme: https
+        {"https://a.example/", "/next", 5, false},
+        {"https://a.example/", "https://b.example/", 5, false},
+        {"http://a.example/", "https://a.example/", 5, false}, // an upgrade
+        {"http://a.example/", "http://b.example/", 5, false},
+        {"https://a.example/", "http://b.example/", 0, true}, // reported with the target, even at the limit
+        {"https://a.example/", "ftp://b.example/", 5, false}, // no target
+    };
+    for (const auto& r : rows) {
+        SCOPED_TRACE(::testing::Message() << r.request_url << " -> " << r.location);
+        const auto decision =
+            asiocrawl::decide_redirect(boost::urls::url_view(r.request_url), r.location, r.redirects_left);
+        EXPECT_EQ(decision.downgrade, r.downgrade);
+    }
+}
+
 } // namespace

@@ -19,6 +19,10 @@ struct redirect_decision {
     /// Why the chain ends here: error::missing_location, error::invalid_location (also for non-http targets),
     /// or error::redirect_limit (the target is still reported in `target` when it could be resolved).
     boost::system::error_code error;
+    /// The request was https:// and `target` is http://: following it leaves TLS for cleartext (anyone on
+    /// the way can read and change the next request and its answer). Set whenever `target` is; the crawl
+    /// follows such a redirect when scope allows it, and warns once per pair of origins.
+    bool downgrade = false;
 };
 
 /// Decides the next hop of a redirect response to `request_url`. `location` is the Location header value

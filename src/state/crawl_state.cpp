@@ -668,10 +668,32 @@ void crawl_state::follow_redirect(ticket& t, const fetch_result& response, recor
                 ": nothing is crawled from there");
         return;
     }
+    if (decision.downgrade)
+        note_downgrade(t.item.url, r.next_url);
     r.num_urls = 1;
     if (admit(*decision.target, t.item.url, t.item.redirects_left - 1, t.item.depth, t.item.kind,
               t.item.from_sitemap, t.item.requisite))
         r.num_new_urls = 1;
+}
+
+void crawl_state::note_downgrade(std::string_view from, std::string_view to) {
+    // A hostile site can make endless pairs of origins (one per subdomain): the warnings are bounded.
+    constexpr std::size_t max_downgrade_warnings = 100;
+    ++result_.stats["redirect_downgrades"];
+    counters_changed_ = true;
+    if (downgrades_warned_.size() > max_downgrade_warnings)
+        return;
+    std::string pair(origin_of(from));
+    pair.append(" -> ").append(origin_of(to));
+    if (!downgrades_warned_.insert(std::move(pair)).second)
+        return;
+    if (downgrades_warned_.size() > max_downgrade_warnings) {
+        say(log_level::warning, "more redirects from https to http: counted (redirect_downgrades), no longer "
+                                "logged");
+        return;
+    }
+    say(log_level::warning, "redirect from ", from, " to ", to,
+        " downgrades to cleartext (followed: in scope; warned once for these two origins)");
 }
 
 // ---- robots.txt and sitemaps ----
@@ -685,6 +707,8 @@ void crawl_state::robots_fetched(ticket& t, fetch_result& response) {
         const auto url = boost::urls::parse_uri(t.item.url).value();
         auto decision = decide_redirect(url, response.location, t.item.redirects_left);
         if (decision.target && !decision.error && hooks_.hold()) {
+            if (decision.downgrade)
+                note_downgrade(t.item.url, decision.target->buffer());
             work_item hop;
             hop.url = std::string(decision.target->buffer());
             hop.referrer = t.item.url;

@@ -221,6 +221,7 @@ private:
     bool retry_later(ticket& t, const fetch_result& response, bool retryable_failure);
     void robots_fetched(ticket& t, fetch_result& response);
     void follow_redirect(ticket& t, const fetch_result& response, record& r);
+    void note_downgrade(std::string_view from, std::string_view to);
     void admit_links(const std::vector<boost::urls::url>& urls, const std::string& referrer, int depth,
                      bool from_sitemap, record& r);
     // Page requisites (crawl_state_requisites.cpp).
@@ -253,6 +254,9 @@ private:
     std::vector<host_id> changed_lines_;
     std::vector<std::string> origin_names_; // robots_for indexes
     std::unordered_map<std::string, origin_robots> robots_;
+    // "https://a -> http://b" for each pair of origins whose downgrading redirect was warned about (bounded:
+    // past max_downgrade_warnings, downgrades are only counted).
+    std::unordered_set<std::string> downgrades_warned_;
     state_batch batch_;
     report result_;
     const std::string agent_;
