@@ -504,6 +504,7 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
     // ---- a shared crawl (state.redis, docs/DEPLOY.md) ----
 
     std::optional<redis::client> redis_client;
+    std::string redis_name; // its URL without the password, for messages
     std::optional<detail::shared_store> shared;
     std::unordered_set<std::uint64_t> leased_ids; // leased here, not yet finished in Redis
     asio::steady_timer lease_timer{executor};
@@ -515,6 +516,7 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
         auto where = redis::parse_url(config.state.redis, password ? password : "");
         if (!where.value)
             throw state_error("state.redis: " + where.error);
+        redis_name = redis::redacted(*where.value);
         redis::client_options options;
         options.where = *where.value;
         const redis_tls_config& tls = config.state.redis_tls;
@@ -620,12 +622,10 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
         }
     }
 
-    /// state.redis_timeout passed without an answer: exit status 2 (a state_error), what is held is safe.
+    /// state.redis_timeout passed without an answer; what is held is safe. A state_error here; run() makes it
+    /// a crawl_error once the crawl has started.
     state_error gave_up_on_redis(const redis::unreachable& e) const {
-        return state_error(std::string(e.what()) +
-                           ": giving up after state.redis_timeout; the URLs leased here "
-                           "go back to the crawl when their leases expire, and running "
-                           "this instance again continues the crawl");
+        return state_error(std::string(e.what()) + ": giving up after state.redis_timeout");
     }
 
     /// A graceful stop: the URLs leased here and not finished are handed back at once (their leases made to
@@ -857,18 +857,32 @@ asio::awaitable<report> crawler::run(std::shared_ptr<impl> self) {
     self->running = true;
     auto& state = self->state;
 
-    if (!self->config.state.redis.empty())
-        co_await self->open_shared();
-    else if (state.durable())
-        co_await self->open_state();
-    state.start();
-    self->log(log_level::info, "crawling " + std::to_string(self->config.roots.size()) + " root(s) with " +
-                                   std::to_string(self->config.max_tasks) + " workers as \"" +
-                                   state.user_agent() + "\"");
+    // One rule for a store that fails (docs/DEPLOY.md, "Exit status"): whatever the cause, before the crawl
+    // starts it is a state_error (nothing fetched), after it a crawl_error.
+    try {
+        if (!self->config.state.redis.empty())
+            co_await self->open_shared();
+        else if (state.durable())
+            co_await self->open_state();
+        state.start();
+        self->log(log_level::info, "crawling " + std::to_string(self->config.roots.size()) +
+                                       " root(s) with " + std::to_string(self->config.max_tasks) +
+                                       " workers as \"" + state.user_agent() + "\"");
+        if (self->shared) {
+            // The roots are in the shared frontier before any instance may find the crawl over.
+            const auto roots = state.take_batch();
+            co_await self->commit_shared(roots);
+        }
+    } catch (const state_error&) {
+        throw;
+    } catch (const redis::server_error& e) {
+        // A refused password (WRONGPASS, NOAUTH), out of memory (OOM), a wrong type...: not a network
+        // trouble that waiting cures.
+        throw state_error("state.redis: " + self->redis_name + " cannot serve the crawl: " + e.what());
+    } catch (const redis::connection_lost& e) {
+        throw state_error("state.redis: " + self->redis_name + " cannot serve the crawl: " + e.what());
+    }
     if (self->shared) {
-        // The roots are in the shared frontier before any instance may find the crawl over.
-        const auto roots = state.take_batch();
-        co_await self->commit_shared(roots);
         self->queue.hold(); // the lease loop's: the queue joins once the shared crawl is over
         asio::co_spawn(
             self->executor, [self] { return self->lease_loop(); }, asio::detached);
@@ -917,8 +931,18 @@ asio::awaitable<report> crawler::run(std::shared_ptr<impl> self) {
         self->log(log_level::error, problem);
     if (self->redis_client)
         self->redis_client->close();
-    if (self->storage_failure)
-        std::rethrow_exception(self->storage_failure);
+    if (self->storage_failure) {
+        try {
+            std::rethrow_exception(self->storage_failure);
+        } catch (const std::exception& e) {
+            // The crawl has started: what was committed is kept, and the same command continues it.
+            throw crawl_error(std::string("the crawl stopped: ") + e.what() +
+                              (self->shared ? "; the URLs leased here go back to the crawl when their leases "
+                                              "expire, and running this instance again continues the crawl"
+                                            : "; what was committed is kept: running the same command again "
+                                              "continues the crawl"));
+        }
+    }
 
     // Only now: fetches that were in flight when a stop came have finished and are no longer "todo".
     auto& result = state.result();

@@ -397,6 +397,28 @@ TEST(cli, config_errors_exit_2_before_any_request) {
     EXPECT_EQ(server.requests.load(), 0) << "a config error stops the run before anything is fetched";
 }
 
+TEST(cli, print_config_masks_secrets_unless_asked_and_never_shows_the_redis_password_variable) {
+    const std::vector<std::string> args{
+        cli,        "--print-config",           "--redis",          "redis://:url-secret@127.0.0.1:6379/0",
+        "--header", "Cookie: id=cookie-secret", "http://a.example/"};
+    const std::vector<std::string> environment{"ASIOCRAWL_REDIS_PASSWORD=variable-secret",
+                                               "https_proxy=http://u:proxy-secret@127.0.0.1:3128"};
+    auto masked = run_process(args, environment);
+    ASSERT_EQ(masked.exit_code, 0) << masked.err;
+    for (const char* secret : {"url-secret", "cookie-secret", "variable-secret", "proxy-secret"})
+        EXPECT_THAT(masked.out + masked.err, ::testing::Not(HasSubstr(secret)));
+    EXPECT_THAT(masked.out, HasSubstr("https_proxy: \"http://u:***@127.0.0.1:3128\""));
+    auto with_show = args;
+    with_show.insert(with_show.begin() + 2, "--show-secrets");
+    auto shown = run_process(with_show, environment);
+    ASSERT_EQ(shown.exit_code, 0) << shown.err;
+    for (const char* secret : {"url-secret", "cookie-secret", "proxy-secret"})
+        EXPECT_THAT(shown.out, HasSubstr(secret));
+    EXPECT_THAT(shown.out + shown.err, ::testing::Not(HasSubstr("variable-secret")));
+    auto help = run_process({cli, "--help"});
+    EXPECT_THAT(help.out, HasSubstr("--show-secrets"));
+}
+
 TEST(cli, print_config_round_trips_through_the_process) {
     auto first = run_process({cli, "--print-config", "--max-tasks", "7", "--delay", "1.5s", "--host-override",
                               "a.example=127.0.0.1", "--exclude", "\\?sort=", "http://a.example/"},
@@ -472,6 +494,14 @@ TEST(cli, an_output_that_cannot_be_written_fails_the_run_whichever_it_is) {
         EXPECT_EQ(result.exit_code, 1) << result.err;
         EXPECT_THAT(result.err, HasSubstr("cannot write /dev/full: No space left on device"));
     }
+    // A durable crawl stops at the first commit whose records could not be written: the crawl had started,
+    // so it is a failed run (1), not "cannot start" (2), as for a state store lost mid-crawl.
+    const temp_dir dir{"cli-full-state"};
+    auto durable = run_process({cli, "-q", "--no-report", "--state-dir", (dir.path / "state").string(), "-o",
+                                "/dev/full", server.root});
+    EXPECT_EQ(durable.exit_code, 1) << durable.err;
+    EXPECT_THAT(durable.err, HasSubstr("error: the crawl stopped: an output could not be written"));
+    EXPECT_THAT(durable.err, HasSubstr("running the same command again continues the crawl"));
 }
 
 TEST(cli, a_busy_metrics_port_is_named_without_library_internals) {

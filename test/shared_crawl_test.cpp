@@ -307,17 +307,74 @@ TEST_F(shared_crawl, a_graceful_stop_gives_its_leases_back_at_once) {
     EXPECT_EQ(urls, site.expected_urls());
 }
 
-TEST_F(shared_crawl, an_instance_that_cannot_reach_redis_gives_up_after_redis_timeout_with_status_2) {
+// One rule for every cause (docs/DEPLOY.md, "Exit status"): a Redis that cannot serve the crawl before it
+// starts is exit 2, nothing fetched, like a configuration error; a Redis lost after the crawl started is
+// exit 1, a failed run that the same command continues.
+TEST_F(shared_crawl, an_instance_that_loses_redis_mid_crawl_gives_up_after_redis_timeout_with_status_1) {
     site_server site{20ms};
     child_process instance(with_option(command(site, "0"), "--redis-timeout", "1s"));
     wait_until([&] { return site.requested() >= 10; });
     redis.kill(); // and not started again
     const auto result = instance.wait(30s);
-    EXPECT_EQ(result.exit_code, 2) << result.err;
+    EXPECT_EQ(result.exit_code, 1) << result.err;
     EXPECT_NE(result.err.find("has not answered for"), std::string::npos) << result.err;
     EXPECT_NE(result.err.find("state.redis_timeout"), std::string::npos) << result.err;
+    EXPECT_NE(result.err.find("running this instance again continues the crawl"), std::string::npos)
+        << result.err;
     const auto [urls, lines] = union_of_records();
     EXPECT_GT(urls.size(), 0u) << "what was fetched before Redis went away is in the records";
+}
+
+TEST_F(shared_crawl, a_redis_out_of_memory_mid_crawl_stops_it_with_status_1) {
+    site_server site{20ms};
+    child_process instance(command(site, "0"));
+    wait_until([&] { return site.requested() >= 10; });
+    // noeviction (the default) and a limit below what Redis uses already: every write is refused with OOM.
+    EXPECT_EQ(redis.command({"CONFIG", "SET", "maxmemory", "1"}), "+OK\r\n");
+    const auto result = instance.wait(30s);
+    EXPECT_EQ(result.exit_code, 1) << result.err;
+    EXPECT_NE(result.err.find("the crawl stopped: redis: OOM"), std::string::npos) << result.err;
+    EXPECT_LT(site.requested(), site.site.expected_requests.size()) << "it stopped before the end";
+}
+
+TEST(shared_crawl_start,
+     a_redis_that_cannot_serve_the_crawl_before_it_starts_is_status_2_whatever_the_cause) {
+    site_server site{0ms};
+    temp_dir dir{"shared-crawl-start"};
+    const auto run = [&](const std::string& url, std::vector<std::string> environment = {}) {
+        return run_process({cli, "-qq", "--redis", url, "--redis-timeout", "300ms", "--crawl-id", "start",
+                            "-o", (dir.path / "records.jsonl").string(), "--overwrite",
+                            site.server.origin() + "/"},
+                           std::move(environment), 30s);
+    };
+    {
+        SCOPED_TRACE("unreachable");
+        const auto result = run("redis://127.0.0.1:" + std::to_string(free_loopback_port()) + "/0");
+        EXPECT_EQ(result.exit_code, 2) << result.err;
+        EXPECT_NE(result.err.find("giving up after state.redis_timeout"), std::string::npos) << result.err;
+    }
+    {
+        SCOPED_TRACE("wrong password");
+        redis_server redis;
+        EXPECT_EQ(redis.command({"CONFIG", "SET", "requirepass", "the-right-one"}), "+OK\r\n");
+        const auto result = run(redis.url(), {"ASIOCRAWL_REDIS_PASSWORD=a-wrong-one"});
+        EXPECT_EQ(result.exit_code, 2) << result.err;
+        EXPECT_NE(result.err.find("WRONGPASS"), std::string::npos) << result.err;
+        EXPECT_NE(result.err.find("redis://:***@127.0.0.1"), std::string::npos) << result.err;
+        EXPECT_EQ(result.err.find("a-wrong-one"), std::string::npos) << "the password is never shown";
+        const auto none = run(redis.url());
+        EXPECT_EQ(none.exit_code, 2) << none.err;
+        EXPECT_NE(none.err.find("NOAUTH"), std::string::npos) << none.err;
+    }
+    {
+        SCOPED_TRACE("out of memory");
+        redis_server redis;
+        EXPECT_EQ(redis.command({"CONFIG", "SET", "maxmemory", "1"}), "+OK\r\n");
+        const auto result = run(redis.url());
+        EXPECT_EQ(result.exit_code, 2) << result.err;
+        EXPECT_NE(result.err.find("OOM"), std::string::npos) << result.err;
+    }
+    EXPECT_EQ(site.requested(), 0u) << "nothing is fetched when the store cannot serve the crawl";
 }
 
 // rediss://: a Redis that speaks TLS only to clients with a certificate of its CA, and a password from the

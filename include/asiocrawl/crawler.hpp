@@ -23,10 +23,21 @@
 
 namespace asiocrawl {
 
-/// A durable state directory cannot serve this crawl: it belongs to another crawl definition (the message
-/// names what changed), holds something else, or is damaged. async_run completes with it before anything
-/// is fetched.
+/// The crawl's state store cannot serve it, found before anything is fetched: a state directory that belongs
+/// to another crawl definition (the message names what changed), holds something else or is damaged; a
+/// shared crawl's Redis unreachable for state.redis_timeout, refusing the password, answering an error (out
+/// of memory, ...) or holding another definition under the crawl id. async_run completes with it; nothing
+/// was fetched (the CLI's exit status 2, as for a configuration error).
 class state_error : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+/// The crawl started and then lost what it cannot go on without: its state store (the state directory's
+/// database failing, Redis unreachable for state.redis_timeout or answering an error such as out of memory)
+/// or, with a state directory or Redis, an output that could not be written. async_run completes with it;
+/// what was committed is kept, and running the crawl again continues it (the CLI's exit status 1).
+class crawl_error : public std::runtime_error {
 public:
     using std::runtime_error::runtime_error;
 };
@@ -71,7 +82,7 @@ public:
     /// With a state directory: called before each commit of the crawl's state, with a completion to call
     /// (from any thread) once everything handed to the sinks so far has been written out; `sync` asks for
     /// fsync too (state.fsync). The commit waits for it, so a resumed crawl never lacks the output of a URL
-    /// its state counts as done. A non-empty error ends the crawl (async_run completes with a state_error)
+    /// its state counts as done. A non-empty error ends the crawl (async_run completes with a crawl_error)
     /// instead of counting as done URLs whose output was lost. Set before async_run.
     using output_flush = std::function<void(bool sync, std::function<void(const std::string& error)> done)>;
     void set_output_flush(output_flush flush);

@@ -242,9 +242,14 @@ int run(const cli::cli_options& options) {
         try {
             std::rethrow_exception(failure);
         } catch (const state_error& e) {
-            // The state directory cannot serve this crawl: nothing was fetched, as with any usage error.
+            // The state store (directory or Redis) cannot serve this crawl, whatever the cause: nothing was
+            // fetched, as with a configuration error.
             std::cerr << "asiocrawl: " << e.what() << "\n";
             return 2;
+        } catch (const crawl_error& e) {
+            // The store (or an output of a durable crawl) failed after the crawl started.
+            std::cerr << "asiocrawl: error: " << e.what() << "\n";
+            return 1;
         } catch (const std::exception& e) {
             std::cerr << "asiocrawl: error: crawl failed: " << e.what() << "\n";
         }
