@@ -108,6 +108,22 @@ handler stream(std::string first, std::string piece, std::size_t times) {
     };
 }
 
+/// Writes `bytes` one byte at a time, `interval` apart, so that every line and chunk is split across reads;
+/// then answers the next request on the connection if the client sends one.
+handler trickle(std::string bytes, std::chrono::milliseconds interval) {
+    return [bytes, interval](exchange& ex) -> task {
+        ex.keep_open = true;
+        for (const char c : bytes) {
+            const bool sent = co_await ex.write(std::string(1, c));
+            if (!sent)
+                co_return;
+            const bool running = co_await ex.pause(interval);
+            if (!running)
+                co_return;
+        }
+    };
+}
+
 /// Writes `bytes` (a complete keep-alive answer), waits `after`, then writes `late` on the same connection
 /// while the client holds it idle, and answers the next request if the client sends one.
 handler late_bytes(std::string bytes, std::chrono::milliseconds after, std::string late) {
@@ -518,6 +534,15 @@ std::vector<attack> attacks() {
          .status = 200,
          .body = "<a href=\"/never\">x</a>",
          .content_type = ""});
+    // A chunked answer with a chunk extension and a trailer, one byte per read: the parser's state survives
+    // every split point, and the whole answer leaves the connection reusable.
+    add({.name = "chunked_answer_one_byte_at_a_time",
+         .serve =
+             trickle(head_chunked + "5;name=\"va;lue\"\r\nhello\r\n5\r\n page\r\n0\r\nX-Sum: 1\r\n\r\n", 1ms),
+         .kind = "",
+         .status = 200,
+         .body = page,
+         .connections = 1});
     // The chunked body ends with the CRLF after the trailer section; cut before it, it is incomplete.
     add({.name = "last_chunk_without_final_crlf_then_close",
          .serve = send_then_close(head_chunked + chunk(page) + "0\r\n"),
