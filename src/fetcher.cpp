@@ -421,8 +421,9 @@ struct body_sink {
 };
 
 /// The transfer codings of a response besides a final chunked (which the parser undoes), from every
-/// Transfer-Encoding field in order. An error when they cannot be undone: chunked anywhere but last or more
-/// than once is a broken message (RFC 9112 6.1), and we undo at most one other coding, of those we know.
+/// Transfer-Encoding field in order. bad_response when they cannot be undone: chunked anywhere but last or
+/// more than once is a broken message (RFC 9112 6.1), and we undo at most one other coding, of those we know
+/// (a transfer coding is framing: without it the message cannot even be delimited).
 error_code transfer_coding_of(const http::fields& head, content_coding& coding, std::string& problem) {
     std::vector<std::string_view> codings;
     auto [first, last] = head.equal_range(http::field::transfer_encoding);
@@ -445,7 +446,7 @@ error_code transfer_coding_of(const http::fields& head, content_coding& coding, 
     if (coding == content_coding::unsupported || coding == content_coding::identity) {
         problem = "transfer coding \"" + without_controls(std::string(codings.front().substr(0, 64))) +
                   (codings.size() > 1 ? "\" and more" : "\"") + " not supported";
-        return error::decoding_failed;
+        return error::bad_response;
     }
     return {};
 }
@@ -1343,19 +1344,21 @@ struct fetcher::impl {
                 error_code ec;
                 const bool head_was_done = parser.is_header_done();
                 const std::size_t used = feed(parser, buffer, options.capture, *out, ec);
-                if (ec && ec != http::error::need_more) {
-                    r.ec = ec;
-                    return true;
-                }
+                // A head is taken as soon as it is whole, even when its body is already refused (a
+                // Content-Length over the limit): the record says what the server answered.
                 if (!head_was_done && parser.is_header_done()) {
                     if (const error_code head_ec = take_head(url, parser, r, *out)) {
                         r.ec = head_ec;
                         return true;
                     }
-                    if (options.accept_types && type_rejected(parser, *options.accept_types)) {
+                    if (!ec && options.accept_types && type_rejected(parser, *options.accept_types)) {
                         r.ec = error::type_rejected; // the body is not read; the connection goes
                         return true;
                     }
+                }
+                if (ec && ec != http::error::need_more) {
+                    r.ec = ec;
+                    return true;
                 }
                 if (parser.is_done()) {
                     const auto status = parser.get().result_int();
@@ -1398,6 +1401,10 @@ struct fetcher::impl {
         const bool head_was_done = parser.is_header_done();
         std::size_t used = 0;
         try {
+            if (result.wire_bytes == 0) {
+                if (auto taken = feed_without_reason(parser, buffer, capture, result, ec))
+                    return *taken;
+            }
             used = parser.put(buffer.data(), ec);
         } catch (const std::length_error&) {
             // Beast's fields hold a name or value of at most 64 KiB, and say so by throwing (a trailer is
@@ -1413,6 +1420,36 @@ struct fetcher::impl {
         if (!head_was_done && parser.is_header_done())
             result.raw_head_bytes = result.wire_bytes; // put() stops right after the head
         return used;
+    }
+
+    /// "HTTP/1.1 200" with no space after the code: RFC 9112 4 asks for one before the (optional) reason
+    /// phrase and Beast's parser insists on it, while browsers and curl read the line without. When the
+    /// answer starts with such a line, the parser is handed a copy with the space, and what is counted and
+    /// captured are the bytes as received. nullopt when the answer does not start so.
+    static std::optional<std::size_t> feed_without_reason(response_parser& parser, beast::flat_buffer& buffer,
+                                                          bool capture, fetch_result& result,
+                                                          error_code& ec) {
+        constexpr std::size_t line_size = std::string_view("HTTP/1.1 200\r\n").size();
+        const std::string_view held{static_cast<const char*>(buffer.data().data()), buffer.size()};
+        const auto digit = [&](std::size_t i) { return held[i] >= '0' && held[i] <= '9'; };
+        if (held.size() < line_size || !held.starts_with("HTTP/") || !digit(5) || held[6] != '.' ||
+            !digit(7) || held[8] != ' ' || !digit(9) || !digit(10) || !digit(11) ||
+            held.substr(12, 2) != "\r\n")
+            return std::nullopt;
+        std::string repaired;
+        repaired.reserve(held.size() + 1);
+        repaired.append(held.substr(0, 12)).append(" ").append(held.substr(12));
+        const std::size_t used = parser.put(asio::buffer(repaired), ec);
+        if (used < line_size + 1)
+            return 0; // the parser took nothing yet (it waits for the whole head)
+        const std::size_t taken = used - 1;
+        if (capture)
+            result.raw_response.append(held.substr(0, taken));
+        result.wire_bytes += taken;
+        buffer.consume(taken);
+        if (parser.is_header_done())
+            result.raw_head_bytes = result.wire_bytes;
+        return taken;
     }
 
     /// What the parser holds back, once the head is done, when it needs more: a chunk-size line or a trailer
