@@ -536,6 +536,17 @@ struct decoding_body {
 
 using response_parser = http::response_parser<decoding_body>;
 
+/// Refuses a chunk-size line whose extensions are longer than max_chunk_line even when it arrived whole
+/// (the fetcher bounds a line still arriving itself: Beast buffers it without limit). The parser keeps a
+/// reference to it: one for all parsers.
+struct chunk_extension_check {
+    void operator()(std::uint64_t, std::string_view extensions, error_code& ec) const {
+        if (extensions.size() > max_chunk_line)
+            ec = http::error::bad_chunk_extension;
+    }
+};
+chunk_extension_check chunk_extensions_checked;
+
 } // namespace
 
 std::optional<url_slices> slice_url(std::string_view url) noexcept {
@@ -1145,7 +1156,8 @@ struct fetcher::impl {
             if (alone && waited_alone >= config.connect_timeout)
                 co_return ec;
             asio::steady_timer timer{executor, pause};
-            co_await timer.async_wait(tuple_deferred);
+            if (auto [cancelled] = co_await timer.async_wait(tuple_deferred); cancelled)
+                co_return cancelled; // the crawl is stopping
             deadline += pause;
             if (alone)
                 waited_alone += pause;
@@ -1258,6 +1270,7 @@ struct fetcher::impl {
     std::unique_ptr<response_parser> new_parser(const fetch_options& options) const {
         auto parser = std::make_unique<response_parser>();
         parser->header_limit(config.max_header_bytes);
+        parser->on_chunk_header(chunk_extensions_checked);
         auto& sink = parser->get().body();
         if (options.truncate_body_at) {
             // The cut counts decoded bytes; the wire is not limited, or a Content-Length over the cut would
@@ -1357,6 +1370,9 @@ struct fetcher::impl {
                     }
                 }
                 if (ec && ec != http::error::need_more) {
+                    if (ec == http::error::bad_chunk_extension && out->error_detail.empty())
+                        out->error_detail =
+                            "chunk extensions malformed or over " + std::to_string(max_chunk_line) + " bytes";
                     r.ec = ec;
                     return true;
                 }

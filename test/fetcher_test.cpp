@@ -999,3 +999,19 @@ TEST_F(framing, a_pooled_connection_closed_as_the_request_arrives_is_retried_on_
     EXPECT_EQ(f->stats().connections_opened, 2u);
     EXPECT_EQ(asked, 3u);
 }
+
+TEST_F(framing, a_chunk_extension_over_the_line_limit_is_refused_even_when_it_arrives_whole) {
+    const std::string head =
+        "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nTransfer-Encoding: chunked\r\n\r\n";
+    server.route("/long", [head](exchange& ex) -> task {
+        co_await ex.write(head + "2;x=" + std::string(5000, 'e') + "\r\nok\r\n0\r\n\r\n");
+    });
+    server.route("/short", [head](exchange& ex) -> task {
+        co_await ex.write(head + "2;name=value;q=\"quoted\"\r\nok\r\n0\r\n\r\n");
+    });
+    const auto r = fetch({{"/long"}, {"/short"}});
+    ASSERT_EQ(r.size(), 2u);
+    EXPECT_EQ(r[0].error, error::bad_response) << r[0].error.message();
+    EXPECT_FALSE(r[1].error) << r[1].error.message();
+    EXPECT_EQ(r[1].body, "ok");
+}
