@@ -172,7 +172,14 @@ class log_file : public rocksdb::Logger {
 public:
     explicit log_file(const fs::path& path)
         : rocksdb::Logger(rocksdb::InfoLogLevel::WARN_LEVEL)
-        , fd_(::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644)) {}
+        , fd_(::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644)) {
+        // Bounded over every run too: a file grown past the cap starts again.
+        struct stat info {};
+        const bool too_long =
+            fd_ >= 0 && ::fstat(fd_, &info) == 0 && static_cast<std::uint64_t>(info.st_size) > max_bytes;
+        if (too_long && ::ftruncate(fd_, 0) != 0)
+            written_ = max_bytes; // it cannot start again: this run adds nothing to it
+    }
     ~log_file() override {
         if (fd_ >= 0)
             ::close(fd_);
