@@ -35,6 +35,7 @@
 #include <stdexcept>
 #include <unordered_set>
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 namespace asiocrawl {
@@ -879,6 +880,13 @@ asio::awaitable<report> crawler::run(std::shared_ptr<impl> self) {
     self->log(log_level::info, "crawling " + std::to_string(self->config.roots.size()) + " root(s) with " +
                                    std::to_string(self->config.max_tasks) + " workers as \"" +
                                    state.user_agent() + "\"");
+    if (rlimit files{}; getrlimit(RLIMIT_NOFILE, &files) == 0) {
+        const std::size_t own =
+            detail::own_descriptors + (state.durable() ? detail::state_dir_descriptors : 0);
+        if (auto shortfall =
+                detail::descriptor_shortfall(self->config.max_tasks, own, files.rlim_cur, files.rlim_max))
+            self->log(log_level::warning, *shortfall);
+    }
     if (self->shared) {
         // The roots are in the shared frontier before any instance may find the crawl over.
         const auto roots = state.take_batch();

@@ -415,7 +415,7 @@ const std::vector<config_key>& config_keys() {
         {"fetch.connect_timeout",              "connect-timeout",          fetching, duration(FIELD(crawl.fetch.connect_timeout)),      "DNS, TCP connect and TLS handshake to one endpoint"},
         {"fetch.request_timeout",              "timeout",                  fetching, duration(FIELD(crawl.fetch.request_timeout)),      "one request and its whole response"},
         {"fetch.max_body_bytes",               "max-body-size",            fetching, bytes(FIELD(crawl.fetch.max_body_bytes)),          "largest response body accepted"},
-        {"fetch.max_header_bytes",             none,                       fetching, bytes(FIELD(crawl.fetch.max_header_bytes)),        "largest response head"},
+        {"fetch.max_header_bytes",             none,                       fetching, bytes(FIELD(crawl.fetch.max_header_bytes)),        "largest response head, and largest trailer section"},
         {"fetch.idle_timeout",                 none,                       fetching, duration(FIELD(crawl.fetch.idle_timeout)),         "idle keep-alive connections older than this are not reused"},
         {"fetch.limit_rate",                   "limit-rate",               fetching, bytes(FIELD(crawl.fetch.limit_rate)),              "most bytes per second read, the whole crawl together; 0: no limit"},
         {"fetch.user_agent",                   "user-agent",               fetching, text(FIELD(crawl.fetch.user_agent)),               "User-Agent header (default: asiocrawl/VERSION (+CONTACT-URL))"},

@@ -323,6 +323,9 @@ std::unique_ptr<state_store> state_store::open(const fs::path& dir) {
     options.write_buffer_size = 32u << 20;
     options.max_write_buffer_number = 2;
     options.max_background_jobs = 2;
+    // Tables open at once: a bound, so that a crawl's descriptors are its connections plus a known few
+    // (fetch_settings.hpp: state_dir_descriptors), whatever the state's size.
+    options.max_open_files = 64;
     options.info_log_level = rocksdb::InfoLogLevel::WARN_LEVEL;
     fs::create_directories(dir / "db", ec);
     self->log = std::make_shared<log_file>(dir / "db" / "LOG");
