@@ -148,8 +148,10 @@ void claim(const fs::path& dir) {
     const int fd = ::open(draft.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     int error = fd < 0 ? errno : 0;
     if (fd >= 0) {
-        if (::write(fd, marker_text.data(), marker_text.size()) != static_cast<ssize_t>(marker_text.size()))
-            error = errno != 0 ? errno : ENOSPC; // a short write: the disk is full
+        if (const ssize_t n = ::write(fd, marker_text.data(), marker_text.size()); n < 0)
+            error = errno;
+        else if (static_cast<std::size_t>(n) != marker_text.size())
+            error = ENOSPC; // a short write: the disk is full
         if (::close(fd) != 0 && error == 0)
             error = errno;
     }
