@@ -262,3 +262,28 @@ TEST_F(state_disk, a_full_disk_under_the_outputs_stops_the_crawl_and_leaves_whol
                     warc ? "WARC" : "records", whole, requested, site.expected_urls().size());
     }
 }
+
+TEST_F(state_disk, a_disk_full_before_the_crawl_starts_leaves_no_output_in_the_way) {
+    site_server site{60};
+    tmpfs_mount disk{dir.path / "disk", 256u << 10};
+    if (!disk.problem.empty())
+        GTEST_SKIP() << disk.problem;
+    const fs::path filler = disk.path() / "filler";
+    disk.fill_leaving(0, filler);
+    const fs::path state = disk.path() / "state";
+    const fs::path records = dir.path / "out" / "records.jsonl";
+    const auto argv = command(site, state, records);
+
+    const auto full = run_process(argv, 60s);
+    EXPECT_EQ(full.exit_code, 1) << full.err;
+    EXPECT_THAT(full.err, HasSubstr("state directory " + state.string() + ": no space left on device"));
+    EXPECT_FALSE(fs::exists(records)) << "nothing was fetched: the records file it created is gone again";
+    EXPECT_EQ(site.requests(), 0u);
+
+    fs::remove(filler);
+    const auto again = run_process(argv, 60s);
+    ASSERT_EQ(again.exit_code, 0) << again.err; // no "outputs exist already" in its way
+    const auto urls = record_urls(records);
+    EXPECT_EQ(std::set<std::string>(urls.begin(), urls.end()), site.expected_urls());
+    EXPECT_EQ(urls.size(), site.expected_urls().size());
+}
