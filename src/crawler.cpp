@@ -90,6 +90,9 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
         , commit_wanted(executor)
         , commit_done(executor)
         , flush_done(executor) {
+        // Before anything reads, resets or writes the directory: a second crawl in it is refused here.
+        if (!config.state.dir.empty() && config.state.redis.empty())
+            state_dir_lock.emplace(config.state.dir);
         if (config.parse_threads > 0)
             parse_pool.emplace(config.parse_threads);
         if (!config.state.redis.empty()) {
@@ -145,7 +148,8 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
     bool aborting = false;
 
     // Durability (state.durable()): the store lives on the storage thread's side; the committer coroutine
-    // is the only one that hands it work after start-up.
+    // is the only one that hands it work after start-up. The lock outlives the store (declared first).
+    std::optional<detail::state_lock> state_dir_lock;
     std::unique_ptr<detail::state_store> store;
     std::optional<asio::thread_pool> storage;
     event commit_wanted;
@@ -389,8 +393,9 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
         while (!flushed)
             co_await flush_done.wait();
         if (!flush_error.empty())
-            throw state_error("an output could not be written (" + flush_error +
-                              "): the crawl stops rather than count URLs whose output was lost as done");
+            throw state_write_error(
+                "an output could not be written (" + flush_error +
+                "): the crawl stops rather than count URLs whose output was lost as done");
     }
 
     /// Writes the state's changes as they come, one batch at a time (group commit: whatever accumulated
@@ -857,6 +862,15 @@ asio::awaitable<report> crawler::run(std::shared_ptr<impl> self) {
         throw std::logic_error("crawler::async_run called twice");
     self->running = true;
     auto& state = self->state;
+    // However the run ends, the state directory is another crawl's to take afterwards (the store closed
+    // first; it normally is by then, on the storage thread).
+    struct release_state_dir {
+        impl& self;
+        ~release_state_dir() {
+            self.store.reset();
+            self.state_dir_lock.reset();
+        }
+    } release{*self};
 
     if (!self->config.state.redis.empty())
         co_await self->open_shared();
@@ -912,6 +926,11 @@ asio::awaitable<report> crawler::run(std::shared_ptr<impl> self) {
             co_await self->workers_exited.wait();
         if (!self->storage_failure && !self->shared)
             co_await self->close_state();
+    }
+    if (self->store) {
+        // A failed commit: closed as it is (the log holds every commit before it).
+        auto close = [&self] { self->store.reset(); };
+        co_await self->on_storage(close);
     }
     if (self->shared && !self->storage_failure) {
         try {

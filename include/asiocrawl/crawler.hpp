@@ -31,6 +31,14 @@ public:
     using std::runtime_error::runtime_error;
 };
 
+/// A write failed: the state directory's (no space left on device, an I/O error), or an output's, which the
+/// output flush (set_output_flush) reports. The crawl stops there; what was committed stays whole, and the
+/// same crawl run again with the same state directory resumes from its last commit once the cause is gone.
+class state_write_error : public state_error {
+public:
+    using state_error::state_error;
+};
+
 /// A crawl over one executor. All crawl state lives on that executor (one thread, no locks), like the
 /// asyncio crawler it descends from: `max_tasks` worker coroutines pull (url, max_redirect) items from a
 /// joinable work queue, fetch them, follow redirects themselves and queue the links they find.
@@ -46,6 +54,11 @@ public:
 
     /// Throws std::invalid_argument listing every problem when the config does not validate (see validate())
     /// or a pattern is not a valid regular expression. Nothing touches the network before async_run.
+    ///
+    /// With a state directory (config.state.dir) the constructor locks it (creating it when absent) before
+    /// anything else reads, resets or writes it, and holds it until async_run has completed (or, never
+    /// run, until the crawler is destroyed): a directory that another crawl holds, in this process or
+    /// another, throws state_error naming that process's pid.
     crawler(executor_type executor, crawler_config config);
     ~crawler();
     crawler(const crawler&) = delete;
@@ -71,8 +84,8 @@ public:
     /// With a state directory: called before each commit of the crawl's state, with a completion to call
     /// (from any thread) once everything handed to the sinks so far has been written out; `sync` asks for
     /// fsync too (state.fsync). The commit waits for it, so a resumed crawl never lacks the output of a URL
-    /// its state counts as done. A non-empty error ends the crawl (async_run completes with a state_error)
-    /// instead of counting as done URLs whose output was lost. Set before async_run.
+    /// its state counts as done. A non-empty error ends the crawl (async_run completes with a
+    /// state_write_error) instead of counting as done URLs whose output was lost. Set before async_run.
     using output_flush = std::function<void(bool sync, std::function<void(const std::string& error)> done)>;
     void set_output_flush(output_flush flush);
 
