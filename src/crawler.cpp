@@ -35,6 +35,7 @@
 #include <stdexcept>
 #include <unordered_set>
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 namespace asiocrawl {
@@ -89,6 +90,9 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
         , commit_wanted(executor)
         , commit_done(executor)
         , flush_done(executor) {
+        // Before anything reads, resets or writes the directory: a second crawl in it is refused here.
+        if (!config.state.dir.empty() && config.state.redis.empty())
+            state_dir_lock.emplace(config.state.dir);
         if (config.parse_threads > 0)
             parse_pool.emplace(config.parse_threads);
         if (!config.state.redis.empty()) {
@@ -144,7 +148,8 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
     bool aborting = false;
 
     // Durability (state.durable()): the store lives on the storage thread's side; the committer coroutine
-    // is the only one that hands it work after start-up.
+    // is the only one that hands it work after start-up. The lock outlives the store (declared first).
+    std::optional<detail::state_lock> state_dir_lock;
     std::unique_ptr<detail::state_store> store;
     std::optional<asio::thread_pool> storage;
     event commit_wanted;
@@ -388,8 +393,9 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
         while (!flushed)
             co_await flush_done.wait();
         if (!flush_error.empty())
-            throw state_error("an output could not be written (" + flush_error +
-                              "): the crawl stops rather than count URLs whose output was lost as done");
+            throw state_write_error(
+                "an output could not be written (" + flush_error +
+                "): the crawl stops rather than count URLs whose output was lost as done");
     }
 
     /// Writes the state's changes as they come, one batch at a time (group commit: whatever accumulated
@@ -622,10 +628,38 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
         }
     }
 
-    /// state.redis_timeout passed without an answer; what is held is safe. A state_error here; run() makes it
-    /// a crawl_error once the crawl has started.
-    state_error gave_up_on_redis(const redis::unreachable& e) const {
-        return state_error(std::string(e.what()) + ": giving up after state.redis_timeout");
+    /// state.redis_timeout passed without an answer: a store that failed (exit status 1, as a full disk),
+    /// what is held is safe.
+    state_write_error gave_up_on_redis(const redis::unreachable& e) const {
+        return state_write_error(std::string(e.what()) +
+                                 ": giving up after state.redis_timeout; the URLs leased here go back to the "
+                                 "crawl when their leases expire, and running this instance again continues "
+                                 "the crawl");
+    }
+
+    /// One rule for a state store that fails, whatever the moment (docs/DEPLOY.md, "Exit status"): a store
+    /// that refuses this crawl, which only a change of configuration cures (a wrong password, another crawl's
+    /// keys), is a state_error (exit 2); one that is full, unreachable or lost is a state_write_error (exit
+    /// 1), and the same command continues the crawl once it is back. Redis's own errors are sorted here; the
+    /// others pass unchanged.
+    [[noreturn]] void rethrow_store_failure(std::exception_ptr failure) const {
+        try {
+            std::rethrow_exception(failure);
+        } catch (const redis::server_error& e) {
+            // "redis: OOM command not allowed...", "redis: MISCONF ... unable to persist to disk".
+            std::string_view answer = e.what();
+            if (answer.starts_with("redis: "))
+                answer.remove_prefix(7);
+            if (answer.starts_with("OOM") || answer.starts_with("MISCONF"))
+                throw state_write_error("state.redis: " + redis_name +
+                                        " cannot store the crawl: " + e.what() +
+                                        "; what was committed is kept, and running this instance again once "
+                                        "Redis has room continues the crawl");
+            throw state_error("state.redis: " + redis_name + " refuses the crawl: " + e.what());
+        } catch (const redis::connection_lost& e) {
+            throw state_write_error("state.redis: " + redis_name + ": " + e.what() +
+                                    "; running this instance again continues the crawl");
+        }
     }
 
     /// A graceful stop: the URLs leased here and not finished are handed back at once (their leases made to
@@ -856,9 +890,16 @@ asio::awaitable<report> crawler::run(std::shared_ptr<impl> self) {
         throw std::logic_error("crawler::async_run called twice");
     self->running = true;
     auto& state = self->state;
+    // However the run ends, the state directory is another crawl's to take afterwards (the store closed
+    // first; it normally is by then, on the storage thread).
+    struct release_state_dir {
+        impl& self;
+        ~release_state_dir() {
+            self.store.reset();
+            self.state_dir_lock.reset();
+        }
+    } release{*self};
 
-    // One rule for a store that fails (docs/DEPLOY.md, "Exit status"): whatever the cause, before the crawl
-    // starts it is a state_error (nothing fetched), after it a crawl_error.
     try {
         if (!self->config.state.redis.empty())
             co_await self->open_shared();
@@ -873,14 +914,15 @@ asio::awaitable<report> crawler::run(std::shared_ptr<impl> self) {
             const auto roots = state.take_batch();
             co_await self->commit_shared(roots);
         }
-    } catch (const state_error&) {
-        throw;
-    } catch (const redis::server_error& e) {
-        // A refused password (WRONGPASS, NOAUTH), out of memory (OOM), a wrong type...: not a network
-        // trouble that waiting cures.
-        throw state_error("state.redis: " + self->redis_name + " cannot serve the crawl: " + e.what());
-    } catch (const redis::connection_lost& e) {
-        throw state_error("state.redis: " + self->redis_name + " cannot serve the crawl: " + e.what());
+    } catch (...) {
+        self->rethrow_store_failure(std::current_exception());
+    }
+    if (rlimit files{}; getrlimit(RLIMIT_NOFILE, &files) == 0) {
+        const std::size_t own =
+            detail::own_descriptors + (state.durable() ? detail::state_dir_descriptors : 0);
+        if (auto shortfall =
+                detail::descriptor_shortfall(self->config.max_tasks, own, files.rlim_cur, files.rlim_max))
+            self->log(log_level::warning, *shortfall);
     }
     if (self->shared) {
         self->queue.hold(); // the lease loop's: the queue joins once the shared crawl is over
@@ -919,6 +961,11 @@ asio::awaitable<report> crawler::run(std::shared_ptr<impl> self) {
         if (!self->storage_failure && !self->shared)
             co_await self->close_state();
     }
+    if (self->store) {
+        // A failed commit: closed as it is (the log holds every commit before it).
+        auto close = [&self] { self->store.reset(); };
+        co_await self->on_storage(close);
+    }
     if (self->shared && !self->storage_failure) {
         try {
             co_await self->give_back_leases();
@@ -931,18 +978,8 @@ asio::awaitable<report> crawler::run(std::shared_ptr<impl> self) {
         self->log(log_level::error, problem);
     if (self->redis_client)
         self->redis_client->close();
-    if (self->storage_failure) {
-        try {
-            std::rethrow_exception(self->storage_failure);
-        } catch (const std::exception& e) {
-            // The crawl has started: what was committed is kept, and the same command continues it.
-            throw crawl_error(std::string("the crawl stopped: ") + e.what() +
-                              (self->shared ? "; the URLs leased here go back to the crawl when their leases "
-                                              "expire, and running this instance again continues the crawl"
-                                            : "; what was committed is kept: running the same command again "
-                                              "continues the crawl"));
-        }
-    }
+    if (self->storage_failure)
+        self->rethrow_store_failure(self->storage_failure);
 
     // Only now: fetches that were in flight when a stop came have finished and are no longer "todo".
     auto& result = state.result();

@@ -107,6 +107,9 @@ std::span<const network_kind> network_kinds() noexcept {
         {asio_error::eof, "eof"},
         {asio_error::operation_aborted, "cancelled"},
         {asio_error::broken_pipe, "broken_pipe"},
+        // The process ran out of descriptors (EMFILE; ENFILE for the whole system): local, and passes.
+        {asio_error::no_descriptors, "no_descriptors"},
+        {boost::system::error_code(ENFILE, boost::system::system_category()), "no_descriptors"},
         {boost::beast::error::timeout, "timeout"},
         {boost::beast::http::error::end_of_stream, "eof"},
         {boost::beast::http::error::body_limit, "body_too_large"},

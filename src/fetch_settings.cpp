@@ -367,4 +367,22 @@ std::vector<std::string> fetch_settings_problems(const fetch_config& fetch) {
     return problems;
 }
 
+std::optional<std::string> descriptor_shortfall(std::size_t max_tasks, std::size_t own, std::uint64_t soft,
+                                                std::uint64_t hard) {
+    const std::uint64_t needed = static_cast<std::uint64_t>(max_tasks) + own;
+    if (needed <= soft)
+        return std::nullopt;
+    std::string text = "max_tasks " + std::to_string(max_tasks) + " and about " + std::to_string(own) +
+                       " descriptors of the crawler's own need " + std::to_string(needed) +
+                       ", over the limit of " + std::to_string(soft) + " open files";
+    if (hard > soft)
+        text += " (it can be raised to " + std::to_string(hard) + ": ulimit -n " + std::to_string(hard) + ")";
+    else
+        text += " (ulimit -n; the hard limit is " + std::to_string(hard) + ")";
+    const std::uint64_t fits = soft > own ? soft - own : 0;
+    text += ": connections will wait for free descriptors, so at most about " + std::to_string(fits) +
+            " fetches run at once; lower max_tasks or raise the limit";
+    return text;
+}
+
 } // namespace asiocrawl::detail

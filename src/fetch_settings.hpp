@@ -5,6 +5,8 @@
 
 #include <asiocrawl/config.hpp>
 
+#include <cstddef>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -76,5 +78,17 @@ std::vector<std::string> apply_proxy_environment(fetch_config& fetch,
 /// Problems with the settings of this file's concern, each naming its key: headers, credentials, proxies,
 /// DNS servers and TTLs. Empty when all is well. Called by validate().
 std::vector<std::string> fetch_settings_problems(const fetch_config& fetch);
+
+/// Descriptors a crawl needs besides one per worker's connection: standard streams, output files and their
+/// writers, the DNS resolver's sockets, a metrics listener, a Redis connection; a state dir adds RocksDB's
+/// files (state_store opens at most 64 tables at once, plus its log and manifest).
+constexpr std::size_t own_descriptors = 32;
+constexpr std::size_t state_dir_descriptors = 80;
+
+/// A warning when `max_tasks` connections and the crawler's own descriptors (`own`) do not fit under the
+/// limit on open files (`soft`, with `hard` the most it can be raised to); nullopt when they fit. Running
+/// out is not fatal (a connect then waits for a free descriptor), but the crawl runs narrower than asked.
+std::optional<std::string> descriptor_shortfall(std::size_t max_tasks, std::size_t own, std::uint64_t soft,
+                                                std::uint64_t hard);
 
 } // namespace asiocrawl::detail

@@ -56,6 +56,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <fstream>
 #include <list>
@@ -110,6 +111,13 @@ constexpr int max_interim_responses = 8;
 constexpr std::size_t read_chunk = 16 * 1024;
 /// Largest answer to CONNECT a proxy may send (its head; a tunnel answer has no body).
 constexpr std::size_t max_tunnel_head = 16 * 1024;
+/// Longest chunk-size line, extensions included, that we buffer (Go's net/http allows 4,096 bytes too).
+/// Extensions mean nothing to us; a line longer than this is a broken or hostile server.
+constexpr std::size_t max_chunk_line = 4 * 1024;
+/// While every descriptor of the process is in use, a connect waits this long at first before it tries
+/// again, doubling up to the most below.
+constexpr std::chrono::milliseconds first_descriptor_wait{5};
+constexpr std::chrono::milliseconds longest_descriptor_wait{200};
 
 struct ssl_free {
     void operator()(SSL* s) const noexcept { SSL_free(s); }
@@ -154,14 +162,24 @@ const BIO_METHOD* nosignal_socket_method() {
 /// buffer holds storage only while bytes are being parsed: a connection waiting for an answer, or idle in the
 /// pool, has none.
 struct connection {
-    explicit connection(const asio::any_io_executor& executor)
-        : socket(executor) {}
+    /// `live` counts the connections that exist (each may hold a descriptor).
+    connection(const asio::any_io_executor& executor, std::size_t& live)
+        : socket(executor)
+        , live_count(live) {
+        ++live_count;
+    }
+    ~connection() { --live_count; }
+    connection(const connection&) = delete;
+    connection& operator=(const connection&) = delete;
 
     tcp::socket socket;
+    std::size_t& live_count;
     /// The TLS session over the socket's descriptor, for https.
     std::unique_ptr<SSL, ssl_free> tls;
     beast::flat_buffer buffer;
-    clock_type::time_point idle_since{};
+    /// When a connection idle in the pool is no longer used: our idle_timeout, or sooner when the server
+    /// said how long it keeps idle connections (Keep-Alive: timeout=N).
+    clock_type::time_point reuse_until{};
     std::string remote_ip;
     /// When the request in progress was sent (wall clock, for archive records).
     std::chrono::system_clock::time_point request_started{};
@@ -219,6 +237,35 @@ struct connection {
 
     /// Decrypted or received bytes OpenSSL holds that the socket will not signal again.
     bool has_pending() const noexcept { return tls && SSL_has_pending(tls.get()) == 1; }
+
+    /// True when nothing has arrived on an idle connection since its last response: no byte, no close. We
+    /// never pipeline, so any byte that arrives while a connection idles answers nothing we asked, and would
+    /// be read as the next request's response (response queue poisoning). TLS records that carry no data (a
+    /// session ticket, a key update) are taken in and are no reason to give the connection up.
+    bool is_quiet() {
+        if (!socket.is_open() || buffer.size() != 0 || has_pending())
+            return false;
+        const int fd = static_cast<int>(socket.native_handle());
+        for (int records = 0; records < 8; ++records) {
+            char byte = 0;
+            const ssize_t n = ::recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+            if (n < 0)
+                return errno == EAGAIN || errno == EWOULDBLOCK;
+            if (n == 0 || !tls)
+                return false; // closed by the peer, or bytes nobody asked for
+            ERR_clear_error();
+            const int rc = SSL_read(tls.get(), &byte, 1);
+            if (rc > 0)
+                return false; // application data
+            bool wants_write = false;
+            const error_code ec = tls_error(SSL_get_error(tls.get(), rc), wants_write, false);
+            if (ec || wants_write)
+                return false;
+            if (has_pending())
+                return false;
+        }
+        return false;
+    }
 
     /// Before a wait: OpenSSL's record buffers go unless they hold bytes. SSL_MODE_RELEASE_BUFFERS alone
     /// keeps the read buffer after a handshake and after records that carry no data (session tickets), and
@@ -365,7 +412,44 @@ struct body_sink {
     bool cut_at_limit = false;
     bool was_cut = false;
     std::optional<content_decoder> decoder;
+    /// A transfer coding other than chunked (RFC 9112 7: gzip, deflate), undone before the content coding;
+    /// its output passes through `transfer_decoded` one piece at a time.
+    std::optional<content_decoder> transfer_decoder;
+    std::string transfer_decoded;
+    /// Why the head's codings were refused, for the record.
+    std::string problem;
 };
+
+/// The transfer codings of a response besides a final chunked (which the parser undoes), from every
+/// Transfer-Encoding field in order. bad_response when they cannot be undone: chunked anywhere but last or
+/// more than once is a broken message (RFC 9112 6.1), and we undo at most one other coding, of those we know
+/// (a transfer coding is framing: without it the message cannot even be delimited).
+error_code transfer_coding_of(const http::fields& head, content_coding& coding, std::string& problem) {
+    std::vector<std::string_view> codings;
+    auto [first, last] = head.equal_range(http::field::transfer_encoding);
+    for (auto it = first; it != last; ++it)
+        for (const auto token : http::token_list{it->value()})
+            codings.push_back(token);
+    coding = content_coding::identity;
+    if (!codings.empty() && beast::iequals(codings.back(), "chunked"))
+        codings.pop_back();
+    if (codings.empty())
+        return {};
+    for (const auto c : codings) {
+        if (beast::iequals(c, "chunked")) {
+            problem = "Transfer-Encoding with chunked twice or not last";
+            return error::bad_response;
+        }
+    }
+    coding = codings.size() == 1 ? parse_content_coding(codings.front()) : content_coding::unsupported;
+    // "identity" is no longer a transfer coding (RFC 7230 dropped it).
+    if (coding == content_coding::unsupported || coding == content_coding::identity) {
+        problem = "transfer coding \"" + without_controls(std::string(codings.front().substr(0, 64))) +
+                  (codings.size() > 1 ? "\" and more" : "\"") + " not supported";
+        return error::bad_response;
+    }
+    return {};
+}
 
 /// A Beast Body that decodes Content-Encoding while the parser hands over body bytes. Errors returned from
 /// put() make the parser stop with that error.
@@ -381,7 +465,15 @@ struct decoding_body {
             , sink_(sink) {}
 
         void init(const boost::optional<std::uint64_t>&, error_code& ec) {
-            ec = {};
+            content_coding transfer = content_coding::identity;
+            ec = transfer_coding_of(head_, transfer, sink_.problem);
+            if (ec)
+                return;
+            if (transfer != content_coding::identity) {
+                // What the transfer coding hides is itself encoded (or not): bounded like the body, with room
+                // for a content coding that makes incompressible bytes a little larger.
+                sink_.transfer_decoder.emplace(transfer, sink_.limit + sink_.limit / 8 + read_chunk);
+            }
             sink_.decoder.emplace(parse_content_coding(head_[http::field::content_encoding]), sink_.limit);
         }
 
@@ -391,34 +483,69 @@ struct decoding_body {
             std::size_t taken = 0;
             for (const auto buffer : beast::buffers_range_ref(buffers)) {
                 const std::string_view bytes{static_cast<const char*>(buffer.data()), buffer.size()};
-                const auto status = sink_.decoder->feed(bytes, sink_.decoded);
                 taken += buffer.size();
-                if (status == content_decoder::status::limit_exceeded) {
-                    sink_.was_cut = sink_.cut_at_limit;
-                    ec = error::body_too_large; // ends parsing; a cut is then turned back into success
-                    return taken;
+                if (sink_.transfer_decoder) {
+                    sink_.transfer_decoded.clear();
+                    const auto status = sink_.transfer_decoder->feed(bytes, sink_.transfer_decoded);
+                    // What came out is decoded first: the body's own limit (or cut) applies before this one.
+                    if ((ec = decode(sink_.transfer_decoded)))
+                        return taken;
+                    if (status != content_decoder::status::ok) {
+                        ec = status == content_decoder::status::corrupt ? error_code(error::decoding_failed)
+                                                                        : error_code(error::body_too_large);
+                        return taken;
+                    }
+                    continue;
                 }
-                if (status == content_decoder::status::corrupt) {
-                    ec = error::decoding_failed;
+                if ((ec = decode(bytes)))
                     return taken;
-                }
             }
+            if (sink_.transfer_decoder)
+                std::string().swap(sink_.transfer_decoded);
             return taken;
         }
 
         void finish(error_code& ec) {
             ec = {};
+            if (sink_.transfer_decoder) {
+                if (sink_.transfer_decoder->finish() != content_decoder::status::ok) {
+                    ec = error::decoding_failed;
+                    return;
+                }
+            }
             if (sink_.decoder && sink_.decoder->finish() != content_decoder::status::ok)
                 ec = error::decoding_failed;
         }
 
     private:
+        error_code decode(std::string_view bytes) {
+            const auto status = sink_.decoder->feed(bytes, sink_.decoded);
+            if (status == content_decoder::status::limit_exceeded) {
+                sink_.was_cut = sink_.cut_at_limit;
+                return error::body_too_large; // ends parsing; a cut is then turned back into success
+            }
+            if (status == content_decoder::status::corrupt)
+                return error::decoding_failed;
+            return {};
+        }
+
         const http::fields& head_;
         value_type& sink_;
     };
 };
 
 using response_parser = http::response_parser<decoding_body>;
+
+/// Refuses a chunk-size line whose extensions are longer than max_chunk_line even when it arrived whole
+/// (the fetcher bounds a line still arriving itself: Beast buffers it without limit). The parser keeps a
+/// reference to it: one for all parsers.
+struct chunk_extension_check {
+    void operator()(std::uint64_t, std::string_view extensions, error_code& ec) const {
+        if (extensions.size() > max_chunk_line)
+            ec = http::error::bad_chunk_extension;
+    }
+};
+chunk_extension_check chunk_extensions_checked;
 
 } // namespace
 
@@ -464,6 +591,7 @@ bool is_retryable(const error_code& ec) noexcept {
            ec == asio::error::eof || ec == asio::error::timed_out || ec == asio::error::network_unreachable ||
            ec == asio::error::host_unreachable || ec == asio::error::network_down ||
            ec == asio::error::host_not_found_try_again || ec == http::error::end_of_stream ||
+           ec == asio::error::no_descriptors || ec == asio::error::no_buffer_space ||
            ec == http::error::partial_message;
 }
 
@@ -536,6 +664,9 @@ struct fetcher::impl {
     ssl::context tls_context;
     bool system_roots_loaded = false;
     dns_resolver resolver;
+    /// Connections that exist, pooled or in use (each holds a descriptor once open). Declared before
+    /// the pool, whose connections count themselves out when it is destroyed.
+    std::size_t live_connections = 0;
     std::unordered_map<std::string, std::vector<std::unique_ptr<connection>>> idle;
     fetcher_stats stats;
 
@@ -675,7 +806,7 @@ struct fetcher::impl {
 
     // ---- the pool ----
 
-    /// A pooled connection that is still fresh enough to try, or nullptr.
+    /// A pooled connection that is still fresh enough to try and quiet (connection::is_quiet), or nullptr.
     std::unique_ptr<connection> take_idle(const std::string& origin_key) {
         auto it = idle.find(origin_key);
         if (it == idle.end())
@@ -684,20 +815,36 @@ struct fetcher::impl {
         while (!stack.empty()) {
             auto c = std::move(stack.back());
             stack.pop_back();
-            if (clock_type::now() - c->idle_since < config.idle_timeout && c->socket.is_open())
-                return c;
+            if (clock_type::now() < c->reuse_until) {
+                const bool quiet = c->is_quiet();
+                c->release_tls_buffers();
+                if (quiet)
+                    return c;
+                ++stats.idle_connections_dropped;
+            }
             retire(std::move(c));
         }
         return nullptr;
     }
 
-    void give_back(const std::string& origin_key, std::unique_ptr<connection> c) {
+    /// Pools a connection after a cleanly framed keep-alive response, for at most our idle_timeout, and
+    /// less when the server said it keeps idle connections for less (RFC 9112 9.3 leaves that to Keep-Alive:
+    /// a connection the server is about to close would fail the next request). A server's `timeout=N` is
+    /// shortened by a second (by half below two), so that the server is not closing it as we send.
+    void give_back(const std::string& origin_key, std::unique_ptr<connection> c,
+                   std::optional<std::chrono::seconds> server_keeps_idle) {
         auto& stack = idle[origin_key];
-        if (stack.size() >= max_idle_per_origin) {
+        clock_type::duration window = config.idle_timeout;
+        if (server_keeps_idle) {
+            const clock_type::duration hint = *server_keeps_idle;
+            window =
+                std::min(window, hint >= std::chrono::seconds{2} ? hint - std::chrono::seconds{1} : hint / 2);
+        }
+        if (stack.size() >= max_idle_per_origin || window <= clock_type::duration::zero()) {
             retire(std::move(c));
             return;
         }
-        c->idle_since = clock_type::now();
+        c->reuse_until = clock_type::now() + window;
         c->buffer.shrink_to_fit(); // empty (nothing unasked-for is pooled): the storage goes
         c->release_tls_buffers();
         stack.push_back(std::move(c));
@@ -971,12 +1118,59 @@ struct fetcher::impl {
         co_return true;
     }
 
+    static bool out_of_descriptors(const error_code& ec) noexcept {
+        return ec.category() == asio::error::get_system_category() &&
+               (ec.value() == EMFILE || ec.value() == ENFILE);
+    }
+
+    /// Closes one idle pooled connection, to free its descriptor; false when none is pooled.
+    bool drop_one_idle() {
+        for (auto it = idle.begin(); it != idle.end(); ++it) {
+            if (it->second.empty())
+                continue;
+            retire(std::move(it->second.front()));
+            it->second.erase(it->second.begin());
+            return true;
+        }
+        return false;
+    }
+
+    /// Opens `c`'s socket. Every descriptor of the process in use (EMFILE, ENFILE) is our own limit, not the
+    /// server's failure, and passes: an idle pooled connection is closed to free one, or the attempt waits
+    /// for a connection of ours to end. That wait is not the server's: `deadline` moves with it. Only when
+    /// no other connection of ours exists, so that none will free a descriptor (they are held elsewhere in
+    /// the process), does it give up after connect_timeout, with an error worth another try.
+    asio::awaitable<error_code> open_socket(connection& c, const tcp& protocol,
+                                            clock_type::time_point& deadline) {
+        auto pause = first_descriptor_wait;
+        clock_type::duration waited_alone{};
+        for (;;) {
+            error_code ec;
+            c.socket.open(protocol, ec);
+            if (!out_of_descriptors(ec))
+                co_return ec;
+            ++stats.descriptor_waits;
+            if (drop_one_idle())
+                continue;
+            const bool alone = live_connections <= 1; // this one
+            if (alone && waited_alone >= config.connect_timeout)
+                co_return ec;
+            asio::steady_timer timer{executor, pause};
+            if (auto [cancelled] = co_await timer.async_wait(tuple_deferred); cancelled)
+                co_return cancelled; // the crawl is stopping
+            deadline += pause;
+            if (alone)
+                waited_alone += pause;
+            pause = std::min(pause * 2, longest_descriptor_wait);
+        }
+    }
+
     /// Resolves, connects and (for https) tunnels and shakes hands, all within connect_timeout. On failure,
     /// nullptr and `out` says why. Every fetch of a burst is here at once: DNS, the tunnel and the handshake
     /// have coroutines of their own, so that this frame stays small.
     asio::awaitable<std::unique_ptr<connection>> connect(std::string_view url,
                                                          std::unique_ptr<fetch_result>& out) {
-        const auto deadline = clock_type::now() + config.connect_timeout;
+        auto deadline = clock_type::now() + config.connect_timeout;
         const auto target = target_of(url);
         if (!target) {
             out = failure(error::invalid_url);
@@ -989,8 +1183,11 @@ struct fetcher::impl {
             out = failure(ec);
             co_return nullptr;
         }
-        auto c = std::make_unique<connection>(executor);
+        auto c = std::make_unique<connection>(executor, live_connections);
         for (const auto& endpoint : endpoints) {
+            ec = co_await open_socket(*c, endpoint.protocol(), deadline);
+            if (ec)
+                break;
             // On the socket itself, under the fetcher's deadline timer, so that a burst of connects holds
             // no timer wait each.
             c->deadline = deadline;
@@ -1073,6 +1270,7 @@ struct fetcher::impl {
     std::unique_ptr<response_parser> new_parser(const fetch_options& options) const {
         auto parser = std::make_unique<response_parser>();
         parser->header_limit(config.max_header_bytes);
+        parser->on_chunk_header(chunk_extensions_checked);
         auto& sink = parser->get().body();
         if (options.truncate_body_at) {
             // The cut counts decoded bytes; the wire is not limited, or a Content-Length over the cut would
@@ -1114,54 +1312,6 @@ struct fetcher::impl {
         co_return ec;
     }
 
-    /// Feeds the parser what the buffer holds. Consumed bytes are counted (and copied when capturing);
-    /// unconsumed ones stay in the buffer. Returns the bytes consumed.
-    static std::size_t feed(response_parser& parser, beast::flat_buffer& buffer, bool capture,
-                            fetch_result& result, error_code& ec) {
-        const bool head_was_done = parser.is_header_done();
-        const std::size_t used = parser.put(buffer.data(), ec);
-        if (capture)
-            result.raw_response.append(static_cast<const char*>(buffer.data().data()), used);
-        result.wire_bytes += used;
-        buffer.consume(used);
-        if (!head_was_done && parser.is_header_done())
-            result.raw_head_bytes = result.wire_bytes; // put() stops right after the head
-        return used;
-    }
-
-    /// Fills the result from the final response (or from how reading it failed); cookies it sets go to the
-    /// jar, redirects and errors included.
-    void conclude(std::string_view url, response_parser& parser, error_code read_ec, bool at_eof,
-                  fetch_result& result, bool& retry_fresh, bool& reusable) {
-        auto& sink = parser.get().body();
-        if (!read_ec && parser.get().result_int() / 100 == 1)
-            read_ec = error::bad_response; // still interim after max_interim_responses
-        if (parser.is_header_done()) {
-            const auto& head = parser.get();
-            result.status = static_cast<int>(head.result_int());
-            if (auto it = head.find(http::field::content_type); it != head.end())
-                result.content_type = std::string(it->value());
-            if (auto it = head.find(http::field::location); it != head.end())
-                result.location = std::string(it->value());
-            if (auto it = head.find(http::field::retry_after); it != head.end())
-                result.retry_after = std::string(it->value());
-            if (jar && result.status / 100 != 1)
-                take_cookies(url, head);
-        }
-        result.body_bytes = sink.decoded.size();
-        if (read_ec && sink.was_cut) {
-            result.truncated = true;
-            read_ec = {};
-        }
-        if (read_ec) {
-            retry_fresh = !parser.got_some() && is_stale_connection_failure(read_ec);
-            result.error = classify_read_error(read_ec);
-            return;
-        }
-        result.body = std::move(sink.decoded);
-        reusable = !result.truncated && !at_eof && parser.keep_alive();
-    }
-
     void take_cookies(std::string_view url, const http::fields& head) {
         auto [first, last] = head.equal_range(http::field::set_cookie);
         if (first == last)
@@ -1183,12 +1333,16 @@ struct fetcher::impl {
         bool at_eof = false;
         /// How long to wait before reading on (fetch_config::limit_rate).
         clock_type::duration throttle{};
+        /// From the final head: how long the server keeps an idle connection (Keep-Alive: timeout=N).
+        std::optional<std::chrono::seconds> server_keeps_idle;
+        /// False when the head forbids another request on the connection whatever its framing.
+        bool reusable = true;
     };
 
     /// Parses what the buffer holds (or the end of the stream). True when the answer is complete or reading
     /// it failed (r.ec); false when more bytes are needed.
-    bool parse(connection& c, reading& r, const fetch_options& options,
-               std::unique_ptr<fetch_result>& out) const {
+    bool parse(connection& c, reading& r, std::string_view url, const fetch_options& options,
+               std::unique_ptr<fetch_result>& out) {
         auto& buffer = c.buffer;
         while (buffer.size() > 0 || r.at_eof) {
             if (!r.parser) {
@@ -1203,12 +1357,23 @@ struct fetcher::impl {
                 error_code ec;
                 const bool head_was_done = parser.is_header_done();
                 const std::size_t used = feed(parser, buffer, options.capture, *out, ec);
-                if (ec && ec != http::error::need_more) {
-                    r.ec = ec;
-                    return true;
+                // A head is taken as soon as it is whole, even when its body is already refused (a
+                // Content-Length over the limit): the record says what the server answered.
+                if (!head_was_done && parser.is_header_done()) {
+                    if (const error_code head_ec = take_head(url, parser, r, *out)) {
+                        r.ec = head_ec;
+                        return true;
+                    }
+                    if (!ec && options.accept_types && type_rejected(parser, *options.accept_types)) {
+                        r.ec = error::type_rejected; // the body is not read; the connection goes
+                        return true;
+                    }
                 }
-                if (!head_was_done && options.accept_types && type_rejected(parser, *options.accept_types)) {
-                    r.ec = error::type_rejected; // the body is not read; the connection goes
+                if (ec && ec != http::error::need_more) {
+                    if (ec == http::error::bad_chunk_extension && out->error_detail.empty())
+                        out->error_detail =
+                            "chunk extensions malformed or over " + std::to_string(max_chunk_line) + " bytes";
+                    r.ec = ec;
                     return true;
                 }
                 if (parser.is_done()) {
@@ -1218,6 +1383,12 @@ struct fetcher::impl {
                     ++r.interim;
                     r.parser.reset(); // an interim answer: the real one follows
                     continue;
+                }
+                if (ec == http::error::need_more && parser.is_header_done()) {
+                    if (const error_code held = check_held_back(parser, buffer, *out)) {
+                        r.ec = held;
+                        return true;
+                    }
                 }
                 if (!ec && used > 0 && buffer.size() > 0)
                     continue;
@@ -1232,11 +1403,192 @@ struct fetcher::impl {
                     parser.put_eof(r.ec);
                 return true;
             }
-            return false; // part of a head or of a chunk header is buffered
+            return false; // part of a head, a chunk-size line or the trailers is buffered
         }
         if (buffer.size() == 0)
             buffer.shrink_to_fit(); // nothing buffered across the next wait
         return false;
+    }
+
+    /// Feeds the parser what the buffer holds. Consumed bytes are counted (and copied when capturing);
+    /// unconsumed ones stay in the buffer. Returns the bytes consumed.
+    static std::size_t feed(response_parser& parser, beast::flat_buffer& buffer, bool capture,
+                            fetch_result& result, error_code& ec) {
+        const bool head_was_done = parser.is_header_done();
+        std::size_t used = 0;
+        try {
+            if (result.wire_bytes == 0) {
+                if (auto taken = feed_without_reason(parser, buffer, capture, result, ec))
+                    return *taken;
+            }
+            used = parser.put(buffer.data(), ec);
+        } catch (const std::length_error&) {
+            // Beast's fields hold a name or value of at most 64 KiB, and say so by throwing (a trailer is
+            // not under header_limit; a head is, unless max_header_bytes is larger).
+            ec = error::header_too_large;
+            result.error_detail = "a header field over 64 KiB";
+            return 0;
+        }
+        if (capture)
+            result.raw_response.append(static_cast<const char*>(buffer.data().data()), used);
+        result.wire_bytes += used;
+        buffer.consume(used);
+        if (!head_was_done && parser.is_header_done())
+            result.raw_head_bytes = result.wire_bytes; // put() stops right after the head
+        return used;
+    }
+
+    /// "HTTP/1.1 200" with no space after the code: RFC 9112 4 asks for one before the (optional) reason
+    /// phrase and Beast's parser insists on it, while browsers and curl read the line without. When the
+    /// answer starts with such a line, the parser is handed a copy with the space, and what is counted and
+    /// captured are the bytes as received. nullopt when the answer does not start so.
+    static std::optional<std::size_t> feed_without_reason(response_parser& parser, beast::flat_buffer& buffer,
+                                                          bool capture, fetch_result& result,
+                                                          error_code& ec) {
+        constexpr std::size_t line_size = std::string_view("HTTP/1.1 200\r\n").size();
+        const std::string_view held{static_cast<const char*>(buffer.data().data()), buffer.size()};
+        const auto digit = [&](std::size_t i) { return held[i] >= '0' && held[i] <= '9'; };
+        if (held.size() < line_size || !held.starts_with("HTTP/") || !digit(5) || held[6] != '.' ||
+            !digit(7) || held[8] != ' ' || !digit(9) || !digit(10) || !digit(11) ||
+            held.substr(12, 2) != "\r\n")
+            return std::nullopt;
+        std::string repaired;
+        repaired.reserve(held.size() + 1);
+        repaired.append(held.substr(0, 12)).append(" ").append(held.substr(12));
+        const std::size_t used = parser.put(asio::buffer(repaired), ec);
+        if (used < line_size + 1)
+            return 0; // the parser took nothing yet (it waits for the whole head)
+        const std::size_t taken = used - 1;
+        if (capture)
+            result.raw_response.append(held.substr(0, taken));
+        result.wire_bytes += taken;
+        buffer.consume(taken);
+        if (parser.is_header_done())
+            result.raw_head_bytes = result.wire_bytes;
+        return taken;
+    }
+
+    /// What the parser holds back, once the head is done, when it needs more: a chunk-size line or a trailer
+    /// section (it takes body bytes as they come). Beast bounds neither, so we do: a chunk-size line with
+    /// its extensions by max_chunk_line, the trailers by max_header_bytes, like the head.
+    error_code check_held_back(const response_parser& parser, const beast::flat_buffer& buffer,
+                               fetch_result& result) const {
+        if (!parser.chunked())
+            return {};
+        std::string_view held{static_cast<const char*>(buffer.data().data()), buffer.size()};
+        if (held.starts_with("\r\n"))
+            held.remove_prefix(2); // the end of the previous chunk's data, parsed with the next line
+        const auto end_of_line = held.find('\n');
+        if (end_of_line == std::string_view::npos) {
+            if (held.size() <= max_chunk_line)
+                return {};
+            result.error_detail = "a chunk-size line over " + std::to_string(max_chunk_line) + " bytes";
+            return error::bad_response;
+        }
+        // A whole line held back is the last chunk's: the parser waits for the end of the trailers.
+        if (held.size() - end_of_line - 1 <= config.max_header_bytes)
+            return {};
+        result.error_detail =
+            "trailers over " + std::to_string(config.max_header_bytes) + " bytes (fetch.max_header_bytes)";
+        return error::header_too_large;
+    }
+
+    /// Takes what we keep of a final response's head, as soon as it is complete: trailers that come after
+    /// the body are never merged into it (RFC 9110 6.5.1: a field that matters to us is not to be trusted
+    /// there). Cookies it sets go to the jar, redirects and errors included.
+    error_code take_head(std::string_view url, const response_parser& parser, reading& r,
+                         fetch_result& result) {
+        const auto& head = parser.get();
+        const unsigned status = head.result_int();
+        if (status < 100) {
+            result.error_detail = "status code " + std::to_string(status) + " (RFC 9110 15: 100 to 599)";
+            return error::bad_response; // "000"
+        }
+        if (status / 100 == 1 && status != 101)
+            return {}; // interim: skipped
+        result.status = static_cast<int>(status);
+        if (auto it = head.find(http::field::content_type); it != head.end())
+            result.content_type = std::string(it->value());
+        if (auto it = head.find(http::field::location); it != head.end())
+            result.location = std::string(it->value());
+        if (auto it = head.find(http::field::retry_after); it != head.end())
+            result.retry_after = std::string(it->value());
+        read_keep_alive(head, r);
+        // An HTTP/1.0 message with Transfer-Encoding has faulty framing (RFC 9112 6.1): read it, then close.
+        if (head.version() < 11 && head.find(http::field::transfer_encoding) != head.end())
+            r.reusable = false;
+        if (jar && status != 101)
+            take_cookies(url, head);
+        return {};
+    }
+
+    /// The server's Keep-Alive hints (RFC 2068 19.7.1.1, still what servers send): how long it keeps an idle
+    /// connection (timeout=N), and max=0, no more requests on this one.
+    static void read_keep_alive(const http::fields& head, reading& r) {
+        const auto it = head.find("Keep-Alive");
+        if (it == head.end())
+            return;
+        for (const auto& [name, value] : http::param_list{";" + std::string(it->value())}) {
+            (void)value;
+            (void)name;
+        }
+        // Keep-Alive is a comma-separated list of name=value pairs.
+        std::string_view rest = it->value();
+        while (!rest.empty()) {
+            const auto comma = rest.find(',');
+            std::string_view item = rest.substr(0, comma);
+            rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+            const auto equals = item.find('=');
+            if (equals == std::string_view::npos)
+                continue;
+            const auto name = trim(item.substr(0, equals));
+            auto value = trim(item.substr(equals + 1));
+            if (value.size() >= 2 && value.front() == '"' && value.back() == '"')
+                value = value.substr(1, value.size() - 2);
+            std::uint32_t number = 0;
+            const auto [end, problem] = std::from_chars(value.data(), value.data() + value.size(), number);
+            if (problem != std::errc{} || end != value.data() + value.size())
+                continue;
+            if (beast::iequals(name, "timeout"))
+                r.server_keeps_idle = std::chrono::seconds{number};
+            else if (beast::iequals(name, "max") && number == 0)
+                r.reusable = false;
+        }
+    }
+
+    static std::string_view trim(std::string_view text) noexcept {
+        while (!text.empty() && (text.front() == ' ' || text.front() == '\t'))
+            text.remove_prefix(1);
+        while (!text.empty() && (text.back() == ' ' || text.back() == '\t'))
+            text.remove_suffix(1);
+        return text;
+    }
+
+    /// Fills in the rest of the result from the final response, or from how reading it failed. Says whether
+    /// the connection may carry another request: only after a response whose end its framing marked (a
+    /// Content-Length or a last chunk, not the close of the connection), read whole, that asked for no close.
+    void conclude(response_parser& parser, reading& r, fetch_result& result, bool& retry_fresh,
+                  bool& reusable) {
+        auto& sink = parser.get().body();
+        error_code read_ec = r.ec;
+        if (!read_ec && parser.get().result_int() / 100 == 1)
+            read_ec = error::bad_response; // still interim after max_interim_responses, or 101 unasked
+        result.body_bytes = sink.decoded.size();
+        if (read_ec && sink.was_cut) {
+            result.truncated = true;
+            read_ec = {};
+        }
+        if (read_ec) {
+            retry_fresh = !parser.got_some() && is_stale_connection_failure(read_ec);
+            result.error = classify_read_error(read_ec);
+            if (result.error_detail.empty())
+                result.error_detail = std::move(sink.problem);
+            if (read_ec == error::bad_response && result.status < 100)
+                result.status = 0;
+            return;
+        }
+        result.body = std::move(sink.decoded);
+        reusable = r.reusable && !result.truncated && !r.at_eof && parser.keep_alive();
     }
 
     /// Takes in what has arrived since a wait (one read_chunk at most: Beast's parser enforces the head limit
@@ -1307,13 +1659,14 @@ struct fetcher::impl {
             auto& c = *conn;
             bool retry_fresh = false;
             bool reusable = false;
+            std::optional<std::chrono::seconds> server_keeps_idle;
             error_code ec = co_await send(c, url, origin_key, options.capture, out);
             if (ec) {
                 retry_fresh = is_stale_connection_failure(ec);
                 result_of(out, c).error = classify_read_error(ec);
             } else {
                 reading r;
-                while (!parse(c, r, options, out)) {
+                while (!parse(c, r, url, options, out)) {
                     ec = {};
                     if (!c.has_pending()) {
                         c.release_tls_buffers();
@@ -1334,14 +1687,15 @@ struct fetcher::impl {
                 }
                 if (!r.parser)
                     r.parser = new_parser(options); // failed before the first byte
-                conclude(url, *r.parser, r.ec, r.at_eof, result_of(out, c), retry_fresh, reusable);
+                conclude(*r.parser, r, result_of(out, c), retry_fresh, reusable);
+                server_keeps_idle = r.server_keeps_idle;
             }
             if (!out->error) {
                 // We never pipeline: bytes already waiting after a complete response are not an answer to
                 // anything we asked (a body longer than its Content-Length), and would be read as the next
                 // URL's response.
                 if (reusable && c.buffer.size() == 0 && !c.has_pending())
-                    give_back(origin_key, std::move(conn));
+                    give_back(origin_key, std::move(conn), server_keeps_idle);
                 else
                     retire(std::move(conn));
                 co_return;

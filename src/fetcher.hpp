@@ -44,6 +44,11 @@ struct fetcher_stats {
     std::size_t connections_opened = 0;
     std::size_t connections_reused = 0;
     std::size_t stale_retries = 0; ///< requests re-sent because a pooled connection turned out closed
+    /// Pooled connections given up when their turn came: the server had closed them, or had sent bytes
+    /// nobody asked for while they idled.
+    std::size_t idle_connections_dropped = 0;
+    /// Times a connect found every descriptor of the process in use and waited for one.
+    std::size_t descriptor_waits = 0;
 };
 
 class fetcher {

@@ -494,14 +494,6 @@ TEST(cli, an_output_that_cannot_be_written_fails_the_run_whichever_it_is) {
         EXPECT_EQ(result.exit_code, 1) << result.err;
         EXPECT_THAT(result.err, HasSubstr("cannot write /dev/full: No space left on device"));
     }
-    // A durable crawl stops at the first commit whose records could not be written: the crawl had started,
-    // so it is a failed run (1), not "cannot start" (2), as for a state store lost mid-crawl.
-    const temp_dir dir{"cli-full-state"};
-    auto durable = run_process({cli, "-q", "--no-report", "--state-dir", (dir.path / "state").string(), "-o",
-                                "/dev/full", server.root});
-    EXPECT_EQ(durable.exit_code, 1) << durable.err;
-    EXPECT_THAT(durable.err, HasSubstr("error: the crawl stopped: an output could not be written"));
-    EXPECT_THAT(durable.err, HasSubstr("running the same command again continues the crawl"));
 }
 
 TEST(cli, a_busy_metrics_port_is_named_without_library_internals) {

@@ -560,6 +560,24 @@ TEST(crawl_state, an_internal_error_on_robots_txt_does_not_strand_the_origin) {
     EXPECT_EQ(h.unfinished, 0u);
 }
 
+TEST(crawl_state, an_internal_error_record_keeps_its_depth_and_tries) {
+    harness h(no_robots);
+    h->start();
+    auto root = h.take("http://a.test/");
+    h.answer(root, page(), {"http://a.test/deep"});
+    auto t = h.take("http://a.test/deep");
+    h->fetch_finished(t);
+    h->internal_error(t, "boom");
+    t = {};
+    --h.unfinished;
+    const auto* r = h.find("http://a.test/deep");
+    ASSERT_NE(r, nullptr);
+    EXPECT_EQ(r->error, error::internal_error);
+    EXPECT_EQ(r->depth, 1);
+    EXPECT_EQ(r->tries, 1);
+    EXPECT_EQ(r->referrer, "http://a.test/");
+}
+
 TEST(crawl_state, a_shared_crawl_admits_into_the_batch_and_crawls_what_it_leased) {
     harness h(no_robots, true);
     h->set_shared();

@@ -18,6 +18,8 @@
 #include <optional>
 #include <set>
 
+#include <unistd.h>
+
 namespace asio = boost::asio;
 namespace fs = std::filesystem;
 using namespace asiocrawl;
@@ -232,4 +234,35 @@ TEST_F(durable_crawl, a_damaged_database_is_a_clear_error) {
     ASSERT_TRUE(damaged.failure);
     EXPECT_THROW(std::rethrow_exception(damaged.failure), state_error);
     EXPECT_NE(message_of(damaged.failure).find("damaged"), std::string::npos) << message_of(damaged.failure);
+}
+
+TEST_F(durable_crawl, a_held_directory_is_refused_to_a_second_crawler_until_the_first_has_run) {
+    asio::io_context ctx;
+    demo::http_server server{ctx.get_executor(), demo::serve_site(site)};
+    auto config = config_for(server.port());
+    std::optional<crawler> first;
+    first.emplace(ctx.get_executor(), config);
+    for (const bool reset : {false, true}) {
+        auto second = config;
+        second.state.reset = reset;
+        try {
+            crawler refused{ctx.get_executor(), second};
+            ADD_FAILURE() << "a second crawler took a held directory";
+        } catch (const state_error& e) {
+            const std::string message = e.what();
+            EXPECT_NE(message.find("is in use by another crawl (pid " + std::to_string(::getpid()) + ")"),
+                      std::string::npos)
+                << message;
+            EXPECT_EQ(message.find("--state-reset"), std::string::npos) << message;
+        }
+    }
+    // Held from construction, and released when the crawl is over, though the crawler object lives on.
+    std::exception_ptr failure;
+    first->async_run([&](std::exception_ptr e, report) {
+        failure = e;
+        server.stop();
+    });
+    run_bounded(ctx);
+    ASSERT_FALSE(failure) << message_of(failure);
+    EXPECT_NO_THROW((crawler{ctx.get_executor(), config}));
 }

@@ -164,4 +164,26 @@ TEST(FetchSettings, ProblemsNameTheirKeys) {
     EXPECT_EQ(validate(config).size(), 1u) << "validate() includes these checks";
 }
 
+TEST(Descriptors, ShortfallOnlyWhenWorkersAndOwnExceedTheLimit) {
+    struct row {
+        std::size_t max_tasks, own;
+        std::uint64_t soft, hard;
+        bool warns;
+    };
+    const row rows[] = {
+        {100, 32, 1024, 1024, false}, {992, 32, 1024, 1024, false},  {993, 32, 1024, 1024, true},
+        {500, 32, 64, 64, true},      {500, 112, 1024, 4096, false}, {5000, 32, 1024, 524288, true},
+    };
+    for (const auto& r : rows) {
+        const auto warning = descriptor_shortfall(r.max_tasks, r.own, r.soft, r.hard);
+        EXPECT_EQ(warning.has_value(), r.warns) << r.max_tasks << " " << r.soft;
+    }
+    const auto low = descriptor_shortfall(500, 32, 64, 64).value();
+    EXPECT_NE(low.find("max_tasks 500"), std::string::npos) << low;
+    EXPECT_NE(low.find("limit of 64 open files"), std::string::npos) << low;
+    EXPECT_NE(low.find("at most about 32 fetches"), std::string::npos) << low;
+    const auto raisable = descriptor_shortfall(5000, 32, 1024, 524288).value();
+    EXPECT_NE(raisable.find("ulimit -n 524288"), std::string::npos) << raisable;
+}
+
 } // namespace

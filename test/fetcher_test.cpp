@@ -1,6 +1,7 @@
 #include "fetcher.hpp"
 
 #include "support/compress.hpp"
+#include "support/hostile_server.hpp"
 #include "support/loopback.hpp"
 #include "support/raw_server.hpp"
 
@@ -19,6 +20,7 @@
 #include <cstdio>
 #include <memory>
 #include <optional>
+#include <sstream>
 #include <vector>
 
 #include <arpa/inet.h>
@@ -212,7 +214,7 @@ TEST_F(fetcher_fixture, redirects_are_returned_not_followed) {
     EXPECT_EQ(server.requests(), 1u);
 }
 
-TEST_F(fetcher_fixture, a_stale_pooled_connection_is_retried_on_a_fresh_one_for_free) {
+TEST_F(fetcher_fixture, a_pooled_connection_whose_server_went_away_is_replaced_for_free) {
     auto answer = [](const http_request&) -> asio::awaitable<std::optional<http_response>> {
         co_return make_response(200, "ok", "text/plain");
     };
@@ -224,7 +226,7 @@ TEST_F(fetcher_fixture, a_stale_pooled_connection_is_retried_on_a_fresh_one_for_
     demo::http_server second{ctx.get_executor(), answer, port};
     auto results = fetch_all(second, {second.origin() + "/2"}, &f);
     EXPECT_FALSE(results.at(0).error) << results[0].error.message();
-    EXPECT_EQ(f.stats().stale_retries, 1u);
+    EXPECT_EQ(f.stats().idle_connections_dropped, 1u) << "seen closed before a request was sent on it";
     EXPECT_EQ(f.stats().connections_opened, 2u);
 }
 
@@ -719,4 +721,297 @@ TEST_F(fetcher_fixture, without_the_guard_loopback_is_fine) {
     auto server = encoded_server(ctx, "open", "");
     auto results = fetch_all(server, {server.origin() + "/"});
     EXPECT_EQ(results.at(0).body, "open");
+}
+
+// --- framing and connection reuse (hostile servers writing exact bytes) ----------------------------------
+
+namespace {
+
+using asiocrawl::test::hostile_server;
+using exchange = hostile_server::exchange;
+using task = asio::awaitable<void>;
+
+/// A step of a scripted fetch sequence: fetch `path`, after waiting `before`.
+struct step {
+    std::string path;
+    std::chrono::milliseconds before{0};
+};
+
+struct framing : ::testing::Test {
+    asio::io_context ctx;
+    fetch_config config;
+    hostile_server server{ctx.get_executor()};
+    std::optional<fetcher> f;
+
+    std::vector<fetch_result> fetch(std::vector<step> steps) {
+        f.emplace(ctx.get_executor(), config, 8);
+        std::vector<fetch_result> results;
+        asio::co_spawn(
+            ctx,
+            [&]() -> asio::awaitable<void> {
+                for (const auto& s : steps) {
+                    if (s.before.count() > 0) {
+                        asio::steady_timer timer{ctx, s.before};
+                        co_await timer.async_wait(asio::use_awaitable);
+                    }
+                    std::unique_ptr<fetch_result> out;
+                    co_await f->fetch_into(server.url(s.path), {}, out);
+                    results.push_back(std::move(*out));
+                }
+            },
+            [&](std::exception_ptr e) {
+                f->close_idle();
+                server.stop();
+                if (e)
+                    std::rethrow_exception(e);
+            });
+        run_bounded(ctx);
+        return results;
+    }
+
+    /// A keep-alive answer with `body` and `fields` (each ending in CRLF).
+    static std::string kept(const std::string& body, const std::string& fields = {}) {
+        return "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: " +
+               std::to_string(body.size()) + "\r\n" + fields + "\r\n" + body;
+    }
+    /// Serves `body` kept alive at `path`.
+    void keep_alive_page(const std::string& path, std::string body, std::string fields = {}) {
+        server.route(path, [bytes = kept(body, fields)](exchange& ex) -> task {
+            ex.keep_open = true;
+            co_await ex.write(bytes);
+        });
+    }
+};
+
+} // namespace
+
+TEST_F(framing, bytes_arriving_while_a_connection_idles_are_never_read_as_the_next_answer) {
+    // The answer to /a is complete; 50 ms later the server writes a whole second response nobody asked for.
+    // Read as the answer to /b it would put a fake page in /b's record and archive (response queue
+    // poisoning): the idle connection is given up instead and /b is asked on a fresh one.
+    server.route("/a", [](exchange& ex) -> task {
+        ex.keep_open = true;
+        if (co_await ex.write(kept("real a")) && co_await ex.pause(50ms))
+            co_await ex.write(kept("<a href=/evil>FAKE</a>"));
+    });
+    keep_alive_page("/b", "real b");
+    const auto r = fetch({{"/a"}, {"/b", 300ms}});
+    ASSERT_EQ(r.size(), 2u);
+    EXPECT_EQ(r[0].body, "real a");
+    EXPECT_FALSE(r[1].error) << r[1].error.message();
+    EXPECT_EQ(r[1].body, "real b");
+    EXPECT_EQ(f->stats().idle_connections_dropped, 1u);
+    EXPECT_EQ(f->stats().connections_opened, 2u);
+    EXPECT_EQ(f->stats().connections_reused, 0u);
+}
+
+TEST_F(framing, a_connection_the_server_closed_while_idle_is_given_up_before_use) {
+    server.route("/a", [](exchange& ex) -> task { co_await ex.write(kept("a")); }); // closes, no notice
+    keep_alive_page("/b", "b");
+    const auto r = fetch({{"/a"}, {"/b", 100ms}});
+    ASSERT_EQ(r.size(), 2u);
+    EXPECT_EQ(r[1].body, "b");
+    EXPECT_EQ(f->stats().idle_connections_dropped, 1u);
+    EXPECT_EQ(f->stats().stale_retries, 0u) << "found closed before a request was sent on it";
+}
+
+TEST_F(framing, the_servers_keep_alive_timeout_shortens_how_long_a_connection_is_reused) {
+    // timeout=1: reused for at most half a second (a second less than N, half of N below two).
+    keep_alive_page("/short", "s", "Keep-Alive: timeout=1\r\n");
+    keep_alive_page("/long", "l", "Keep-Alive: timeout=30, max=100\r\n");
+    const auto r = fetch({{"/short"}, {"/long", 700ms}, {"/long", 700ms}});
+    ASSERT_EQ(r.size(), 3u);
+    for (const auto& result : r)
+        EXPECT_FALSE(result.error) << result.error.message();
+    EXPECT_EQ(f->stats().connections_opened, 2u) << "the first connection expired, the second did not";
+    EXPECT_EQ(f->stats().connections_reused, 1u);
+}
+
+TEST_F(framing, keep_alive_max_0_and_connection_close_end_the_connection) {
+    keep_alive_page("/max0", "m", "Keep-Alive: timeout=30, max=0\r\n");
+    keep_alive_page("/close", "c", "Connection: close\r\n");
+    keep_alive_page("/b", "b");
+    const auto r = fetch({{"/max0"}, {"/close"}, {"/b"}});
+    ASSERT_EQ(r.size(), 3u);
+    EXPECT_EQ(r[2].body, "b");
+    EXPECT_EQ(f->stats().connections_opened, 3u);
+    EXPECT_EQ(server.connections(), 3u);
+}
+
+TEST_F(framing, a_chunk_extension_without_end_is_a_bad_response_not_memory) {
+    server.route("/", [](exchange& ex) -> task {
+        if (co_await ex.write("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n10;ext="))
+            co_await ex.repeat(std::string(16 * 1024, 'x'), 0ms, 64 * 16); // 16 MiB, then it would go on
+    });
+    const auto r = fetch({{"/"}});
+    EXPECT_EQ(r.at(0).error, error::bad_response) << r[0].error.message();
+    EXPECT_LT(r[0].wire_bytes, 1024u) << "only the head was taken; the line was never accepted";
+}
+
+TEST_F(framing, endless_chunk_size_digits_are_a_bad_response) {
+    server.route("/", [](exchange& ex) -> task {
+        if (co_await ex.write("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"))
+            co_await ex.repeat(std::string(16 * 1024, '0'), 0ms, 64 * 16);
+    });
+    EXPECT_EQ(fetch({{"/"}}).at(0).error, error::bad_response);
+}
+
+TEST_F(framing, an_endless_trailer_section_is_header_too_large) {
+    config.max_header_bytes = 8 * 1024;
+    server.route("/", [](exchange& ex) -> task {
+        if (co_await ex.write("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n"))
+            co_await ex.repeat("X-Trailer: yes\r\n", 0ms, 1'000'000);
+    });
+    const auto r = fetch({{"/"}});
+    EXPECT_EQ(r.at(0).error, error::header_too_large) << r[0].error.message();
+    EXPECT_EQ(r[0].status, 200);
+}
+
+TEST_F(framing, a_field_over_64_kib_is_header_too_large_in_the_head_and_in_trailers) {
+    config.max_header_bytes = 1u << 20; // above what Beast can store in one field
+    const std::string big(70 * 1024, 'v');
+    server.route("/head", [big](exchange& ex) -> task {
+        co_await ex.write("HTTP/1.1 200 OK\r\nX-Big: " + big + "\r\nContent-Length: 2\r\n\r\nok");
+    });
+    server.route("/trailer", [big](exchange& ex) -> task {
+        co_await ex.write("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\nX-Big: " +
+                          big + "\r\n\r\n");
+    });
+    const auto r = fetch({{"/head"}, {"/trailer"}});
+    ASSERT_EQ(r.size(), 2u);
+    EXPECT_EQ(r[0].error, error::header_too_large) << r[0].error.message();
+    EXPECT_EQ(r[1].error, error::header_too_large) << r[1].error.message();
+}
+
+TEST_F(framing, trailers_are_never_merged_into_the_head) {
+    config.cookies.enabled = true;
+    const std::string answer =
+        "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nTransfer-Encoding: chunked\r\n\r\n"
+        "2\r\nok\r\n0\r\nContent-Type: application/x-evil\r\nSet-Cookie: planted=1\r\n"
+        "Location: http://evil.invalid/\r\n\r\n";
+    server.route("/", [answer](exchange& ex) -> task {
+        ex.keep_open = true;
+        co_await ex.write(answer);
+    });
+    const auto r = fetch({{"/"}, {"/"}});
+    ASSERT_EQ(r.size(), 2u);
+    EXPECT_FALSE(r[0].error) << r[0].error.message();
+    EXPECT_EQ(r[0].body, "ok");
+    EXPECT_EQ(r[0].content_type, "text/html");
+    EXPECT_FALSE(r[0].location.has_value());
+    EXPECT_EQ(f->cookies(), 0u);
+    EXPECT_EQ(f->stats().connections_reused, 1u) << "a message with trailers is cleanly framed";
+}
+
+TEST_F(framing, a_gzip_transfer_coding_is_decoded) {
+    const std::string page = "<p>decoded from a transfer coding</p>";
+    const std::string gzipped = asiocrawl::test::compress(page, asiocrawl::test::wrapper::gzip);
+    std::ostringstream size;
+    size << std::hex << gzipped.size();
+    server.route("/alone", [gzipped](exchange& ex) -> task {
+        co_await ex.write("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nTransfer-Encoding: gzip\r\n\r\n" +
+                          gzipped);
+    });
+    server.route("/chunked", [gzipped, hex = size.str()](exchange& ex) -> task {
+        ex.keep_open = true;
+        co_await ex.write(
+            "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nTransfer-Encoding: gzip, chunked\r\n\r\n" + hex +
+            "\r\n" + gzipped + "\r\n0\r\n\r\n");
+    });
+    const auto r = fetch({{"/alone"}, {"/chunked"}});
+    ASSERT_EQ(r.size(), 2u);
+    for (const auto& result : r) {
+        EXPECT_FALSE(result.error) << result.error.message();
+        EXPECT_EQ(result.body, page);
+    }
+}
+
+TEST_F(framing, transfer_codings_that_cannot_be_undone_are_refused) {
+    server.route("/compress", [](exchange& ex) -> task {
+        co_await ex.write("HTTP/1.1 200 OK\r\nTransfer-Encoding: compress\r\n\r\nxyz");
+    });
+    server.route("/twice", [](exchange& ex) -> task {
+        co_await ex.write(
+            "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n");
+    });
+    server.route("/not-last", [](exchange& ex) -> task {
+        co_await ex.write("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, gzip\r\n\r\n2\r\nok\r\n0\r\n\r\n");
+    });
+    const auto r = fetch({{"/compress"}, {"/twice"}, {"/not-last"}});
+    ASSERT_EQ(r.size(), 3u);
+    for (const auto& result : r)
+        EXPECT_EQ(result.error, error::bad_response) << result.error.message();
+}
+
+TEST_F(framing, status_000_is_a_bad_response) {
+    server.route("/", [](exchange& ex) -> task {
+        co_await ex.write("HTTP/1.1 000 Zero\r\nContent-Length: 2\r\n\r\nok");
+    });
+    const auto r = fetch({{"/"}});
+    EXPECT_EQ(r.at(0).error, error::bad_response) << r[0].error.message();
+    EXPECT_EQ(r[0].status, 0);
+}
+
+TEST_F(framing, a_status_line_without_a_reason_phrase_is_read_as_browsers_do) {
+    const std::string answer = "HTTP/1.1 200\r\nContent-Type: text/html\r\nContent-Length: 2\r\n\r\nok";
+    server.route("/", [answer](exchange& ex) -> task {
+        ex.keep_open = true;
+        co_await ex.write(answer);
+    });
+    f.emplace(ctx.get_executor(), config, 8);
+    detail::fetch_options options;
+    options.capture = true;
+    std::unique_ptr<fetch_result> out;
+    asio::co_spawn(
+        ctx, [&]() -> asio::awaitable<void> { co_await f->fetch_into(server.url("/"), options, out); },
+        [&](std::exception_ptr e) {
+            f->close_idle();
+            server.stop();
+            if (e)
+                std::rethrow_exception(e);
+        });
+    run_bounded(ctx);
+    ASSERT_TRUE(out);
+    EXPECT_FALSE(out->error) << out->error.message();
+    EXPECT_EQ(out->status, 200);
+    EXPECT_EQ(out->body, "ok");
+    EXPECT_EQ(out->raw_response, answer) << "the bytes as received";
+    EXPECT_EQ(out->wire_bytes, answer.size());
+    EXPECT_EQ(out->raw_head_bytes, answer.size() - 2);
+}
+
+TEST_F(framing, a_pooled_connection_closed_as_the_request_arrives_is_retried_on_a_fresh_one_for_free) {
+    // The server takes the second request on the kept connection and closes it without a byte (it was
+    // closing idle connections as the request came): the URL did nothing wrong, so it is sent again on a
+    // fresh connection without counting a try (RFC 9112 9.3.1: GET is idempotent).
+    std::size_t asked = 0;
+    server.route("/", [&asked](exchange& ex) -> task {
+        if (++asked == 2)
+            co_return; // closes the connection, no answer
+        ex.keep_open = true;
+        co_await ex.write(kept("fine"));
+    });
+    const auto r = fetch({{"/"}, {"/"}});
+    ASSERT_EQ(r.size(), 2u);
+    EXPECT_FALSE(r[1].error) << r[1].error.message();
+    EXPECT_EQ(r[1].body, "fine");
+    EXPECT_EQ(f->stats().stale_retries, 1u);
+    EXPECT_EQ(f->stats().connections_opened, 2u);
+    EXPECT_EQ(asked, 3u);
+}
+
+TEST_F(framing, a_chunk_extension_over_the_line_limit_is_refused_even_when_it_arrives_whole) {
+    const std::string head =
+        "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nTransfer-Encoding: chunked\r\n\r\n";
+    server.route("/long", [head](exchange& ex) -> task {
+        co_await ex.write(head + "2;x=" + std::string(5000, 'e') + "\r\nok\r\n0\r\n\r\n");
+    });
+    server.route("/short", [head](exchange& ex) -> task {
+        co_await ex.write(head + "2;name=value;q=\"quoted\"\r\nok\r\n0\r\n\r\n");
+    });
+    const auto r = fetch({{"/long"}, {"/short"}});
+    ASSERT_EQ(r.size(), 2u);
+    EXPECT_EQ(r[0].error, error::bad_response) << r[0].error.message();
+    EXPECT_FALSE(r[1].error) << r[1].error.message();
+    EXPECT_EQ(r[1].body, "ok");
 }

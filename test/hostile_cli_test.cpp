@@ -65,6 +65,7 @@ struct record_line {
     int status = 0;
     std::string error_kind;
     std::uint64_t size = 0;
+    int tries = 0;
 };
 
 /// The JSON Lines records file, by URL.
@@ -81,6 +82,8 @@ std::map<std::string, record_line> read_records(const fs::path& file) {
             r.error_kind = std::string(kind->as_string());
         if (const auto* size = object.if_contains("size"))
             r.size = size->to_number<std::uint64_t>();
+        if (const auto* tries = object.if_contains("tries"))
+            r.tries = static_cast<int>(tries->to_number<std::int64_t>());
         records[std::string(object.at("url").as_string())] = r;
     }
     return records;
@@ -307,6 +310,60 @@ TEST_F(hostile_cli, hostile_sitemaps_cost_nothing_but_their_own_records) {
     const auto records = read_records(records_file);
     EXPECT_EQ(records.at(site.server.url("/page")).status, 200);
     expect_bounded_memory(result);
+}
+
+TEST_F(hostile_cli, running_out_of_descriptors_loses_no_page) {
+    // 500 workers under a limit of 64 open files: most connects find no descriptor. That is the crawler's own
+    // limit, not the site's failure: each waits for one, and every page of the site is still crawled.
+    constexpr int pages = 2'000;
+    site.server.fallback([](exchange& ex) -> task {
+        const auto target = ex.target();
+        if (!target.starts_with("/p/")) {
+            co_await ex.write(hostile_server::response(404, "no"));
+            co_return;
+        }
+        const int n = std::stoi(target.substr(3));
+        std::vector<std::string> children;
+        for (int child = 10 * n + 1; child <= 10 * n + 10 && child < pages; ++child)
+            children.push_back("/p/" + std::to_string(child));
+        co_await ex.write(hostile_server::response(200, links_to(children)));
+    });
+    site.server.page("/", links_to({"/p/0"}));
+    site.start();
+    const std::vector<std::string> argv{"/bin/sh",
+                                        "-c",
+                                        "ulimit -n 64 && exec \"$0\" \"$@\"",
+                                        cli,
+                                        "--no-report",
+                                        "--timeout",
+                                        "20s",
+                                        "--max-tasks",
+                                        "500",
+                                        "--max-per-host",
+                                        "500",
+                                        "-o",
+                                        records_file.string(),
+                                        site.server.url("/")};
+    const auto result = asiocrawl::test::run_process(argv, 180s);
+    site.stop();
+    ASSERT_FALSE(result.timed_out) << "the crawl did not end by itself";
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_NE(result.err.find("over the limit of 64 open files"), std::string::npos)
+        << "a warning at the start says the workers do not fit: " << result.err;
+    const auto records = read_records(records_file);
+    std::size_t fetched = 0;
+    for (int n = 0; n < pages; ++n) {
+        const auto it = records.find(site.server.url("/p/" + std::to_string(n)));
+        if (it != records.end() && it->second.status == 200 && it->second.error_kind.empty())
+            ++fetched;
+        else if (it != records.end())
+            ADD_FAILURE() << "/p/" << n << ": " << it->second.error_kind;
+        if (it != records.end() && it->second.tries != 1)
+            ADD_FAILURE() << "/p/" << n << " took " << it->second.tries
+                          << " tries: waiting for a descriptor is not the site's failure";
+    }
+    EXPECT_EQ(fetched, static_cast<std::size_t>(pages));
+    EXPECT_EQ(requests_for("/p/1999"), 1u);
 }
 
 } // namespace

@@ -307,9 +307,9 @@ TEST_F(shared_crawl, a_graceful_stop_gives_its_leases_back_at_once) {
     EXPECT_EQ(urls, site.expected_urls());
 }
 
-// One rule for every cause (docs/DEPLOY.md, "Exit status"): a Redis that cannot serve the crawl before it
-// starts is exit 2, nothing fetched, like a configuration error; a Redis lost after the crawl started is
-// exit 1, a failed run that the same command continues.
+// One rule for every cause, before the crawl starts or during it (docs/DEPLOY.md, "Exit status"): a Redis
+// that refuses the crawl (a wrong password) is exit 2, a usage error; one that fails (unreachable, out of
+// memory) is exit 1, as a full disk is, and the same command continues the crawl once it is back.
 TEST_F(shared_crawl, an_instance_that_loses_redis_mid_crawl_gives_up_after_redis_timeout_with_status_1) {
     site_server site{20ms};
     child_process instance(with_option(command(site, "0"), "--redis-timeout", "1s"));
@@ -333,12 +333,12 @@ TEST_F(shared_crawl, a_redis_out_of_memory_mid_crawl_stops_it_with_status_1) {
     EXPECT_EQ(redis.command({"CONFIG", "SET", "maxmemory", "1"}), "+OK\r\n");
     const auto result = instance.wait(30s);
     EXPECT_EQ(result.exit_code, 1) << result.err;
-    EXPECT_NE(result.err.find("the crawl stopped: redis: OOM"), std::string::npos) << result.err;
+    EXPECT_NE(result.err.find("cannot store the crawl: redis: OOM"), std::string::npos) << result.err;
     EXPECT_LT(site.requested(), site.site.expected_requests.size()) << "it stopped before the end";
 }
 
 TEST(shared_crawl_start,
-     a_redis_that_cannot_serve_the_crawl_before_it_starts_is_status_2_whatever_the_cause) {
+     before_the_crawl_starts_a_redis_that_refuses_is_status_2_and_one_that_fails_status_1) {
     site_server site{0ms};
     temp_dir dir{"shared-crawl-start"};
     const auto run = [&](const std::string& url, std::vector<std::string> environment = {}) {
@@ -349,9 +349,14 @@ TEST(shared_crawl_start,
     };
     {
         SCOPED_TRACE("unreachable");
-        const auto result = run("redis://127.0.0.1:" + std::to_string(free_loopback_port()) + "/0");
-        EXPECT_EQ(result.exit_code, 2) << result.err;
+        const std::string nobody = "redis://127.0.0.1:" + std::to_string(free_loopback_port()) + "/0";
+        const auto result = run(nobody);
+        EXPECT_EQ(result.exit_code, 1) << result.err;
         EXPECT_NE(result.err.find("giving up after state.redis_timeout"), std::string::npos) << result.err;
+        // asiocrawl report gives up after 10 s, under the same rule.
+        const auto report = run_process({cli, "report", "--redis", nobody, "--crawl-id", "start"}, 30s);
+        EXPECT_EQ(report.exit_code, 1) << report.err;
+        EXPECT_NE(report.err.find("has not answered for"), std::string::npos) << report.err;
     }
     {
         SCOPED_TRACE("wrong password");
@@ -359,22 +364,26 @@ TEST(shared_crawl_start,
         EXPECT_EQ(redis.command({"CONFIG", "SET", "requirepass", "the-right-one"}), "+OK\r\n");
         const auto result = run(redis.url(), {"ASIOCRAWL_REDIS_PASSWORD=a-wrong-one"});
         EXPECT_EQ(result.exit_code, 2) << result.err;
-        EXPECT_NE(result.err.find("WRONGPASS"), std::string::npos) << result.err;
+        EXPECT_NE(result.err.find("refuses the crawl: redis: WRONGPASS"), std::string::npos) << result.err;
         EXPECT_NE(result.err.find("redis://:***@127.0.0.1"), std::string::npos) << result.err;
         EXPECT_EQ(result.err.find("a-wrong-one"), std::string::npos) << "the password is never shown";
         const auto none = run(redis.url());
         EXPECT_EQ(none.exit_code, 2) << none.err;
         EXPECT_NE(none.err.find("NOAUTH"), std::string::npos) << none.err;
+        const auto report = run_process({cli, "report", "--redis", redis.url(), "--crawl-id", "start"},
+                                        {"ASIOCRAWL_REDIS_PASSWORD=a-wrong-one"}, 30s);
+        EXPECT_EQ(report.exit_code, 2) << report.err;
+        EXPECT_NE(report.err.find("WRONGPASS"), std::string::npos) << report.err;
     }
     {
         SCOPED_TRACE("out of memory");
         redis_server redis;
         EXPECT_EQ(redis.command({"CONFIG", "SET", "maxmemory", "1"}), "+OK\r\n");
         const auto result = run(redis.url());
-        EXPECT_EQ(result.exit_code, 2) << result.err;
-        EXPECT_NE(result.err.find("OOM"), std::string::npos) << result.err;
+        EXPECT_EQ(result.exit_code, 1) << result.err;
+        EXPECT_NE(result.err.find("cannot store the crawl: redis: OOM"), std::string::npos) << result.err;
     }
-    EXPECT_EQ(site.requested(), 0u) << "nothing is fetched when the store cannot serve the crawl";
+    EXPECT_EQ(site.requested(), 0u) << "nothing is fetched without the store";
 }
 
 // rediss://: a Redis that speaks TLS only to clients with a certificate of its CA, and a password from the
@@ -470,7 +479,7 @@ TEST(shared_crawl_tls, an_untrusted_redis_certificate_is_given_up_after_redis_ti
     const auto refused = run_process({cli, "--redis", redis.tls_url(), "--redis-timeout", "300ms",
                                       "--crawl-id", "x", "http://127.0.0.1:1/"},
                                      30s);
-    EXPECT_EQ(refused.exit_code, 2) << refused.err;
+    EXPECT_EQ(refused.exit_code, 1) << refused.err; // unreachable: a failure, as a full disk
     EXPECT_NE(refused.err.find("is not trusted"), std::string::npos) << refused.err;
     EXPECT_NE(refused.err.find("state.redis_timeout"), std::string::npos) << refused.err;
     // --redis-insecure connects anyway, and says once that it does not verify.

@@ -76,10 +76,12 @@ struct fetch_config {
     /// Largest response body accepted, in bytes, counted both as received and after decoding gzip/deflate; a
     /// larger one becomes an error::body_too_large record. Default 16 MiB.
     std::uint64_t max_body_bytes = 16u << 20;
-    /// Largest response head (status line plus header fields), in bytes. Default 64 KiB.
+    /// Largest response head (status line plus header fields), in bytes; the trailer section of a chunked
+    /// body has the same limit. A larger one is an error::header_too_large record. Default 64 KiB.
     std::uint32_t max_header_bytes = 64u << 10;
     /// An idle keep-alive connection older than this is closed instead of reused: servers close idle
-    /// connections on their own schedule, and a reused dead connection costs a round trip. Default 15 s.
+    /// connections on their own schedule, and a reused dead connection costs a round trip. A server's
+    /// `Keep-Alive: timeout=N` shortens it for that connection. Default 15 s.
     std::chrono::milliseconds idle_timeout{15'000};
     /// The User-Agent request header. Empty: "asiocrawl/<version> (+<contact_url>)". Its product token (the
     /// part before the first '/') is what robots.txt groups are matched on. Default empty.

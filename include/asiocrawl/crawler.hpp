@@ -23,23 +23,26 @@
 
 namespace asiocrawl {
 
-/// The crawl's state store cannot serve it, found before anything is fetched: a state directory that belongs
-/// to another crawl definition (the message names what changed), holds something else or is damaged; a
-/// shared crawl's Redis unreachable for state.redis_timeout, refusing the password, answering an error (out
-/// of memory, ...) or holding another definition under the crawl id. async_run completes with it; nothing
-/// was fetched (the CLI's exit status 2, as for a configuration error).
+/// The crawl's state store refuses it, which only a change of configuration or command cures: a state
+/// directory that belongs to another crawl definition (the message names what changed), holds something
+/// else, is damaged or is in use by a running crawl; a shared crawl's Redis that refuses the password
+/// (WRONGPASS, NOAUTH), holds another definition under the crawl id, or answers another error than a full
+/// one. async_run completes with it, before anything is fetched unless Redis refuses a reconnection
+/// mid-crawl (the CLI's exit status 2). docs/DEPLOY.md, "Exit status".
 class state_error : public std::runtime_error {
 public:
     using std::runtime_error::runtime_error;
 };
 
-/// The crawl started and then lost what it cannot go on without: its state store (the state directory's
-/// database failing, Redis unreachable for state.redis_timeout or answering an error such as out of memory)
-/// or, with a state directory or Redis, an output that could not be written. async_run completes with it;
-/// what was committed is kept, and running the crawl again continues it (the CLI's exit status 1).
-class crawl_error : public std::runtime_error {
+/// A write failed: the state directory's (no space left on device, an I/O error), or an output's, which the
+/// output flush (set_output_flush) reports; or a shared crawl's Redis failed: unreachable for
+/// state.redis_timeout, out of memory (OOM) or unable to persist (MISCONF), the connection lost. Before or
+/// during the crawl alike. The crawl stops there; what was committed stays whole, and the same crawl run
+/// again with the same state directory or Redis resumes from its last commit once the cause is gone (the
+/// CLI's exit status 1).
+class state_write_error : public state_error {
 public:
-    using std::runtime_error::runtime_error;
+    using state_error::state_error;
 };
 
 /// A crawl over one executor. All crawl state lives on that executor (one thread, no locks), like the
@@ -57,6 +60,11 @@ public:
 
     /// Throws std::invalid_argument listing every problem when the config does not validate (see validate())
     /// or a pattern is not a valid regular expression. Nothing touches the network before async_run.
+    ///
+    /// With a state directory (config.state.dir) the constructor locks it (creating it when absent) before
+    /// anything else reads, resets or writes it, and holds it until async_run has completed (or, never
+    /// run, until the crawler is destroyed): a directory that another crawl holds, in this process or
+    /// another, throws state_error naming that process's pid.
     crawler(executor_type executor, crawler_config config);
     ~crawler();
     crawler(const crawler&) = delete;
@@ -82,8 +90,8 @@ public:
     /// With a state directory: called before each commit of the crawl's state, with a completion to call
     /// (from any thread) once everything handed to the sinks so far has been written out; `sync` asks for
     /// fsync too (state.fsync). The commit waits for it, so a resumed crawl never lacks the output of a URL
-    /// its state counts as done. A non-empty error ends the crawl (async_run completes with a crawl_error)
-    /// instead of counting as done URLs whose output was lost. Set before async_run.
+    /// its state counts as done. A non-empty error ends the crawl (async_run completes with a
+    /// state_write_error) instead of counting as done URLs whose output was lost. Set before async_run.
     using output_flush = std::function<void(bool sync, std::function<void(const std::string& error)> done)>;
     void set_output_flush(output_flush flush);
 

@@ -44,6 +44,15 @@ using namespace asiocrawl;
 /// Exit status of a crawl in which no URL got an HTTP answer: nothing was fetched at all (wget's 4,
 /// "network failure", is the closest meaning a shell script already knows).
 constexpr int nothing_fetched_status = 4;
+/// Exit status when a write failed — an output's or the state directory's (no space left on device, an I/O
+/// error) — or a shared crawl's Redis failed (unreachable, out of memory): the one store-failure rule: every
+/// file ends at its last whole record, and with a state store the same command resumes the crawl once the
+/// cause is gone.
+constexpr int write_failed_status = 1;
+/// Exit status of a usage or config error, an output that exists already, or a state store that refuses
+/// this crawl (a state directory of another crawl, in use or damaged; a Redis that refuses the password or
+/// holds another definition): refused before anything is fetched.
+constexpr int refused_status = 2;
 
 /// Many connections need many file descriptors; the soft limit is often far below what the system allows.
 void raise_open_file_limit() {
@@ -124,15 +133,22 @@ int run(const cli::cli_options& options) {
         if (const char* index = std::getenv("JOB_COMPLETION_INDEX"))
             crawl_config.state.instance = index;
     const std::string instance = crawl_config.state.instance;
-    const bool resuming = !crawl_config.state.reset && crawler::has_saved_state(crawl_config.state.dir);
+    const bool reset = crawl_config.state.reset;
+    // The crawler locks its state directory first: a directory another crawl holds is refused before
+    // anything (a reset, an output) is touched.
     std::optional<crawler> crawl;
     try {
         crawl.emplace(ctx.get_executor(), std::move(crawl_config));
     } catch (const std::invalid_argument& e) {
         log_writer.close();
         std::cerr << "asiocrawl: " << e.what() << "\n";
-        return 2;
+        return refused_status;
+    } catch (const state_error& e) {
+        log_writer.close();
+        std::cerr << "asiocrawl: " << e.what() << "\n";
+        return refused_status;
     }
+    const bool resuming = !reset && crawler::has_saved_state(config.crawl.state.dir);
     const logger log{config.run.log_level, [&](log_level level, std::string_view message) {
                          std::string line = "asiocrawl: ";
                          line += level_name(level);
@@ -232,8 +248,12 @@ int run(const cli::cli_options& options) {
 
     if (!result)
         result.emplace(); // the crawl failed before it began (its exception says why)
+    // A crawl that failed before it handed anything to its outputs (its state directory refused it, or
+    // was full at the start) leaves no output behind: a run again finds none in its way.
+    std::vector<std::string> output_problems;
+    if (!failure || !outs->discard())
+        output_problems = outs->finish(*result);
     // One rule for every output, records and summary alike: a write that failed fails the run.
-    const auto output_problems = outs->finish(*result);
     for (const auto& problem : output_problems)
         log_writer.write("asiocrawl: error: " + problem + "\n");
 
@@ -241,15 +261,15 @@ int run(const cli::cli_options& options) {
         log_writer.close();
         try {
             std::rethrow_exception(failure);
-        } catch (const state_error& e) {
-            // The state store (directory or Redis) cannot serve this crawl, whatever the cause: nothing was
-            // fetched, as with a configuration error.
-            std::cerr << "asiocrawl: " << e.what() << "\n";
-            return 2;
-        } catch (const crawl_error& e) {
-            // The store (or an output of a durable crawl) failed after the crawl started.
+        } catch (const state_write_error& e) {
+            // A full disk, under the state directory or an output, or a Redis unreachable, out of memory or
+            // lost: the state is whole up to its last commit, the outputs up to their last whole record.
             std::cerr << "asiocrawl: error: " << e.what() << "\n";
-            return 1;
+            return write_failed_status;
+        } catch (const state_error& e) {
+            // The state store (directory or Redis) refuses this crawl: a usage error.
+            std::cerr << "asiocrawl: " << e.what() << "\n";
+            return refused_status;
         } catch (const std::exception& e) {
             std::cerr << "asiocrawl: error: crawl failed: " << e.what() << "\n";
         }
@@ -285,7 +305,9 @@ int run(const cli::cli_options& options) {
         return exit_code;
     if (nothing_fetched)
         return nothing_fetched_status;
-    return !output_problems.empty() || failures > 0 ? 1 : 0;
+    if (!output_problems.empty())
+        return write_failed_status;
+    return failures > 0 ? 1 : 0;
 }
 
 } // namespace

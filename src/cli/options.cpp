@@ -38,11 +38,11 @@ constexpr const char* help_footer =
     "\n"
     "Logs go to stderr; the report and results to stdout or the files named above.\n"
     "Exit status: 0 crawl completed, 1 crawl completed with failed URLs under --fail-on-errors/--fail-on,\n"
-    "or an output could not be written, or the state store (--state-dir, --redis) failed after the crawl\n"
-    "started; 2 usage or configuration error, or the state store cannot serve the crawl (Redis unreachable,\n"
-    "refusing the password, out of memory...; nothing fetched); 4 nothing could be fetched (no URL got an\n"
-    "HTTP answer); 130/143 interrupted by SIGINT/SIGTERM (report still printed; a second signal aborts the\n"
-    "fetches in flight).\n"
+    "or a write failed (an output, the state directory: no space left...), or Redis failed (unreachable,\n"
+    "out of memory): the same command continues once the cause is gone; 2 usage or configuration error, or\n"
+    "a state store that refuses the crawl (another crawl's state directory, a wrong Redis password...;\n"
+    "nothing fetched); 4 nothing could be fetched (no URL got an HTTP answer); 130/143 interrupted by\n"
+    "SIGINT/SIGTERM (report still printed; a second signal aborts the fetches in flight).\n"
     "--print-config shows passwords, credentials and Cookie headers as ***; add --show-secrets to see "
     "them.\n";
 

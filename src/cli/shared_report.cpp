@@ -115,6 +115,11 @@ int shared_report_command(int argc, char* argv[]) {
                   << "Unfinished: " << s.unfinished << " (" << s.leased << " leased now)"
                   << (s.unfinished == 0 && s.leased == 0 ? ": the crawl is over" : "") << "\n";
         return 0;
+    } catch (const redis::unreachable& e) {
+        // The crawl's one rule (docs/DEPLOY.md, "Exit status"): a store that does not answer is a failure
+        // (1), one that refuses (a wrong password) a usage error (2).
+        std::cerr << "asiocrawl report: " << e.what() << "\n";
+        return 1;
     } catch (const std::exception& e) {
         std::cerr << "asiocrawl report: " << e.what() << "\n";
         return 2;

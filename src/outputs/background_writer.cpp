@@ -19,6 +19,11 @@ void background_writer::set_on_drained(std::function<void()> on_drained) {
     on_drained_ = std::move(on_drained);
 }
 
+void background_writer::set_on_error(std::function<void(const std::string& error)> on_error) {
+    std::lock_guard lock{mutex_};
+    on_error_ = std::move(on_error);
+}
+
 void background_writer::post(std::size_t bytes, std::function<void()> run) {
     {
         std::lock_guard lock{mutex_};
@@ -72,9 +77,20 @@ void background_writer::run_guarded(const std::function<void()>& work) {
     try {
         work();
     } catch (const std::exception& e) {
-        std::lock_guard lock{mutex_};
-        if (error_.empty())
+        std::function<void(const std::string&)> on_error;
+        std::string first;
+        {
+            std::lock_guard lock{mutex_};
+            if (!error_.empty())
+                return;
             error_ = e.what();
+            if (error_.empty())
+                error_ = "unknown error";
+            first = error_;
+            on_error = on_error_;
+        }
+        if (on_error)
+            on_error(first);
     }
 }
 

@@ -48,6 +48,10 @@ public:
     /// Called on the writer thread each time busy() turns false again. Set it before the first post().
     void set_on_drained(std::function<void()> on_drained);
 
+    /// Called once, with error(), when the first job or flush fails: on the writer thread (on the caller's
+    /// after finish()). Set it before the first post().
+    void set_on_error(std::function<void(const std::string& error)> on_error);
+
     /// Runs everything queued, flushes, and joins the thread. Idempotent.
     void finish();
 
@@ -65,6 +69,7 @@ private:
     const std::size_t high_water_bytes_;
     std::function<void(bool)> flush_;
     std::function<void()> on_drained_;
+    std::function<void(const std::string&)> on_error_;
     std::atomic<std::size_t> pending_bytes_{0};
     std::atomic<bool> busy_{false};
     mutable std::mutex mutex_;

@@ -8,6 +8,7 @@
 #include <asiocrawl/outputs/warc.hpp>
 #include <asiocrawl/scope.hpp>
 
+#include <boost/asio/post.hpp>
 #include <boost/system/system_error.hpp>
 #include <boost/url/parse.hpp>
 
@@ -62,6 +63,8 @@ struct record_outputs {
     std::shared_ptr<metrics_registry> metrics;
     bool collect_broken = false;
     broken_links broken;
+    // Anything handed to an output (a record, an exchange, a body): then discard() removes nothing.
+    bool handed_over = false;
 };
 
 } // namespace
@@ -82,11 +85,15 @@ struct output_set::impl {
     bool stopped = false;
     bool finished = false;
     std::vector<std::string> notes;
-    // Files this constructor created, removed again when a later output fails to open.
+    // Files this constructor created, removed again when a later output fails to open or the crawl is
+    // refused before it wrote anything (discard()).
     std::vector<std::string> created;
+    bool created_save_dir = false;
 
     std::mutex drained_mutex;
     std::function<void()> on_drained;
+    // The attached crawler while it may be told (drained, or stop on a failed output); cleared under the
+    // mutex when the crawl is over.
     crawler* drained_crawler = nullptr;
 
     bool busy() const noexcept {
@@ -110,6 +117,22 @@ struct output_set::impl {
                 waiting->notify_drained(); // safe from any thread
             if (callback)
                 callback();
+        };
+    }
+
+    // Installed on every file output: one that cannot be written stops the crawl (gracefully: fetches in
+    // flight end, nothing new starts) rather than let it fetch everything into a dead output. The writer
+    // reports the error itself; the log says why the crawl stops.
+    std::function<void(const std::string&)> failed_hook() {
+        return [this](const std::string& error) {
+            std::lock_guard lock{drained_mutex};
+            if (drained_crawler == nullptr)
+                return;
+            drained_crawler->stop(); // safe from any thread
+            if (log.enabled(log_level::error))
+                boost::asio::post(executor, [log = log, error] {
+                    log.write(log_level::error, error + ": an output that cannot be written stops the crawl");
+                });
         };
     }
 
@@ -170,11 +193,16 @@ struct output_set::impl {
                                          ": " + e.code().message());
             }
         }
-        if (!config.save_dir.empty())
+        if (!config.save_dir.empty()) {
+            created_save_dir = !exists(config.save_dir);
             saved_pages = std::make_unique<save_dir_writer>(config.save_dir, config.mode, queue_limit());
+        }
         if (!config.warc.path.empty()) {
+            // Under overwrite the first file may be an earlier one, truncated; otherwise it is new.
+            const bool first_existed =
+                config.mode == open_mode::overwrite && exists(warc_file_name(config.warc.path, 0));
             warc = std::make_unique<warc_writer>(config.warc, config.mode, queue_limit());
-            if (config.mode == open_mode::create_new)
+            if (!first_existed)
                 created.push_back(warc->files().front());
             for (auto& line : warc->notes())
                 note(std::move(line));
@@ -214,19 +242,29 @@ struct output_set::impl {
                 fd, config.records != "-", "output.records: cannot write " + config.records, queue_limit());
         }
         sink_state->collect_broken = !config.report_json.empty();
-        if (sink_state->records)
+        if (sink_state->records) {
             sink_state->records->set_on_drained(drained_hook());
-        if (warc)
+            sink_state->records->set_on_error(failed_hook());
+        }
+        if (warc) {
             warc->set_on_drained(drained_hook());
-        if (saved_pages)
+            warc->set_on_error(failed_hook());
+        }
+        if (saved_pages) {
             saved_pages->set_on_drained(drained_hook());
+            saved_pages->set_on_error(failed_hook());
+        }
     }
 
     void remove_created() {
         sink_state->records.reset();
         warc.reset();
+        saved_pages.reset();
         for (const auto& path : created)
             std::remove(path.c_str());
+        std::error_code ec;
+        if (created_save_dir && std::filesystem::is_empty(config.save_dir, ec))
+            std::filesystem::remove(config.save_dir, ec);
     }
 
     void write_report_json(const report& final_report, std::vector<std::string>& problems) {
@@ -312,6 +350,7 @@ void output_set::attach(crawler& crawl, record_sink also, std::function<bool()> 
     const std::shared_ptr<record_outputs> state = self.sink_state;
     if (state->records || state->metrics || state->collect_broken) {
         crawl.set_record_sink([state, also = std::move(also)](const record& r) {
+            state->handed_over = true;
             if (also)
                 also(r);
             if (state->records)
@@ -331,12 +370,16 @@ void output_set::attach(crawler& crawl, record_sink also, std::function<bool()> 
         crawl.set_record_sink(std::move(also));
     }
     if (self.warc) {
-        crawl.set_exchange_sink([w = self.warc.get()](const http_exchange& x) { w->write(x); });
+        crawl.set_exchange_sink([state, w = self.warc.get()](const http_exchange& x) {
+            state->handed_over = true;
+            w->write(x);
+        });
     }
     if (self.saved_pages) {
         const crawler_config& rules = crawl.config();
-        crawl.set_body_sink([s = self.saved_pages.get(), accept = rules.accept,
+        crawl.set_body_sink([state, s = self.saved_pages.get(), accept = rules.accept,
                              reject = rules.reject](const record& r, std::string_view body) {
+            state->handed_over = true;
             if (!accept.empty() || !reject.empty()) {
                 // wget deletes what it fetched only to traverse it; here it is never stored.
                 const auto url = boost::urls::parse_uri(r.url);
@@ -415,6 +458,19 @@ std::vector<std::string> output_set::finish(const report& final_report) {
     if (!impl_->config.report_json.empty())
         impl_->write_report_json(final_report, problems);
     return problems;
+}
+
+bool output_set::discard() {
+    if (impl_->finished || impl_->sink_state->handed_over)
+        return false;
+    impl_->finished = true;
+    stop();
+    {
+        std::lock_guard lock{impl_->drained_mutex};
+        impl_->drained_crawler = nullptr;
+    }
+    impl_->remove_created();
+    return true;
 }
 
 void output_set::flush(std::function<void(const std::string& error)> done, bool sync) {

@@ -202,8 +202,13 @@ struct save_dir_writer::state {
             std::ofstream out{temporary, std::ios::binary | std::ios::trunc};
             out.write(body.data(), static_cast<std::streamsize>(body.size()));
             out.close();
-            if (!out)
-                throw std::runtime_error("save_dir: cannot write " + temporary.string());
+            if (!out) {
+                const int saved = errno;
+                std::error_code ignored;
+                fs::remove(temporary, ignored); // a full disk leaves no half page behind
+                throw std::runtime_error("save_dir: cannot write " + temporary.string() +
+                                         (saved != 0 ? std::string(": ") + std::strerror(saved) : ""));
+            }
         }
         fs::rename(temporary, target);
         unsynced.push_back(target);
@@ -247,6 +252,10 @@ bool save_dir_writer::busy() const noexcept {
 
 void save_dir_writer::set_on_drained(std::function<void()> on_drained) {
     state_->worker.set_on_drained(std::move(on_drained));
+}
+
+void save_dir_writer::set_on_error(std::function<void(const std::string& error)> on_error) {
+    state_->worker.set_on_error(std::move(on_error));
 }
 
 void save_dir_writer::barrier(bool sync, std::function<void()> done) {

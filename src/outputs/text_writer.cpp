@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string_view>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace asiocrawl::outputs::detail {
@@ -46,6 +47,7 @@ struct text_writer::state {
                     continue;
                 const int saved = errno;
                 failed.store(true, std::memory_order_relaxed);
+                cut_torn_line(block.size() - data.size());
                 block.clear();
                 throw std::runtime_error(name + ": " + std::strerror(saved));
             }
@@ -57,6 +59,21 @@ struct text_writer::state {
             failed.store(true, std::memory_order_relaxed);
             throw std::runtime_error(name + ": fsync: " + std::strerror(errno));
         }
+    }
+
+    /// After a write failed with `written` bytes of the block in the file (a full disk takes part of a
+    /// write): the file is cut back to its last whole line, so that it ends at its last whole record as a
+    /// killed process's file never does (repair_jsonl_tail mends those when a crawl resumes). Only a
+    /// regular file of ours: a pipe or a terminal cannot be cut, and stderr is not ours.
+    void cut_torn_line(std::size_t written) const {
+        struct stat info {};
+        if (!owns_fd || ::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode))
+            return;
+        const std::size_t last_break = std::string_view(block).substr(0, written).rfind('\n');
+        const std::size_t whole = last_break == std::string_view::npos ? 0 : last_break + 1;
+        const auto torn = static_cast<off_t>(written - whole);
+        if (torn > 0 && info.st_size >= torn && ::ftruncate(fd, info.st_size - torn) == 0)
+            ::lseek(fd, info.st_size - torn, SEEK_SET); // never written again; where it would go
     }
 
     int fd;
@@ -89,6 +106,10 @@ bool text_writer::busy() const noexcept {
 
 void text_writer::set_on_drained(std::function<void()> on_drained) {
     state_->worker.set_on_drained(std::move(on_drained));
+}
+
+void text_writer::set_on_error(std::function<void(const std::string& error)> on_error) {
+    state_->worker.set_on_error(std::move(on_error));
 }
 
 void text_writer::barrier(bool sync, std::function<void()> done) {

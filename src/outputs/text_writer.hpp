@@ -22,11 +22,14 @@ public:
     text_writer(const text_writer&) = delete;
     text_writer& operator=(const text_writer&) = delete;
 
-    /// Queues `text`. Never blocks on I/O. After a write failed, text is dropped (close() reports it).
+    /// Queues `text`. Never blocks on I/O. After a write failed, text is dropped (close() reports it), and
+    /// an owned regular file is cut back to its last whole line (a full disk may take half a line).
     void write(std::string text);
 
     bool busy() const noexcept;
     void set_on_drained(std::function<void()> on_drained);
+    /// See background_writer::set_on_error.
+    void set_on_error(std::function<void(const std::string& error)> on_error);
     /// See background_writer::barrier: `done` runs once everything written before has reached write(2)
     /// (and fsync when `sync`).
     void barrier(bool sync, std::function<void()> done);

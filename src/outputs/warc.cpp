@@ -126,13 +126,18 @@ std::string truncation_reason(const http_exchange& exchange) {
     return "unspecified";
 }
 
-void write_all(int fd, std::string_view data, const std::string& file) {
+/// Writes `data` at the end of `fd`, a file `file_bytes` long before the call. A failed write (a full disk
+/// takes part of it) is cut off again: the file ends where it did, at its last whole record.
+void write_all(int fd, std::string_view data, const std::string& file, std::uint64_t file_bytes) {
     while (!data.empty()) {
         const ssize_t n = ::write(fd, data.data(), data.size());
         if (n < 0) {
             if (errno == EINTR)
                 continue;
-            throw std::runtime_error("warc: cannot write " + file + ": " + std::strerror(errno));
+            const int saved = errno;
+            if (::ftruncate(fd, static_cast<off_t>(file_bytes)) == 0)
+                ::lseek(fd, static_cast<off_t>(file_bytes), SEEK_SET);
+            throw std::runtime_error("warc: cannot write " + file + ": " + std::strerror(saved));
         }
         data.remove_prefix(static_cast<std::size_t>(n));
     }
@@ -551,7 +556,17 @@ struct warc_writer::state {
                                       {"WARC-Filename", name.substr(slash + 1)},
                                       {"Content-Type", "application/warc-fields"}},
                                      block));
-        write_all(fd, info, name);
+        try {
+            write_all(fd, info, name, 0);
+        } catch (...) {
+            // Not even its warcinfo record: the file holds nothing and goes.
+            ::close(fd);
+            fd = -1;
+            ::unlink(name.c_str());
+            std::lock_guard lock{files_mutex};
+            files.pop_back();
+            throw;
+        }
         file_bytes = info.size();
         header_only_bytes = info.size();
     }
@@ -559,6 +574,17 @@ struct warc_writer::state {
     std::string encode(std::string record) const { return gzip ? gzip_member(record) : record; }
 
     void archive(const exchange_copy& x) {
+        if (failed)
+            return; // the first failure is reported; records after a gap would hide it
+        try {
+            archive_pair(x);
+        } catch (...) {
+            failed = true;
+            throw;
+        }
+    }
+
+    void archive_pair(const exchange_copy& x) {
         const std::string target = x.url;
         const std::string date = warc_date(x.started);
         const std::string response_id = warc_record_id();
@@ -620,7 +646,7 @@ struct warc_writer::state {
         if (file_bytes > header_only_bytes && file_bytes + pair.size() > config.max_file_bytes)
             open_next();
         // One call for the pair: a crash cannot leave half a record behind a whole one.
-        write_all(fd, pair, current_name);
+        write_all(fd, pair, current_name, file_bytes);
         file_bytes += pair.size();
     }
 
@@ -636,6 +662,7 @@ struct warc_writer::state {
     std::unordered_map<std::string, previous_capture> captures;
     mutable std::mutex files_mutex;
     std::vector<std::string> files;
+    bool failed = false; // on the worker thread
     bool closed = false;
     std::string close_error;
     detail::background_writer worker; // last: its thread uses the members above
@@ -669,6 +696,10 @@ bool warc_writer::busy() const noexcept {
 
 void warc_writer::set_on_drained(std::function<void()> on_drained) {
     state_->worker.set_on_drained(std::move(on_drained));
+}
+
+void warc_writer::set_on_error(std::function<void(const std::string& error)> on_error) {
+    state_->worker.set_on_error(std::move(on_error));
 }
 
 void warc_writer::barrier(bool sync, std::function<void()> done) {

@@ -890,6 +890,8 @@ void crawl_state::internal_error(ticket& t, std::string_view failure) {
     r.url = t.item.url;
     r.referrer = t.item.referrer;
     r.requisite = requisite_name(t.item);
+    r.depth = t.item.depth;
+    r.tries = t.item.tries;
     r.error = error::internal_error;
     complete(t, std::move(r));
 }

@@ -20,9 +20,21 @@
 #include <rocksdb/table.h>
 #include <rocksdb/write_batch.h>
 
+#include <cerrno>
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
 #include <fstream>
+#include <mutex>
+#include <optional>
 #include <sstream>
 #include <system_error>
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
 
 namespace asiocrawl::detail {
 
@@ -74,6 +86,41 @@ std::string_view view(const rocksdb::Slice& s) {
     throw state_error("state directory " + dir.string() + ": " + what);
 }
 
+/// What a user can do about a write that failed: the state is whole up to the last commit either way.
+[[noreturn]] void fail_write(const fs::path& dir, bool no_space, const std::string& detail) {
+    if (no_space)
+        throw state_write_error("state directory " + dir.string() + ": no space left on device (" + detail +
+                                "); the state is kept as of its last commit: free some space, then the same "
+                                "command resumes the crawl");
+    throw state_write_error("state directory " + dir.string() + ": cannot write (" + detail +
+                            "); the state is kept as of its last commit: the same command resumes the crawl "
+                            "once the cause is mended");
+}
+
+/// The pid of the process holding a flock(2) on the file `info` describes, read from /proc/locks
+/// ("1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF"; device numbers in hex, the inode in decimal).
+std::optional<long> flock_holder(const struct stat& info) {
+    std::ifstream locks{"/proc/locks"};
+    std::string line;
+    while (std::getline(locks, line)) {
+        std::istringstream fields{line};
+        std::string field, kind, pid, where;
+        fields >> field >> kind;
+        if (kind == "->") // a process waiting for the lock, not holding it
+            continue;
+        if (kind != "FLOCK")
+            continue;
+        fields >> field >> field >> pid >> where;
+        unsigned major_number = 0, minor_number = 0;
+        unsigned long long inode = 0;
+        if (std::sscanf(where.c_str(), "%x:%x:%llu", &major_number, &minor_number, &inode) != 3)
+            continue;
+        if (major_number == major(info.st_dev) && minor_number == minor(info.st_dev) && inode == info.st_ino)
+            return std::strtol(pid.c_str(), nullptr, 10);
+    }
+    return std::nullopt;
+}
+
 /// A directory is ours when it carries the marker; an empty or absent one becomes ours.
 void claim(const fs::path& dir) {
     std::error_code ec;
@@ -98,26 +145,131 @@ void claim(const fs::path& dir) {
     if (ec)
         fail(dir, "cannot be created: " + ec.message());
     // Written aside and renamed: a kill never leaves a half-written marker.
-    std::ofstream out(draft);
-    out << marker_text;
-    out.close();
-    if (!out)
-        fail(dir, "cannot be written");
-    fs::rename(draft, marker, ec);
-    if (ec)
-        fail(dir, "cannot be written: " + ec.message());
+    const int fd = ::open(draft.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int error = fd < 0 ? errno : 0;
+    if (fd >= 0) {
+        if (const ssize_t n = ::write(fd, marker_text.data(), marker_text.size()); n < 0)
+            error = errno;
+        else if (static_cast<std::size_t>(n) != marker_text.size())
+            error = ENOSPC; // a short write: the disk is full
+        if (::close(fd) != 0 && error == 0)
+            error = errno;
+    }
+    if (error == 0 && ::rename(draft.c_str(), marker.c_str()) != 0)
+        error = errno;
+    if (error != 0) {
+        fs::remove(draft, ec);
+        const std::string detail = "cannot write " + marker.string() + ": " + std::strerror(error);
+        if (error == ENOSPC || error == EDQUOT || error == EIO)
+            fail_write(dir, error != EIO, detail);
+        fail(dir, detail);
+    }
 }
 
+/// RocksDB's LOG file (warnings and errors only), written with plain write(2) and its failures ignored.
+/// RocksDB's own logger writes that file through its file writer, which asserts (Debian's build keeps
+/// assertions on) when asked to write again after a write failed: on a full disk its no-space recovery
+/// thread logs a second message, and the process aborted.
+class log_file : public rocksdb::Logger {
+public:
+    explicit log_file(const fs::path& path)
+        : rocksdb::Logger(rocksdb::InfoLogLevel::WARN_LEVEL)
+        , fd_(::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644)) {
+        // Bounded over every run too: a file grown past the cap starts again.
+        struct stat info {};
+        const bool too_long =
+            fd_ >= 0 && ::fstat(fd_, &info) == 0 && static_cast<std::uint64_t>(info.st_size) > max_bytes;
+        if (too_long && ::ftruncate(fd_, 0) != 0)
+            written_ = max_bytes; // it cannot start again: this run adds nothing to it
+    }
+    ~log_file() override {
+        if (fd_ >= 0)
+            ::close(fd_);
+    }
+
+    using rocksdb::Logger::Logv;
+    void Logv(const char* format, va_list ap) override {
+        char line[1024];
+        const int n = std::vsnprintf(line, sizeof line - 1, format, ap);
+        if (fd_ < 0 || n <= 0)
+            return;
+        std::size_t length = std::min<std::size_t>(static_cast<std::size_t>(n), sizeof line - 2);
+        line[length++] = '\n';
+        std::lock_guard lock{mutex_};
+        if (written_ + length > max_bytes)
+            return;
+        if (const ssize_t w = ::write(fd_, line, length); w > 0)
+            written_ += static_cast<std::size_t>(w);
+    }
+
+private:
+    static constexpr std::size_t max_bytes = 4u << 20; // a run that warns this much says it early
+    int fd_;
+    std::mutex mutex_;
+    std::size_t written_ = 0;
+};
+
 } // namespace
+
+state_lock::state_lock(const fs::path& dir) {
+    std::error_code ec;
+    if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
+        fail(dir, "exists and is not a directory");
+    fs::create_directories(dir, ec);
+    if (ec)
+        fail(dir, "cannot be created: " + ec.message());
+    fd_ = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd_ < 0)
+        fail(dir, std::string("cannot be opened: ") + std::strerror(errno));
+    if (::flock(fd_, LOCK_EX | LOCK_NB) == 0)
+        return;
+    const int error = errno;
+    struct stat info {};
+    const auto holder = ::fstat(fd_, &info) == 0 ? flock_holder(info) : std::nullopt;
+    ::close(fd_);
+    fd_ = -1;
+    if (error != EWOULDBLOCK)
+        fail(dir, std::string("cannot be locked: ") + std::strerror(error));
+    // Nothing to reset or repair here: the other crawl is running. Two crawls in one directory would
+    // corrupt each other, so this one does not start.
+    fail(dir, "is in use by another crawl (" +
+                  (holder ? "pid " + std::to_string(*holder) : std::string("another process")) +
+                  "): one directory serves one running crawl at a time; wait for that one to end, or give "
+                  "this crawl another state directory");
+}
+
+state_lock::~state_lock() {
+    if (fd_ >= 0)
+        ::close(fd_); // releases the lock
+}
 
 struct state_store::impl {
     fs::path dir;
     std::unique_ptr<rocksdb::DB> db;
     std::uint64_t next_chunk = 0; // the key of the next fingerprint chunk
+    std::shared_ptr<log_file> log;
+    // Set by the first write that failed: after it RocksDB holds a background error, and its file writers
+    // must not be asked for anything more than closing.
+    bool write_failed = false;
 
     void check(const rocksdb::Status& status, std::string_view doing) const {
         if (!status.ok())
             fail(dir, std::string(doing) + ": " + status.ToString());
+    }
+
+    void check_write(const rocksdb::Status& status) {
+        if (status.ok())
+            return;
+        write_failed = true;
+        fail_write(dir, status.IsNoSpace() || is_no_space(status), status.ToString());
+    }
+
+    /// A full disk that RocksDB reports without its NoSpace code (a quota, a full disk met by a background
+    /// flush and returned as the DB's background error).
+    static bool is_no_space(const rocksdb::Status& status) {
+        const std::string text = status.ToString();
+        return text.find(std::strerror(ENOSPC)) != std::string::npos ||
+               text.find(std::strerror(EDQUOT)) != std::string::npos;
     }
 
     std::optional<std::string> get(std::string_view key) const {
@@ -152,14 +304,17 @@ state_store::state_store(std::unique_ptr<impl> impl)
 
 state_store::~state_store() {
     if (impl_ && impl_->db) {
-        // A clean close leaves no write-ahead log to replay: the next open is quick.
-        impl_->db->Flush(rocksdb::FlushOptions());
+        // A clean close leaves no write-ahead log to replay: the next open is quick. After a failed write
+        // there is nothing to gain: the log holds every commit, and the next open replays it.
+        if (!impl_->write_failed)
+            impl_->db->Flush(rocksdb::FlushOptions());
         impl_->db->Close();
     }
 }
 
 std::unique_ptr<state_store> state_store::open(const fs::path& dir) {
     claim(dir);
+    std::error_code ec;
     auto self = std::make_unique<impl>();
     self->dir = dir;
     rocksdb::Options options;
@@ -170,14 +325,25 @@ std::unique_ptr<state_store> state_store::open(const fs::path& dir) {
     options.write_buffer_size = 32u << 20;
     options.max_write_buffer_number = 2;
     options.max_background_jobs = 2;
-    options.keep_log_file_num = 2;
+    // Tables open at once: a bound, so that a crawl's descriptors are its connections plus a known few
+    // (fetch_settings.hpp: state_dir_descriptors), whatever the state's size.
+    options.max_open_files = 64;
     options.info_log_level = rocksdb::InfoLogLevel::WARN_LEVEL;
+    fs::create_directories(dir / "db", ec);
+    self->log = std::make_shared<log_file>(dir / "db" / "LOG");
+    options.info_log = self->log;
+    // The write-ahead log holds every commit: closing never needs to write the memtables out.
+    options.avoid_flush_during_shutdown = true;
     rocksdb::BlockBasedTableOptions table;
     table.block_cache = rocksdb::NewLRUCache(32u << 20);
     table.cache_index_and_filter_blocks = true;
     options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
     rocksdb::DB* db = nullptr;
     const auto status = rocksdb::DB::Open(options, (dir / "db").string(), &db);
+    if (!status.ok() && (status.IsNoSpace() || impl::is_no_space(status)))
+        fail_write(dir, true, "the database does not open: " + status.ToString());
+    if (!status.ok() && status.IsIOError() && status.ToString().find("lock") != std::string::npos)
+        fail(dir, "its database is in use by another process (" + status.ToString() + ")");
     if (!status.ok())
         fail(dir, "the database does not open (" + status.ToString() +
                       "); it may be damaged: use --state-reset to start over");
@@ -223,7 +389,7 @@ void state_store::write_meta(const state_meta& meta) {
     batch.Put(slice(meta_key("definition")), slice(meta.definition));
     rocksdb::WriteOptions options;
     options.sync = true;
-    impl_->check(impl_->db->Write(options, &batch), "write");
+    impl_->check_write(impl_->db->Write(options, &batch));
 }
 
 restored_state state_store::load(fingerprint_set& seen) {
@@ -287,9 +453,11 @@ void state_store::write(const state_batch& b, bool sync) {
         batch.Put(slice(meta_key("counters")), slice(b.counters));
     if (!b.seed_position.empty())
         batch.Put(slice(meta_key("seed_position")), slice(b.seed_position));
+    if (impl_->write_failed)
+        fail_write(impl_->dir, false, "an earlier write failed");
     rocksdb::WriteOptions options;
     options.sync = sync;
-    impl_->check(impl_->db->Write(options, &batch), "write");
+    impl_->check_write(impl_->db->Write(options, &batch));
     if (!b.fingerprints.empty())
         ++impl_->next_chunk;
 }

@@ -27,10 +27,29 @@ struct state_meta {
     std::string definition;
 };
 
+/// Holds a state directory for one crawl: an exclusive flock(2) on the directory itself, taken before
+/// anything reads, resets or writes it, and released when the object goes (or its process dies, however).
+/// Locking the directory, not a file in it, leaves its contents as they were: --state-reset empties it
+/// under the lock, and a foreign directory gets no file of ours.
+class state_lock {
+public:
+    /// Creates `dir` when it is absent, then locks it without waiting. Throws state_error when another
+    /// crawl holds it (naming that process's pid when /proc/locks tells it), or when it cannot be created
+    /// or opened.
+    explicit state_lock(const std::filesystem::path& dir);
+    ~state_lock();
+    state_lock(const state_lock&) = delete;
+    state_lock& operator=(const state_lock&) = delete;
+
+private:
+    int fd_ = -1;
+};
+
 class state_store {
 public:
-    /// Opens (creating when absent) the state in `dir`. Throws state_error with a message meant for a user:
-    /// a directory that holds something else, a newer or older format, or a damaged database.
+    /// Opens (creating when absent) the state in `dir`; hold its state_lock first. Throws state_error with a
+    /// message meant for a user: a directory that holds something else, a newer or older format, a damaged
+    /// database; state_write_error when it cannot be written (no space left on device).
     static std::unique_ptr<state_store> open(const std::filesystem::path& dir);
     /// Removes a state directory's contents (--state-reset). Refuses, with state_error, a non-empty
     /// directory that is not a crawl state.
@@ -51,6 +70,8 @@ public:
     restored_state load(fingerprint_set& seen);
 
     /// Applies a batch atomically. `sync`: fsync before returning (survives a power loss, not only a kill).
+    /// Throws state_write_error when the write fails (no space left, an I/O error): the batch is not
+    /// applied, what was written before stays, and this store takes no more writes.
     void write(const state_batch& batch, bool sync);
 
     /// Up to `count` waiting URLs of `host` from sequence `from_seq` on, in order: (seq, encoded item).

@@ -23,7 +23,9 @@ namespace asiocrawl::outputs {
 /// metrics endpoint (metrics_listen), the progress line (when a progress writer is given) and the JSON
 /// summary (report_json) — and connects them to a crawler's sinks. `report` (the text report) is the
 /// caller's business and is ignored. Every file output is written by a writer thread of its own (one
-/// background-writer class for all), bounded and with back-pressure.
+/// background-writer class for all), bounded and with back-pressure. An output whose write fails (a full
+/// disk) ends at its last whole record, takes nothing more, and stops the attached crawl (crawler::stop(),
+/// and an error in the log): finish() reports the failure.
 ///
 /// Sequence, all on the crawler's executor except finish():
 ///   output_set out{ex, app.output, log, progress_writer};   // throws if an output cannot be opened
@@ -73,6 +75,14 @@ public:
     /// with the broken links seen. Call once, after the io_context has returned (or at least after stop()).
     /// Returns one message per output that failed (empty when everything was written).
     std::vector<std::string> finish(const report& final_report);
+
+    /// The crawl was refused before it began (its state directory is another crawl's, or damaged, or
+    /// full): closes every writer and removes what the constructor created — files, and a save directory
+    /// it made that is still empty — so that a refused run leaves no output behind (files that existed
+    /// are left as opening found or repaired them). Returns false, removing nothing, when anything was
+    /// handed to an output already or finish() was called: call finish() then. Call instead of finish(),
+    /// after the io_context has returned.
+    bool discard();
 
     /// A durability barrier: `done` runs once everything handed to every output before this call has been
     /// written with write(2) — records, WARC records, saved pages — and, with `sync`, fsync'd (saved pages

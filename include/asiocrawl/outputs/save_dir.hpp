@@ -51,6 +51,9 @@ public:
     bool busy() const noexcept;
     /// Called on the writer thread whenever busy() turns false. Set before the first write().
     void set_on_drained(std::function<void()> on_drained);
+    /// Called once, on the writer thread, with error() when the first write fails. Set before the first
+    /// write().
+    void set_on_error(std::function<void(const std::string& error)> on_error);
     /// `done` runs on the writer thread once every body written before is saved under its name, and with
     /// `sync` fsync'd with its directory.
     void barrier(bool sync, std::function<void()> done);

@@ -65,7 +65,9 @@ tail_repair repair_warc_tail(const std::string& path);
 
 /// Writes exchanges to WARC files from a thread of its own: write() copies the exchange and returns at once;
 /// digests, gzip and file writes happen on the thread. Each record (request and response together) goes to
-/// the file in one write(2) call, so a crash leaves whole records and at worst a missing last pair.
+/// the file in one write(2) call, so a crash leaves whole records and at worst a missing last pair. A write
+/// that fails (a full disk takes part of it) is cut off again, so the file ends at its last whole record,
+/// and the writer writes nothing more.
 /// write() and busy() are meant for one thread (the crawler's executor); close() for the owner.
 class warc_writer {
 public:
@@ -90,6 +92,9 @@ public:
     bool busy() const noexcept;
     /// Called on the writer thread whenever busy() turns false. Set before the first write().
     void set_on_drained(std::function<void()> on_drained);
+    /// Called once, on the writer thread, with error() when the first write fails. Set before the first
+    /// write().
+    void set_on_error(std::function<void(const std::string& error)> on_error);
     /// `done` runs on the writer thread once every exchange written before is in the file (write(2)), and
     /// fsync'd when `sync`.
     void barrier(bool sync, std::function<void()> done);
