@@ -1528,10 +1528,6 @@ struct fetcher::impl {
         const auto it = head.find("Keep-Alive");
         if (it == head.end())
             return;
-        for (const auto& [name, value] : http::param_list{";" + std::string(it->value())}) {
-            (void)value;
-            (void)name;
-        }
         // Keep-Alive is a comma-separated list of name=value pairs.
         std::string_view rest = it->value();
         while (!rest.empty()) {
