@@ -176,7 +176,8 @@ TEST_F(tls_fixture, a_pooled_tls_connection_whose_server_went_away_is_replaced_b
     demo::http_server second{ctx.get_executor(), answer, server_tls, port};
     auto results = fetch_all(second, {second.origin() + "/2"}, &f);
     EXPECT_FALSE(results.at(0).error) << results[0].error.message();
-    EXPECT_EQ(f.stats().idle_connections_dropped, 1u) << "its close_notify was read before a request was sent";
+    EXPECT_EQ(f.stats().idle_connections_dropped, 1u)
+        << "its close_notify was read before a request was sent";
     EXPECT_EQ(f.stats().stale_retries, 0u);
 }
 
