@@ -4,6 +4,7 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <new>
@@ -77,8 +78,24 @@ struct content_decoder::state {
         return true;
     }
 
+    /// Makes room for `adding` more bytes in `out`, doubling as std::string would but never past what this
+    /// decoder may still add: a body at its limit then holds the limit, not the next power of two (a 16 MiB
+    /// body grew to 32 MiB of capacity, and needed 48 MiB while it moved).
+    void grow_within_limit(std::string& out, std::size_t adding) const {
+        const std::size_t needed = out.size() + adding;
+        if (needed <= out.capacity())
+            return;
+        const std::size_t most = out.size() + static_cast<std::size_t>(limit - decoded);
+        // Into a fresh string: libstdc++'s reserve() on a grown one doubles anyway.
+        std::string larger;
+        larger.reserve(std::min(most, std::max(needed, out.capacity() * 2)));
+        larger.append(out);
+        out.swap(larger);
+    }
+
     /// Appends what fits under the limit; false when the limit was crossed.
     bool emit(const char* data, std::size_t size, std::string& out) {
+        grow_within_limit(out, std::min<std::uint64_t>(size, limit - decoded));
         if (size > limit - decoded) {
             out.append(data, static_cast<std::size_t>(limit - decoded));
             decoded = limit;

@@ -166,3 +166,26 @@ TEST(gunzip, decompresses_a_document_or_says_no) {
     EXPECT_FALSE(gunzip("<urlset/>", 1 << 20).has_value()) << "not compressed";
     EXPECT_FALSE(gunzip(gzip_bomb(64), 1 << 20).has_value());
 }
+
+TEST(content_decoder, a_body_at_its_limit_holds_the_limit_not_the_next_power_of_two) {
+    constexpr std::uint64_t limit = 3'000'000; // 1.43 times 2 MiB: doubling would reach 4 MiB
+    for (const auto coding : {content_coding::identity, content_coding::gzip}) {
+        const std::string piece(10'000, 'x');
+        const std::string input = coding == content_coding::gzip
+                                      ? compress(std::string(limit + 50'000, 'x'), wrapper::gzip)
+                                      : std::string();
+        content_decoder decoder(coding, limit);
+        std::string out;
+        status s = status::ok;
+        if (coding == content_coding::identity) {
+            while (s == status::ok)
+                s = decoder.feed(piece, out);
+        } else {
+            for (std::size_t at = 0; at < input.size() && s == status::ok; at += 1000)
+                s = decoder.feed(std::string_view(input).substr(at, 1000), out);
+        }
+        EXPECT_EQ(s, status::limit_exceeded);
+        EXPECT_EQ(out.size(), limit);
+        EXPECT_LE(out.capacity(), limit) << "capacity grew past what the limit lets in";
+    }
+}
