@@ -743,7 +743,7 @@ struct framing : ::testing::Test {
     hostile_server server{ctx.get_executor()};
     std::optional<fetcher> f;
 
-    std::vector<fetch_result> fetch(std::vector<step> steps) {
+    std::vector<fetch_result> fetch(std::vector<step> steps, detail::fetch_options options = {}) {
         f.emplace(ctx.get_executor(), config, 8);
         std::vector<fetch_result> results;
         asio::co_spawn(
@@ -755,7 +755,7 @@ struct framing : ::testing::Test {
                         co_await timer.async_wait(asio::use_awaitable);
                     }
                     std::unique_ptr<fetch_result> out;
-                    co_await f->fetch_into(server.url(s.path), {}, out);
+                    co_await f->fetch_into(server.url(s.path), options, out);
                     results.push_back(std::move(*out));
                 }
             },
@@ -958,20 +958,11 @@ TEST_F(framing, a_status_line_without_a_reason_phrase_is_read_as_browsers_do) {
         ex.keep_open = true;
         co_await ex.write(answer);
     });
-    f.emplace(ctx.get_executor(), config, 8);
     detail::fetch_options options;
     options.capture = true;
-    std::unique_ptr<fetch_result> out;
-    asio::co_spawn(
-        ctx, [&]() -> asio::awaitable<void> { co_await f->fetch_into(server.url("/"), options, out); },
-        [&](std::exception_ptr e) {
-            f->close_idle();
-            server.stop();
-            if (e)
-                std::rethrow_exception(e);
-        });
-    run_bounded(ctx);
-    ASSERT_TRUE(out);
+    const auto results = fetch({{"/"}}, options);
+    ASSERT_EQ(results.size(), 1u);
+    const auto* out = &results[0];
     EXPECT_FALSE(out->error) << out->error.message();
     EXPECT_EQ(out->status, 200);
     EXPECT_EQ(out->body, "ok");
