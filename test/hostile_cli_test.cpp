@@ -36,11 +36,12 @@ namespace {
 const std::string cli = ASIOCRAWL_CLI_PATH;
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-// Sanitizer runtimes keep freed memory in quarantine and shadow every byte: peak RSS says nothing there.
-constexpr bool rss_is_meaningful = false;
+constexpr bool sanitized = true;
 #else
-constexpr bool rss_is_meaningful = true;
+constexpr bool sanitized = false;
 #endif
+// Sanitizer runtimes keep freed memory in quarantine and shadow every byte: peak RSS says nothing there.
+constexpr bool rss_is_meaningful = !sanitized;
 
 /// A hostile_server answering on a thread of its own while the crawler runs as a child process. Routes are
 /// set before start(); what it saw is read after stop().
@@ -315,6 +316,10 @@ TEST_F(hostile_cli, hostile_sitemaps_cost_nothing_but_their_own_records) {
 TEST_F(hostile_cli, running_out_of_descriptors_loses_no_page) {
     // 500 workers under a limit of 64 open files: most connects find no descriptor. That is the crawler's own
     // limit, not the site's failure: each waits for one, and every page of the site is still crawled.
+    if (!rss_is_meaningful)
+        GTEST_SKIP()
+            << "under sanitizers: their runtimes need descriptors of their own (UBSan's vptr check opens "
+               "a pipe to probe memory, and reports a false error when none is left)";
     constexpr int pages = 2'000;
     site.server.fallback([](exchange& ex) -> task {
         const auto target = ex.target();
