@@ -18,6 +18,7 @@
 #include "fetcher.hpp"
 
 #include "address_policy.hpp"
+#include "ascii.hpp"
 #include "content_type.hpp"
 #include "cookie_jar.hpp"
 #include "decoder.hpp"
@@ -329,19 +330,13 @@ struct request_target {
     std::string port;
 };
 
-bool iequals(std::string_view a, std::string_view b) noexcept {
-    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-               return (x | 0x20) == (y | 0x20); // letters only: both sides are ASCII schemes
-           });
-}
-
 /// The connection target of an http(s) URL string.
 std::optional<request_target> target_of(std::string_view url) {
     const auto parts = slice_url(url);
     if (!parts || parts->host.empty())
         return std::nullopt;
     request_target t;
-    t.https = iequals(parts->scheme, "https");
+    t.https = ascii::iequals(parts->scheme, "https");
     t.host = host_for_wire(parts->host);
     t.port = parts->port && !parts->port->empty() ? std::string(*parts->port) : (t.https ? "443" : "80");
     return t;
@@ -350,11 +345,11 @@ std::optional<request_target> target_of(std::string_view url) {
 /// The pool key (scheme://host:port) of an http or https URL; empty for anything else.
 std::string pool_key(std::string_view url) {
     const auto parts = slice_url(url);
-    if (!parts || !(iequals(parts->scheme, "http") || iequals(parts->scheme, "https")))
+    if (!parts || !(ascii::iequals(parts->scheme, "http") || ascii::iequals(parts->scheme, "https")))
         return {};
     const std::string_view port = parts->port && !parts->port->empty()
                                       ? *parts->port
-                                      : (iequals(parts->scheme, "https") ? "443" : "80");
+                                      : (ascii::iequals(parts->scheme, "https") ? "443" : "80");
     std::string key;
     key.reserve(parts->scheme.size() + 4 + parts->host.size() + port.size());
     key.append(parts->scheme).append("://").append(parts->host).append(":").append(port);
@@ -431,12 +426,12 @@ error_code transfer_coding_of(const http::fields& head, content_coding& coding, 
         for (const auto token : http::token_list{it->value()})
             codings.push_back(token);
     coding = content_coding::identity;
-    if (!codings.empty() && beast::iequals(codings.back(), "chunked"))
+    if (!codings.empty() && ascii::iequals(codings.back(), "chunked"))
         codings.pop_back();
     if (codings.empty())
         return {};
     for (const auto c : codings) {
-        if (beast::iequals(c, "chunked")) {
+        if (ascii::iequals(c, "chunked")) {
             problem = "Transfer-Encoding with chunked twice or not last";
             return error::bad_response;
         }
@@ -693,15 +688,15 @@ struct fetcher::impl {
             if (!parsed.field)
                 throw std::invalid_argument("fetch.headers: " + parsed.problem);
             const auto& [name, value] = *parsed.field;
-            if (iequals(name, "user-agent"))
+            if (ascii::iequals(name, "user-agent"))
                 own_agent = false;
-            if (iequals(name, "accept"))
+            if (ascii::iequals(name, "accept"))
                 own_accept = false;
-            if (iequals(name, "cookie")) {
+            if (ascii::iequals(name, "cookie")) {
                 user_cookie += (user_cookie.empty() ? "" : "; ") + value;
                 continue;
             }
-            if (iequals(name, "accept-encoding"))
+            if (ascii::iequals(name, "accept-encoding"))
                 continue; // decoding is ours: fetch.compression decides what we ask for
             extra.append(name).append(": ").append(value).append("\r\n");
         }
@@ -1447,7 +1442,7 @@ struct fetcher::impl {
                                                           error_code& ec) {
         constexpr std::size_t line_size = std::string_view("HTTP/1.1 200\r\n").size();
         const std::string_view held{static_cast<const char*>(buffer.data().data()), buffer.size()};
-        const auto digit = [&](std::size_t i) { return held[i] >= '0' && held[i] <= '9'; };
+        const auto digit = [&](std::size_t i) { return ascii::is_digit(held[i]); };
         if (held.size() < line_size || !held.starts_with("HTTP/") || !digit(5) || held[6] != '.' ||
             !digit(7) || held[8] != ' ' || !digit(9) || !digit(10) || !digit(11) ||
             held.substr(12, 2) != "\r\n")
@@ -1537,27 +1532,19 @@ struct fetcher::impl {
             const auto equals = item.find('=');
             if (equals == std::string_view::npos)
                 continue;
-            const auto name = trim(item.substr(0, equals));
-            auto value = trim(item.substr(equals + 1));
+            const auto name = ascii::trim(item.substr(0, equals), " \t");
+            auto value = ascii::trim(item.substr(equals + 1), " \t");
             if (value.size() >= 2 && value.front() == '"' && value.back() == '"')
                 value = value.substr(1, value.size() - 2);
             std::uint32_t number = 0;
             const auto [end, problem] = std::from_chars(value.data(), value.data() + value.size(), number);
             if (problem != std::errc{} || end != value.data() + value.size())
                 continue;
-            if (beast::iequals(name, "timeout"))
+            if (ascii::iequals(name, "timeout"))
                 r.server_keeps_idle = std::chrono::seconds{number};
-            else if (beast::iequals(name, "max") && number == 0)
+            else if (ascii::iequals(name, "max") && number == 0)
                 r.reusable = false;
         }
-    }
-
-    static std::string_view trim(std::string_view text) noexcept {
-        while (!text.empty() && (text.front() == ' ' || text.front() == '\t'))
-            text.remove_prefix(1);
-        while (!text.empty() && (text.back() == ' ' || text.back() == '\t'))
-            text.remove_suffix(1);
-        return text;
     }
 
     /// Fills in the rest of the result from the final response, or from how reading it failed. Says whether
