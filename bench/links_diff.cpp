@@ -4,7 +4,7 @@
 // differences. Usage: asiocrawl-links-diff [--show N] [--ext .html,.htm] PATH...
 //        exit status 1 when a page differs outside the documented deviations (docs/LINKS.md).
 
-#include "links_differential.hpp"
+#include "support/links_differential.hpp"
 
 #include <cstdio>
 #include <cstdlib>

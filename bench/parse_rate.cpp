@@ -3,7 +3,7 @@
 // is the ceiling of a crawl on a fast network. Usage: asiocrawl-bench-parse-rate DIR [ROUNDS] [fast|gumbo]...
 // (every *.html file under DIR; best of ROUNDS, default 3; both parsers unless named)
 
-#include <asiocrawl/links.hpp>
+#include "html/links.hpp"
 
 #include <algorithm>
 #include <cstdio>

@@ -1,6 +1,6 @@
 # gumbo 0.10.1 has assertions that malformed markup can fail (fuzz_links finds them), and Debian builds it with
 # assertions on: one hostile page would abort the whole crawler. So asiocrawl_core links gumbo's own objects,
-# taken from Debian's static archive, with __assert_fail renamed to asiocrawl_gumbo_assert_fail: src/links.cpp
+# taken from Debian's static archive, with __assert_fail renamed to asiocrawl_gumbo_assert_fail: src/html/links.cpp
 # turns a failed assertion into the end of that one parse (its memory is all in the parse arena). The rename
 # touches gumbo alone; the rest of the process keeps glibc's assert. Consumers of the installed library then
 # need no gumbo at all.

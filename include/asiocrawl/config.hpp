@@ -1,7 +1,6 @@
 // Every option of a crawl, as plain aggregates with documented defaults and units.
 #pragma once
 
-#include <asiocrawl/links.hpp>
 #include <asiocrawl/sink.hpp>
 
 #include <chrono>
@@ -13,6 +12,16 @@
 #include <vector>
 
 namespace asiocrawl {
+
+/// Which HTML parser reads pages for links.
+enum class html_parser : std::uint8_t {
+    /// The streaming extractor: one pass through the HTML tokenizer and the part of tree construction that
+    /// decides where links are, no tree built; the same links as `gumbo` (docs/LINKS.md lists the deliberate
+    /// differences). The default.
+    fast,
+    /// gumbo's full tree parse, behind the markup guard that keeps it linear (docs/HOSTILE.md).
+    gumbo,
+};
 
 /// How a URL's host is compared with the roots' hosts.
 enum class host_scope {

@@ -380,7 +380,7 @@ key_codec secret(key_codec codec, std::function<std::string(std::string_view)> m
 }
 
 std::string mask_redis_url(std::string_view url) {
-    // src/redis: the authority ends at the first '/', and a lone userinfo is the password.
+    // src/store/redis_client.cpp: the authority ends at the first '/', and a lone userinfo is the password.
     return mask_url_password(url, "/", true);
 }
 

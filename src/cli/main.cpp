@@ -12,7 +12,7 @@
 #include "cli/options.hpp"
 #include "cli/shared_report.hpp"
 #include "outputs/text_writer.hpp"
-#include "url_host.hpp"
+#include "url/url_host.hpp"
 
 #include <asiocrawl/crawler.hpp>
 #include <asiocrawl/error.hpp>

@@ -2,7 +2,7 @@
 
 #include "cli/config_file.hpp"
 #include "cli/config_keys.hpp"
-#include "fetch_settings.hpp"
+#include "http/fetch_settings.hpp"
 
 #include <asiocrawl/version.hpp>
 
@@ -293,7 +293,7 @@ parse_outcome parse_command_line(int argc, const char* const argv[],
     if (auto text = join_errors(flag_errors); !text.empty())
         return fail(text);
     // http_proxy, https_proxy, all_proxy and no_proxy as curl reads them, unless the file, an ASIOCRAWL_
-    // variable or a flag set a proxy key (src/fetch_settings.cpp).
+    // variable or a flag set a proxy key (src/http/fetch_settings.cpp).
     const bool proxies_set = origins.contains("fetch.proxy") || origins.contains("fetch.http_proxy") ||
                              origins.contains("fetch.https_proxy");
     for (const auto& name : detail::apply_proxy_environment(config.crawl.fetch, environment, proxies_set,

@@ -1,7 +1,7 @@
 #include "cli/shared_report.hpp"
 
-#include "redis/redis_client.hpp"
-#include "state/shared_store.hpp"
+#include "store/redis_client.hpp"
+#include "store/shared_store.hpp"
 
 #include <asiocrawl/report.hpp>
 

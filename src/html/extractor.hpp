@@ -9,7 +9,7 @@
 // Internal to asiocrawl (links.cpp, page_links.cpp); sans-io; time linear in the input (see extract_options).
 #pragma once
 
-#include <asiocrawl/links.hpp>
+#include "html/links.hpp"
 
 #include <cstddef>
 #include <cstdint>

@@ -2,11 +2,11 @@
 
 #include "outputs/text_writer.hpp"
 
+#include "policy/scope.hpp"
 #include <asiocrawl/outputs/metrics.hpp>
 #include <asiocrawl/outputs/progress.hpp>
 #include <asiocrawl/outputs/save_dir.hpp>
 #include <asiocrawl/outputs/warc.hpp>
-#include <asiocrawl/scope.hpp>
 
 #include <boost/asio/post.hpp>
 #include <boost/system/system_error.hpp>

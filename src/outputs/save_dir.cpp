@@ -1,7 +1,7 @@
 #include <asiocrawl/outputs/save_dir.hpp>
 
-#include "ascii.hpp"
 #include "outputs/background_writer.hpp"
+#include "util/ascii.hpp"
 
 #include <asiocrawl/outputs/files.hpp>
 

@@ -3,8 +3,8 @@
 #include <asiocrawl/error.hpp>
 #include <asiocrawl/version.hpp>
 
-#include "ascii.hpp"
 #include "outputs/background_writer.hpp"
+#include "util/ascii.hpp"
 
 #include <asiocrawl/outputs/files.hpp>
 

@@ -3,7 +3,7 @@
 // it latencies and sets the frontier's delays from what it answers.
 #pragma once
 
-#include "frontier.hpp"
+#include "state/frontier.hpp"
 
 #include <asiocrawl/config.hpp>
 

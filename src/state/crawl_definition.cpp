@@ -1,6 +1,6 @@
 #include "state/crawl_definition.hpp"
 
-#include <asiocrawl/url.hpp>
+#include "url/url.hpp"
 
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>

@@ -1,16 +1,16 @@
 #include "state/crawl_state.hpp"
 
-#include "content_type.hpp"
-#include "decoder.hpp"
+#include "http/content_type.hpp"
+#include "http/decoder.hpp"
 #include "state/record_codec.hpp"
 
-#include <asiocrawl/backoff.hpp>
-#include <asiocrawl/charset.hpp>
+#include "html/charset.hpp"
+#include "html/links.hpp"
+#include "policy/backoff.hpp"
+#include "policy/redirect.hpp"
+#include "policy/sitemap.hpp"
+#include "url/url.hpp"
 #include <asiocrawl/error.hpp>
-#include <asiocrawl/links.hpp>
-#include <asiocrawl/redirect.hpp>
-#include <asiocrawl/sitemap.hpp>
-#include <asiocrawl/url.hpp>
 #include <asiocrawl/version.hpp>
 
 #include <boost/json/parse.hpp>

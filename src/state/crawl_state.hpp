@@ -3,19 +3,19 @@
 // it: its workers fetch what next() hands out and tell the state what came back.
 #pragma once
 
-#include "fetch_result.hpp"
-#include "frontier.hpp"
-#include "page_links.hpp"
+#include "html/page_links.hpp"
+#include "http/fetch_result.hpp"
 #include "state/autothrottle.hpp"
 #include "state/fingerprint_set.hpp"
+#include "state/frontier.hpp"
 #include "state/seed_lines.hpp"
 #include "state/state_batch.hpp"
 #include "state/work_item.hpp"
 
+#include "policy/robots.hpp"
+#include "policy/scope.hpp"
 #include <asiocrawl/config.hpp>
 #include <asiocrawl/report.hpp>
-#include <asiocrawl/robots.hpp>
-#include <asiocrawl/scope.hpp>
 #include <asiocrawl/sink.hpp>
 
 #include <boost/url/url.hpp>

@@ -2,7 +2,7 @@
 // (input_file). Kept apart from crawl_state.cpp, which several rooms edit.
 #include "state/crawl_state.hpp"
 
-#include <asiocrawl/url.hpp>
+#include "url/url.hpp"
 
 #include <algorithm>
 #include <utility>

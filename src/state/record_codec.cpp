@@ -2,8 +2,8 @@
 
 #include "state/varint.hpp"
 
+#include "html/links.hpp"
 #include <asiocrawl/error.hpp>
-#include <asiocrawl/links.hpp>
 
 #include <boost/asio/error.hpp>
 #include <boost/beast/http/error.hpp>

@@ -2,7 +2,7 @@
 // sans-io crawl_state and a state_store.
 #pragma once
 
-#include "frontier.hpp"
+#include "state/frontier.hpp"
 
 #include <chrono>
 #include <cstddef>

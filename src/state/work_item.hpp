@@ -1,7 +1,7 @@
 // One unit of a crawl's work, and its byte form in a durable state.
 #pragma once
 
-#include <asiocrawl/links.hpp>
+#include "html/links.hpp"
 
 #include <cstdint>
 #include <optional>

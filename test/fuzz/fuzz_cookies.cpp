@@ -1,8 +1,8 @@
 // Cookies and the other settings a server or a user hands the fetcher, on hostile input: Set-Cookie values,
 // cookies.txt text, header options, proxy URLs, no_proxy lists. Never crashes, and the jar's invariants hold:
 // its Cookie header holds no line break, it stays within its bounds, and its cookies.txt reads back the same.
-#include "cookie_jar.hpp"
-#include "fetch_settings.hpp"
+#include "http/cookie_jar.hpp"
+#include "http/fetch_settings.hpp"
 
 #include <cstdint>
 #include <cstdio>

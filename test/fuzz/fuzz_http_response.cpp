@@ -1,11 +1,11 @@
 // The response path the fetcher runs, without sockets: Beast's response parser with the fetcher's kind of
 // limits fed in fuzzed chunk sizes, interim responses skipped, then Content-Type parsing and link extraction
 // on the body. Checks that the limits hold whatever the bytes.
-#include "content_type.hpp"
+#include "http/content_type.hpp"
 
-#include <asiocrawl/links.hpp>
-#include <asiocrawl/redirect.hpp>
-#include <asiocrawl/url.hpp>
+#include "html/links.hpp"
+#include "policy/redirect.hpp"
+#include "url/url.hpp"
 
 #include <boost/asio/buffer.hpp>
 #include <boost/beast/http/field.hpp>

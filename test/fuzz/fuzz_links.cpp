@@ -1,10 +1,10 @@
 // Link extraction with gumbo (html.parser: gumbo) on arbitrary bytes: the markup guard, gumbo and our walk
 // never crash, and each reference is resolved the way the crawler does it. fuzz_links_differential fuzzes the
 // fast extractor against it.
-#include <asiocrawl/links.hpp>
-#include <asiocrawl/url.hpp>
+#include "html/links.hpp"
+#include "url/url.hpp"
 
-#include "markup_guard.hpp"
+#include "gumbo/markup_guard.hpp"
 
 #include <cstdint>
 #include <cstdlib>

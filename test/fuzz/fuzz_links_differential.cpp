@@ -2,9 +2,9 @@
 // base, in the same order, unless a deviation documented in docs/LINKS.md explains it. Also runs the fast
 // extractor with a small link cap and with page requisites, which must not crash and must keep a prefix of
 // the links.
-#include <asiocrawl/links.hpp>
+#include "html/links.hpp"
 
-#include "links_differential.hpp"
+#include "support/links_differential.hpp"
 
 #include <cstdint>
 #include <cstdio>

@@ -1,5 +1,5 @@
 // robots.txt parsing and matching on arbitrary bytes: never crashes, never hangs on wildcard patterns.
-#include <asiocrawl/robots.hpp>
+#include "policy/robots.hpp"
 
 #include <cstdint>
 #include <string_view>

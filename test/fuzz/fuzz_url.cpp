@@ -1,7 +1,7 @@
 // URL resolution and normalization on hostile references: never crashes, and what comes out is a fixed point
 // (normalizing a normalized URL changes nothing), http(s) only, and parses again as the same URL.
-#include <asiocrawl/scope.hpp>
-#include <asiocrawl/url.hpp>
+#include "policy/scope.hpp"
+#include "url/url.hpp"
 
 #include <boost/url/parse.hpp>
 

@@ -59,8 +59,9 @@ inline std::uint16_t free_loopback_port() {
     return ntohs(address.sin_port);
 }
 
-/// One RESP command over a blocking socket, for the test's own checks (the crawler uses src/redis).
-/// Returns the raw answer bytes read within `limit`; empty when nothing answered.
+/// One RESP command over a blocking socket, for the test's own checks (the crawler uses
+/// src/store/redis_client.cpp). Returns the raw answer bytes read within `limit`; empty when nothing
+/// answered.
 inline std::string redis_raw(std::uint16_t port, const std::string& resp,
                              std::chrono::milliseconds limit = std::chrono::milliseconds{1000}) {
     const int fd = ::socket(AF_INET, SOCK_STREAM, 0);

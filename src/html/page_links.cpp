@@ -1,0 +1,83 @@
+#include "html/page_links.hpp"
+
+#include "html/charset.hpp"
+#include "url/url.hpp"
+#include <asiocrawl/error.hpp>
+
+#include <optional>
+
+namespace asiocrawl::detail {
+
+link_options link_options_for(const crawler_config& config, std::string charset) {
+    link_options options;
+    options.max_links = config.traps.max_links_per_page;
+    options.parser = config.html.parser;
+    options.charset = std::move(charset);
+    options.requisites = config.requisites.enabled;
+    return options;
+}
+
+resolved_links resolve_links(boost::urls::url_view page, std::string body, const link_options& options) {
+    resolved_links out;
+    // The parser reads UTF-8: a page in another encoding is decoded first, as a browser decodes it before
+    // tokenizing (a UTF-8 byte order mark is dropped the same way).
+    const std::optional<std::string> decoded = decode_to_utf8(body, options.charset);
+    std::string_view html = decoded ? std::string_view(*decoded) : std::string_view(body);
+    if (html.starts_with("\xEF\xBB\xBF"))
+        html.remove_prefix(3);
+    extract_options extract;
+    extract.parser = options.parser;
+    extract.max_links = options.max_links;
+    extract.requisites = options.requisites;
+    page_links links = extract_links(html, extract);
+    if (options.requisites && options.parser == html_parser::gumbo) {
+        // gumbo's tree walk collects links only. The streaming extractor, which finds the links gumbo finds
+        // (the differential's promise), reads the same page for its requisites.
+        extract.parser = html_parser::fast;
+        links.requisites = extract_links(html, extract).requisites;
+    }
+    out.parser_gave_up = links.parser_gave_up;
+    out.over_page_cap = links.dropped_references;
+    if (options.max_links != 0 && links.references.size() > options.max_links) {
+        out.over_page_cap += links.references.size() - options.max_links;
+        links.references.resize(options.max_links);
+    }
+    const std::string_view encoding = options.charset;
+    boost::urls::url base{page};
+    if (links.base_href) {
+        if (auto resolved = normalize_reference(page, *links.base_href, encoding))
+            base = std::move(*resolved);
+    }
+    out.urls.reserve(links.references.size());
+    for (const auto& reference : links.references) {
+        auto link = normalize_reference(base, reference, encoding);
+        if (link)
+            out.urls.push_back(std::move(*link));
+        else if (link.error() == error::unsupported_scheme)
+            ++out.not_http;
+        else
+            ++out.invalid;
+    }
+    out.requisites.reserve(links.requisites.size());
+    for (const auto& requisite : links.requisites)
+        if (auto url = normalize_reference(base, requisite.url, encoding))
+            out.requisites.push_back({std::move(*url), requisite.kind});
+    out.body = std::move(body);
+    return out;
+}
+
+std::vector<resolved_requisite> resolve_css_references(boost::urls::url_view stylesheet, std::string_view css,
+                                                       std::string_view charset) {
+    const std::optional<std::string> decoded = decode_to_utf8(css, charset);
+    std::string_view text = decoded ? std::string_view(*decoded) : css;
+    if (text.starts_with("\xEF\xBB\xBF"))
+        text.remove_prefix(3);
+    std::vector<resolved_requisite> out;
+    for (const auto& reference : extract_css_references(text))
+        if (auto url = normalize_reference(stylesheet, reference.url))
+            out.push_back(
+                {std::move(*url), reference.import ? requisite_kind::stylesheet : requisite_kind::style});
+    return out;
+}
+
+} // namespace asiocrawl::detail

@@ -1,0 +1,413 @@
+#include "store/shared_store.hpp"
+
+#include "state/fingerprint_set.hpp"
+
+#include <asiocrawl/crawler.hpp>
+
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/json/parse.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
+
+namespace asiocrawl::detail {
+
+namespace asio = boost::asio;
+
+namespace {
+
+// Every script takes the key prefix as ARGV[1] and builds its keys from it: one crawl's keys, one Redis (a
+// Cluster keeps them in one slot through the {crawl id} hash tag). Time is Redis's own (TIME), so that the
+// instances' clocks need not agree. Scripts replicate their effects (Redis 7's default), which TIME needs.
+
+// ARGV: prefix, instance, n_delays, n_delays x (host, delay_ms), n_new, n_new x (bucket, fingerprint, host,
+// item), n_retry, n_retry x (id, item), n_finished, n_finished x id, counters JSON ('' when unchanged).
+constexpr const char* commit_script = R"lua(
+local p, me = ARGV[1], ARGV[2]
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local i = 3
+local n = tonumber(ARGV[i]); i = i + 1
+-- A host's delay (robots.txt's Crawl-delay), first: no URL queued below is leased on the old one. The fetch
+-- that waited for robots.txt starts about now, under a lease taken before the delay was known, so the next
+-- start of the host waits a whole delay from now.
+for _ = 1, n do
+  local host, delay = ARGV[i], tonumber(ARGV[i + 1])
+  i = i + 2
+  redis.call('HSET', p .. 'delay', host, delay)
+  if now + delay > tonumber(redis.call('HGET', p .. 'next', host) or '0') then
+    redis.call('HSET', p .. 'next', host, now + delay)
+    redis.call('ZADD', p .. 'ready', 'XX', 'GT', now + delay, host)
+  end
+end
+n = tonumber(ARGV[i]); i = i + 1
+local added = 0
+for _ = 1, n do
+  local bucket, fp, host, item = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
+  i = i + 4
+  if redis.call('SADD', p .. 's:' .. bucket, fp) == 1 then
+    local id = redis.call('INCR', p .. 'nextid')
+    redis.call('HSET', p .. 'items', id, item)
+    redis.call('HSET', p .. 'hostof', id, host)
+    redis.call('RPUSH', p .. 'q:' .. host, id)
+    redis.call('ZADD', p .. 'ready', 'NX', tonumber(redis.call('HGET', p .. 'next', host) or '0'), host)
+    redis.call('INCR', p .. 'unfinished')
+    added = added + 1
+  end
+end
+n = tonumber(ARGV[i]); i = i + 1
+for _ = 1, n do
+  local id, item = ARGV[i], ARGV[i + 1]
+  i = i + 2
+  if redis.call('HGET', p .. 'owner', id) == me then
+    redis.call('HSET', p .. 'items', id, item)
+  end
+end
+n = tonumber(ARGV[i]); i = i + 1
+local finished = 0
+for _ = 1, n do
+  local id = ARGV[i]
+  i = i + 1
+  -- Only the lease holder finishes a URL: a lease that expired went to another instance, which finishes it.
+  if redis.call('HGET', p .. 'owner', id) == me then
+    local host = redis.call('HGET', p .. 'hostof', id)
+    redis.call('ZREM', p .. 'leases', id)
+    redis.call('HDEL', p .. 'owner', id)
+    redis.call('HDEL', p .. 'items', id)
+    redis.call('HDEL', p .. 'hostof', id)
+    redis.call('HINCRBY', p .. 'inflight', host, -1)
+    redis.call('DECR', p .. 'unfinished')
+    if redis.call('LLEN', p .. 'q:' .. host) > 0 then
+      redis.call('ZADD', p .. 'ready', 'LT', tonumber(redis.call('HGET', p .. 'next', host) or '0'), host)
+    end
+    finished = finished + 1
+  end
+end
+if ARGV[i] ~= '' then
+  redis.call('HSET', p .. 'counters', me, ARGV[i])
+end
+return {added, finished}
+)lua";
+
+// ARGV: prefix, instance, max, lease_ms, max_per_host, default_delay_ms, max_delayed.
+// Returns {ids/hosts/items flattened, unfinished, wait_ms}.
+constexpr const char* lease_script = R"lua(
+local p, me = ARGV[1], ARGV[2]
+local max, lease_ms, cap, default_delay = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+local max_delayed = tonumber(ARGV[7])
+local taken_delayed = 0
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+-- Leases whose holder stopped renewing them (killed): back to the head of their host's line.
+for _, id in ipairs(redis.call('ZRANGEBYSCORE', p .. 'leases', '-inf', now, 'LIMIT', 0, 256)) do
+  local host = redis.call('HGET', p .. 'hostof', id)
+  redis.call('ZREM', p .. 'leases', id)
+  redis.call('HDEL', p .. 'owner', id)
+  redis.call('HINCRBY', p .. 'inflight', host, -1)
+  redis.call('LPUSH', p .. 'q:' .. host, id)
+  redis.call('ZADD', p .. 'ready', 'LT', tonumber(redis.call('HGET', p .. 'next', host) or '0'), host)
+end
+local out = {}
+local taken = 0
+for _, host in ipairs(redis.call('ZRANGEBYSCORE', p .. 'ready', '-inf', now, 'LIMIT', 0, 256)) do
+  if taken >= max then break end
+  while taken < max do
+    if tonumber(redis.call('HGET', p .. 'inflight', host) or '0') >= cap then
+      -- Full: a finish puts it back (ZADD LT); until then it is not looked at again.
+      redis.call('ZADD', p .. 'ready', now + 3600000, host)
+      break
+    end
+    local delay = tonumber(redis.call('HGET', p .. 'delay', host) or default_delay)
+    -- The delay runs from the lease: a host with one is leased only to a worker idle now, which starts
+    -- the fetch at once (a URL queued behind busy workers would start late, too close to the next lease).
+    if delay > 0 and taken_delayed >= max_delayed then break end
+    local id = redis.call('LPOP', p .. 'q:' .. host)
+    if not id then
+      redis.call('ZREM', p .. 'ready', host)
+      break
+    end
+    if delay > 0 then taken_delayed = taken_delayed + 1 end
+    redis.call('HSET', p .. 'next', host, now + delay)
+    redis.call('HINCRBY', p .. 'inflight', host, 1)
+    redis.call('ZADD', p .. 'leases', now + lease_ms, id)
+    redis.call('HSET', p .. 'owner', id, me)
+    out[#out + 1] = id
+    out[#out + 1] = redis.call('HGET', p .. 'items', id)
+    taken = taken + 1
+    if delay > 0 then
+      redis.call('ZADD', p .. 'ready', now + delay, host)
+      break
+    end
+  end
+end
+local wait = -1
+local first = redis.call('ZRANGE', p .. 'ready', 0, 0, 'WITHSCORES')
+if first[2] then
+  wait = math.max(0, tonumber(first[2]) - now)
+end
+local lease_first = redis.call('ZRANGE', p .. 'leases', 0, 0, 'WITHSCORES')
+if lease_first[2] then
+  local until_expiry = math.max(0, tonumber(lease_first[2]) - now)
+  if wait < 0 or until_expiry < wait then wait = until_expiry end
+end
+return {out, tonumber(redis.call('GET', p .. 'unfinished') or '0'), wait}
+)lua";
+
+// ARGV: prefix, instance, lease_ms, ids...
+constexpr const char* renew_script = R"lua(
+local p, me, lease_ms = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local renewed = 0
+for i = 4, #ARGV do
+  if redis.call('HGET', p .. 'owner', ARGV[i]) == me then
+    redis.call('ZADD', p .. 'leases', 'XX', now + lease_ms, ARGV[i])
+    renewed = renewed + 1
+  end
+end
+return renewed
+)lua";
+
+std::string hex64(std::uint64_t v) {
+    char buffer[17];
+    std::snprintf(buffer, sizeof buffer, "%016llx", static_cast<unsigned long long>(v));
+    return buffer;
+}
+
+} // namespace
+
+/// A script runs through Redis's script cache: its text travels once (SCRIPT LOAD), then only its SHA-1
+/// (EVALSHA); the text again when Redis forgot it (NOSCRIPT: a restart).
+asio::awaitable<redis::reply> shared_store::script::run(redis::client& client,
+                                                        std::vector<std::string> args) {
+    for (int attempt = 0;; ++attempt) {
+        if (sha.empty()) {
+            redis::command load{"SCRIPT", "LOAD", text};
+            const auto loaded = co_await client.call(std::move(load));
+            sha = loaded.str;
+        }
+        std::vector<redis::command> eval{{"EVALSHA", sha, "0"}};
+        eval.front().insert(eval.front().end(), args.begin(), args.end());
+        auto answers = co_await client.execute(std::move(eval));
+        auto& answer = answers.front();
+        if (answer.is_error() && answer.str.starts_with("NOSCRIPT") && attempt == 0) {
+            sha.clear();
+            continue;
+        }
+        redis::checked(answer);
+        co_return std::move(answer);
+    }
+}
+
+std::string default_crawl_id(const std::string& definition) {
+    return hex64(url_fingerprint(definition, 0x6173696f63726177ull)); // "asiocraw"
+}
+
+shared_store::shared_store(redis::client& client, settings s)
+    : client_(client)
+    , settings_(std::move(s))
+    , prefix_("asiocrawl:{" + settings_.crawl_id + "}:")
+    , commit_{commit_script, {}}
+    , lease_{lease_script, {}}
+    , renew_{renew_script, {}} {}
+
+asio::awaitable<std::uint64_t> shared_store::join(std::uint64_t fresh_seed, std::string definition) {
+    std::vector<redis::command> commands{{"HSETNX", prefix_ + "meta", "seed", std::to_string(fresh_seed)},
+                                         {"HSETNX", prefix_ + "meta", "definition", definition},
+                                         {"HGET", prefix_ + "meta", "seed"},
+                                         {"HGET", prefix_ + "meta", "definition"}};
+    auto answers = co_await client_.execute(std::move(commands));
+    for (const auto& a : answers)
+        redis::checked(a);
+    if (answers[3].str != definition)
+        throw state_error("the shared crawl \"" + settings_.crawl_id +
+                          "\" in Redis was started with another definition (use another --crawl-id)");
+    co_return std::stoull(answers[2].str);
+}
+
+asio::awaitable<void> shared_store::commit(const state_batch& batch) {
+    for (const auto& [id, name] : batch.new_hosts) {
+        if (host_names_.size() <= id)
+            host_names_.resize(id + 1);
+        host_names_[id] = name;
+    }
+    std::vector<std::string> args{prefix_, settings_.instance, std::to_string(batch.host_delays.size())};
+    for (const auto& [host, delay] : batch.host_delays) {
+        args.push_back(host);
+        args.push_back(std::to_string(delay.count()));
+    }
+    std::vector<std::string> retries;
+    std::size_t retry_count = 0;
+    std::size_t new_count = 0;
+    const auto new_count_at = args.size();
+    args.emplace_back(); // n_new, filled below
+    std::size_t fingerprint = 0;
+    for (const auto& w : batch.waiting) {
+        if (w.seq != 0) {
+            retries.push_back(std::to_string(w.seq));
+            retries.push_back(w.item);
+            ++retry_count;
+            continue;
+        }
+        if (fingerprint >= batch.fingerprints.size())
+            throw std::logic_error("shared crawl: a batch has more new URLs than fingerprints");
+        const auto fp = batch.fingerprints[fingerprint++];
+        // Small sets of integers are intsets in Redis: 8 bytes a fingerprint (docs/DEPLOY.md measures it).
+        args.push_back(std::to_string(fp >> 52));
+        args.push_back(std::to_string(static_cast<std::int64_t>(fp)));
+        args.push_back(host_names_.at(w.host));
+        args.push_back(w.item);
+        ++new_count;
+    }
+    args[new_count_at] = std::to_string(new_count);
+    args.push_back(std::to_string(retry_count));
+    args.insert(args.end(), std::make_move_iterator(retries.begin()), std::make_move_iterator(retries.end()));
+    args.push_back(std::to_string(batch.finished.size()));
+    for (const auto& [host, id] : batch.finished)
+        args.push_back(std::to_string(id));
+    args.push_back(batch.counters);
+    co_await commit_.run(client_, std::move(args));
+}
+
+asio::awaitable<shared_store::lease_answer> shared_store::lease(std::size_t max, std::size_t max_delayed) {
+    std::vector<std::string> args{prefix_,
+                                  settings_.instance,
+                                  std::to_string(max),
+                                  std::to_string(settings_.lease.count()),
+                                  std::to_string(settings_.max_per_host),
+                                  std::to_string(settings_.delay.count()),
+                                  std::to_string(std::min(max, max_delayed))};
+    auto r = co_await lease_.run(client_, std::move(args));
+    lease_answer out;
+    if (r.elements.size() != 3)
+        throw std::runtime_error("shared crawl: the lease script answered something unexpected");
+    const auto& flat = r.elements[0].elements;
+    for (std::size_t i = 0; i + 1 < flat.size(); i += 2) {
+        auto item = decode_work_item(flat[i + 1].str);
+        if (!item)
+            throw state_error("shared crawl: a leased URL does not decode (Redis holds something else)");
+        out.items.push_back({std::stoull(flat[i].str), std::move(*item)});
+    }
+    out.unfinished = r.elements[1].integer;
+    out.wait_ms = r.elements[2].integer;
+    co_return out;
+}
+
+asio::awaitable<void> shared_store::renew(const std::vector<std::uint64_t>& ids) {
+    co_await renew_for(ids, settings_.lease);
+}
+
+asio::awaitable<void> shared_store::give_back(const std::vector<std::uint64_t>& ids) {
+    // A lease that ends now: the next lease call of any instance puts these URLs back at the head of their
+    // host's line, as it does a killed instance's, only without the wait.
+    co_await renew_for(ids, std::chrono::milliseconds(0));
+}
+
+asio::awaitable<void> shared_store::renew_for(const std::vector<std::uint64_t>& ids,
+                                              std::chrono::milliseconds lease) {
+    if (ids.empty())
+        co_return;
+    std::vector<std::string> args{prefix_, settings_.instance, std::to_string(lease.count())};
+    for (const auto id : ids)
+        args.push_back(std::to_string(id));
+    co_await renew_.run(client_, std::move(args));
+}
+
+namespace {
+
+std::int64_t unix_ms_now() {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+} // namespace
+
+asio::awaitable<std::optional<shared_store::robots_answer>>
+shared_store::cached_robots(const std::string& url, std::chrono::milliseconds max_age) {
+    redis::command get{"HGET", prefix_ + "robots", url};
+    const auto answer = co_await client_.call(std::move(get));
+    if (answer.type != redis::reply::kind::string)
+        co_return std::nullopt;
+    // "fetched_at_ms\n" "status\n" "0\n" or "1" location "\n", then the body. The age is the fetching
+    // instance's clock against this one's: clocks a few seconds apart make no difference to a day.
+    const auto stamp_end = answer.str.find('\n');
+    if (stamp_end == std::string::npos)
+        co_return std::nullopt;
+    const auto fetched_at = std::strtoll(answer.str.substr(0, stamp_end).c_str(), nullptr, 10);
+    if (unix_ms_now() - fetched_at > max_age.count())
+        co_return std::nullopt; // fetched again by whoever claims it
+    const std::string_view bytes = std::string_view(answer.str).substr(stamp_end + 1);
+    const auto first = bytes.find('\n');
+    const auto second = first == std::string::npos ? first : bytes.find('\n', first + 1);
+    if (second == std::string::npos || second == first + 1)
+        co_return std::nullopt;
+    robots_answer out;
+    out.status = std::atoi(std::string(bytes.substr(0, first)).c_str());
+    if (bytes[first + 1] == '1')
+        out.location = std::string(bytes.substr(first + 2, second - first - 2));
+    out.body = std::string(bytes.substr(second + 1));
+    co_return out;
+}
+
+asio::awaitable<bool> shared_store::claim_robots(const std::string& url) {
+    redis::command set{"SET", prefix_ + "robots-fetch:" + url,        settings_.instance, "NX",
+                       "PX",  std::to_string(settings_.lease.count())};
+    const auto answer = co_await client_.call(std::move(set));
+    co_return answer.type == redis::reply::kind::status;
+}
+
+asio::awaitable<void> shared_store::store_robots(const std::string& url, const robots_answer& answer) {
+    std::string bytes = std::to_string(unix_ms_now()) + "\n" + std::to_string(answer.status) + "\n";
+    bytes += answer.location ? "1" + *answer.location : std::string("0");
+    bytes += "\n" + answer.body;
+    redis::command set{"HSET", prefix_ + "robots", url, std::move(bytes)};
+    co_await client_.call(std::move(set));
+}
+
+report combined_report(const std::map<std::string, std::string>& counters_by_instance,
+                       std::vector<std::string>* skipped) {
+    report out;
+    bool first = true;
+    for (const auto& [instance, json] : counters_by_instance) {
+        try {
+            const auto doc = boost::json::parse(json).as_object();
+            for (const auto& [name, value] : doc.at("stats").as_object())
+                out.stats[std::string(name)] += value.to_number<std::uint64_t>();
+            out.done += doc.at("done").to_number<std::size_t>();
+            out.runs += doc.at("runs").to_number<std::size_t>();
+            const auto started = std::chrono::system_clock::time_point(
+                std::chrono::microseconds(doc.at("started_at_us").to_number<std::int64_t>()));
+            const auto elapsed = std::chrono::microseconds(doc.at("elapsed_us").to_number<std::int64_t>());
+            if (first || started < out.started_at)
+                out.started_at = started;
+            out.elapsed = std::max<std::chrono::steady_clock::duration>(out.elapsed, elapsed);
+            first = false;
+        } catch (const std::exception&) {
+            if (skipped)
+                skipped->push_back(instance);
+        }
+    }
+    return out;
+}
+
+asio::awaitable<shared_store::status> shared_store::read_status() {
+    std::vector<redis::command> commands{{"GET", prefix_ + "unfinished"},
+                                         {"ZCARD", prefix_ + "leases"},
+                                         {"GET", prefix_ + "nextid"},
+                                         {"HGETALL", prefix_ + "counters"}};
+    auto answers = co_await client_.execute(std::move(commands));
+    for (const auto& a : answers)
+        redis::checked(a);
+    status s;
+    s.unfinished = answers[0].str.empty() ? 0 : std::stoll(answers[0].str);
+    s.leased = answers[1].integer;
+    s.admitted = answers[2].str.empty() ? 0 : std::stoll(answers[2].str);
+    const auto& pairs = answers[3].elements;
+    for (std::size_t i = 0; i + 1 < pairs.size(); i += 2)
+        s.counters[pairs[i].str] = pairs[i + 1].str;
+    co_return s;
+}
+
+} // namespace asiocrawl::detail

@@ -1,0 +1,135 @@
+// A crawl shared by many asiocrawl processes through one Redis (docs/DEPLOY.md): the seen set, the per-host
+// frontier, leases, politeness slots and the unfinished-task counter live there, and every change is one
+// Lua script, so that the crawl is consistent whatever instance dies at whatever moment.
+//
+// Keys, all under "asiocrawl:{CRAWL_ID}:" (the braces keep them in one Redis Cluster slot):
+//   meta         hash   seed, definition
+//   s:B          set    seen fingerprints whose top 12 bits are B, as integers (an intset: 8 bytes each)
+//   nextid       string the last id given to an admitted URL
+//   items        hash   id -> encode(work_item): URLs waiting or leased
+//   hostof       hash   id -> host
+//   q:HOST       list   ids waiting for HOST, in order
+//   ready        zset   HOST -> when (ms, Redis's clock) it may start its next fetch; hosts with a line
+//   next         hash   HOST -> when it may start its next fetch (the politeness delay, crawl-wide)
+//   delay        hash   HOST -> its delay (ms), when robots.txt's Crawl-delay set one
+//   inflight     hash   HOST -> URLs of HOST leased now (politeness.max_per_host, crawl-wide)
+//   leases       zset   id -> deadline (ms)
+//   owner        hash   id -> the instance holding its lease
+//   unfinished   string URLs admitted and not finished: the crawl is over when it reaches 0
+//   counters     hash   instance -> its report counters (JSON), for the combined report
+//   robots       hash   robots.txt URL -> when it was fetched and its answer (status, Location, body):
+//                       fetched once per crawl and per robots_cache_lifetime
+//   robots-fetch:URL    string: the instance fetching that robots.txt now (expires)
+#pragma once
+
+#include "state/state_batch.hpp"
+#include "state/work_item.hpp"
+#include "store/redis_client.hpp"
+
+#include <asiocrawl/report.hpp>
+
+#include <boost/asio/awaitable.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace asiocrawl::detail {
+
+class shared_store {
+public:
+    struct settings {
+        std::string crawl_id;
+        std::string instance;
+        std::chrono::milliseconds lease{30000};
+        std::size_t max_per_host = 1;
+        std::chrono::milliseconds delay{0};
+    };
+
+    shared_store(redis::client& client, settings s);
+
+    /// Joins the crawl: the first instance writes the seed and definition, the others read them back.
+    /// Returns the crawl's seed; throws state_error when the crawl under this id has another definition.
+    boost::asio::awaitable<std::uint64_t> join(std::uint64_t fresh_seed, std::string definition);
+
+    /// Commits a crawl_state batch in one script: new URLs are tested against the seen set and queued,
+    /// finished leased URLs are removed (their host slot given back), retries keep their attempt count.
+    /// Safe to repeat after a lost connection: a second run of the same batch changes nothing.
+    boost::asio::awaitable<void> commit(const state_batch& batch);
+
+    struct leased {
+        std::uint64_t id;
+        work_item item;
+    };
+    struct lease_answer {
+        std::vector<leased> items;
+        std::int64_t unfinished = 0; ///< crawl-wide, after this lease
+        /// When a host of the crawl may next start a fetch, if none could now (ms from now); -1 unknown.
+        std::int64_t wait_ms = -1;
+    };
+    /// Leases up to `max` URLs whose host may start a fetch now (crawl-wide cap and delay), of which at most
+    /// `max_delayed` of hosts with a delay (the workers idle now: a delay runs from the lease, so such a URL
+    /// must start at once), and first hands expired leases of any instance back to their host's line.
+    boost::asio::awaitable<lease_answer> lease(std::size_t max, std::size_t max_delayed);
+    /// Extends the leases this instance holds.
+    boost::asio::awaitable<void> renew(const std::vector<std::uint64_t>& ids);
+    /// Ends the leases this instance holds now (a graceful stop): other instances take the URLs at once.
+    boost::asio::awaitable<void> give_back(const std::vector<std::uint64_t>& ids);
+
+    /// A robots.txt answer as the crawl keeps it for every instance.
+    struct robots_answer {
+        int status = 0;
+        std::optional<std::string> location;
+        std::string body;
+    };
+    /// The answer another instance fetched, if any younger than `max_age`.
+    boost::asio::awaitable<std::optional<robots_answer>> cached_robots(const std::string& url,
+                                                                       std::chrono::milliseconds max_age);
+    /// True when this instance is the one to fetch `url` now (the others wait for its answer, at most a
+    /// lease).
+    boost::asio::awaitable<bool> claim_robots(const std::string& url);
+    boost::asio::awaitable<void> store_robots(const std::string& url, const robots_answer& answer);
+
+    struct status {
+        std::int64_t unfinished = 0;
+        std::int64_t leased = 0;
+        std::int64_t admitted = 0;
+        std::map<std::string, std::string> counters; ///< instance -> counters JSON
+    };
+    boost::asio::awaitable<status> read_status();
+
+    /// The crawl's key prefix.
+    const std::string& prefix() const noexcept { return prefix_; }
+
+private:
+    boost::asio::awaitable<void> renew_for(const std::vector<std::uint64_t>& ids,
+                                           std::chrono::milliseconds lease);
+
+    redis::client& client_;
+    settings settings_;
+    std::string prefix_;
+    std::vector<std::string> host_names_; // crawl_state's host numbers -> names, from the batches
+    struct script {
+        const char* text;
+        std::string sha;
+        boost::asio::awaitable<redis::reply> run(redis::client& client, std::vector<std::string> args);
+    };
+    script commit_;
+    script lease_;
+    script renew_;
+};
+
+/// The combined report of a shared crawl from every instance's counters (crawl_state's counters JSON, as
+/// the instances commit them): counters and done summed, started at the earliest start, elapsed the
+/// longest, runs counted over every instance. A counters document that does not parse is skipped and
+/// named in `skipped`.
+report combined_report(const std::map<std::string, std::string>& counters_by_instance,
+                       std::vector<std::string>* skipped = nullptr);
+
+/// The default crawl id: a short hash of the crawl definition.
+std::string default_crawl_id(const std::string& definition);
+
+} // namespace asiocrawl::detail

@@ -1,0 +1,768 @@
+#include <asiocrawl/outputs/warc.hpp>
+
+#include <asiocrawl/error.hpp>
+
+#include "http/fetcher.hpp"
+#include "support/loopback.hpp"
+#include "support/raw_server.hpp"
+#include "support/temp_dir.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/json/serialize.hpp>
+#include <boost/url/parse.hpp>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <zlib.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <regex>
+#include <sstream>
+
+namespace {
+
+namespace asio = boost::asio;
+namespace fs = std::filesystem;
+using namespace asiocrawl;
+using namespace asiocrawl::outputs;
+using namespace std::chrono_literals;
+
+// ---- sans-io ----
+
+struct base32_case {
+    const char* input;
+    const char* output;
+};
+
+class Base32 : public testing::TestWithParam<base32_case> {};
+
+TEST_P(Base32, MatchesRfc4648TestVectors) {
+    EXPECT_EQ(base32_encode(GetParam().input), GetParam().output);
+}
+
+// RFC 4648 section 10.
+INSTANTIATE_TEST_SUITE_P(Rfc4648, Base32,
+                         testing::Values(base32_case{"", ""}, base32_case{"f", "MY======"},
+                                         base32_case{"fo", "MZXQ===="}, base32_case{"foo", "MZXW6==="},
+                                         base32_case{"foob", "MZXW6YQ="}, base32_case{"fooba", "MZXW6YTB"},
+                                         base32_case{"foobar", "MZXW6YTBOI======"}));
+
+TEST(WarcDigest, Sha1InBase32) {
+    // SHA-1("") = da39a3ee5e6b4b0d3255bfef95601890afd80709, the digest every empty WARC payload carries.
+    EXPECT_EQ(warc_sha1_digest(""), "sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ");
+    // SHA-1("abc") = a9993e364706816aba3e25717850c26c9cd0d89d
+    EXPECT_EQ(warc_sha1_digest("abc"), "sha1:VGMT4NSHA2AWVOR6EVYXQUGCNSONBWE5");
+}
+
+TEST(WarcDate, UtcWithMicroseconds) {
+    const auto when = std::chrono::system_clock::time_point{1'700'000'000s + 123'456us};
+    EXPECT_EQ(warc_date(when), "2023-11-14T22:13:20.123456Z");
+    EXPECT_EQ(warc_date(std::chrono::system_clock::time_point{1'700'000'000s}),
+              "2023-11-14T22:13:20.000000Z");
+}
+
+TEST(WarcRecordId, RandomVersion4Uuids) {
+    const std::regex shape{"<urn:uuid:[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}>"};
+    std::set<std::string> seen;
+    for (int i = 0; i < 100; ++i) {
+        const std::string id = warc_record_id();
+        EXPECT_TRUE(std::regex_match(id, shape)) << id;
+        seen.insert(id);
+    }
+    EXPECT_EQ(seen.size(), 100u);
+}
+
+struct payload_case {
+    const char* name;
+    std::string response;
+    std::string payload;
+};
+
+class HttpPayload : public testing::TestWithParam<payload_case> {};
+
+TEST_P(HttpPayload, RemovesTheTransferCodingOnly) {
+    const std::string& response = GetParam().response;
+    const std::size_t head = response.find("\r\n\r\n") + 4;
+    EXPECT_EQ(http_payload(response, head), GetParam().payload);
+}
+
+const std::string gzip_hello = gzip_member("hello");
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, HttpPayload,
+    testing::Values(
+        payload_case{"content_length", "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello", "hello"},
+        payload_case{"no_body", "HTTP/1.1 204 No Content\r\n\r\n", ""},
+        payload_case{"chunked",
+                     "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n1\r\n!\r\n0\r\n\r\n",
+                     "hello!"},
+        payload_case{
+            "chunked_with_extension_and_trailer",
+            "HTTP/1.1 200 OK\r\ntransfer-encoding:  Chunked \r\n\r\n5;name=v\r\nhello\r\n0\r\nX: y\r\n\r\n",
+            "hello"},
+        payload_case{"chunked_hex_sizes",
+                     "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nA\r\n0123456789\r\n0\r\n\r\n",
+                     "0123456789"},
+        payload_case{"chunked_last_of_several_codings",
+                     "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n",
+                     "abc"},
+        payload_case{"chunked_not_last_is_not_chunked",
+                     "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, gzip\r\n\r\n3\r\nabc", "3\r\nabc"},
+        payload_case{"truncated_chunk_keeps_what_arrived",
+                     "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\nA\r\n01234",
+                     "hello01234"},
+        payload_case{"content_coding_is_kept",
+                     "HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 25\r\n\r\n" + gzip_hello,
+                     gzip_hello},
+        payload_case{"te_name_in_a_value_is_not_a_field",
+                     "HTTP/1.1 200 OK\r\nX-Note: Transfer-Encoding: chunked\r\n\r\n1\r\nz", "1\r\nz"}),
+    [](const testing::TestParamInfo<payload_case>& info) { return info.param.name; });
+
+TEST(WarcRecordBytes, ExactLayout) {
+    EXPECT_EQ(warc_record_bytes({{"WARC-Type", "request"}, {"WARC-Record-ID", "<urn:uuid:x>"}},
+                                "GET / HTTP/1.1\r\n\r\n"),
+              "WARC/1.1\r\nWARC-Type: request\r\nWARC-Record-ID: <urn:uuid:x>\r\nContent-Length: 18\r\n\r\n"
+              "GET / HTTP/1.1\r\n\r\n\r\n\r\n");
+}
+
+// Inflates every gzip member in turn, as a WARC reader does.
+std::string gunzip_all(std::string_view data, int* members = nullptr) {
+    std::string out;
+    int count = 0;
+    while (!data.empty()) {
+        z_stream stream{};
+        EXPECT_EQ(inflateInit2(&stream, 15 + 16), Z_OK);
+        stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
+        stream.avail_in = static_cast<uInt>(data.size());
+        char buffer[4096];
+        int result = Z_OK;
+        while (result == Z_OK) {
+            stream.next_out = reinterpret_cast<Bytef*>(buffer);
+            stream.avail_out = sizeof buffer;
+            result = inflate(&stream, Z_NO_FLUSH);
+            out.append(buffer, sizeof buffer - stream.avail_out);
+        }
+        EXPECT_EQ(result, Z_STREAM_END);
+        data.remove_prefix(stream.total_in);
+        inflateEnd(&stream);
+        ++count;
+        if (result != Z_STREAM_END)
+            break;
+    }
+    if (members)
+        *members = count;
+    return out;
+}
+
+TEST(GzipMember, MembersConcatenateIntoOneStream) {
+    const std::string big(100'000, 'x');
+    int members = 0;
+    EXPECT_EQ(gunzip_all(gzip_member("first ") + gzip_member(big) + gzip_member(""), &members),
+              "first " + big);
+    EXPECT_EQ(members, 3);
+}
+
+struct name_case {
+    const char* pattern;
+    std::size_t serial;
+    const char* name;
+};
+
+class WarcFileName : public testing::TestWithParam<name_case> {};
+
+TEST_P(WarcFileName, Rotation) {
+    EXPECT_EQ(warc_file_name(GetParam().pattern, GetParam().serial), GetParam().name);
+}
+
+INSTANTIATE_TEST_SUITE_P(Patterns, WarcFileName,
+                         testing::Values(name_case{"crawl-{serial}.warc.gz", 0, "crawl-00000.warc.gz"},
+                                         name_case{"crawl-{serial}.warc.gz", 12, "crawl-00012.warc.gz"},
+                                         name_case{"out/crawl.warc.gz", 0, "out/crawl.warc.gz"},
+                                         name_case{"out/crawl.warc.gz", 1, "out/crawl-00001.warc.gz"},
+                                         name_case{"crawl.warc", 2, "crawl-00002.warc"},
+                                         name_case{"dump.gz", 1, "dump-00001.gz"},
+                                         name_case{"archive", 3, "archive-00003"},
+                                         name_case{"dir.v2/archive", 1, "dir.v2/archive-00001"},
+                                         name_case{"./.warc", 1, "./.warc-00001"}));
+
+// ---- the writer, fed with exchanges captured from real loopback servers ----
+
+struct captured {
+    std::string url;
+    std::string request;
+    std::string response;
+    std::size_t head_bytes = 0;
+    std::string remote_ip;
+    std::chrono::system_clock::time_point started;
+    boost::system::error_code error;
+};
+
+// Sends a GET with Connection: close and reads to EOF: the exact bytes of both directions.
+asio::awaitable<captured> fetch_raw(unsigned short port, std::string path) {
+    constexpr auto tuple = asio::as_tuple(asio::use_awaitable);
+    captured c;
+    c.url = "http://127.0.0.1:" + std::to_string(port) + path;
+    c.request = "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port) +
+                "\r\nUser-Agent: warc-test\r\nAccept-Encoding: gzip\r\nConnection: close\r\n\r\n";
+    c.started = std::chrono::system_clock::now();
+    asio::ip::tcp::socket socket{co_await asio::this_coro::executor};
+    co_await socket.async_connect({asio::ip::make_address("127.0.0.1"), port}, asio::use_awaitable);
+    c.remote_ip = socket.remote_endpoint().address().to_string();
+    co_await asio::async_write(socket, asio::buffer(c.request), asio::use_awaitable);
+    // EOF ends the read; a reset after a truncated reply is fine too: the bytes are what was served.
+    auto [ec, n] = co_await asio::async_read(socket, asio::dynamic_buffer(c.response), tuple);
+    c.error = ec;
+    c.head_bytes = c.response.find("\r\n\r\n") + 4;
+    co_return c;
+}
+
+http_exchange as_exchange(const captured& c, bool complete,
+                          http_exchange::purpose kind = http_exchange::purpose::page) {
+    http_exchange x;
+    x.kind = kind;
+    x.url = c.url;
+    x.remote_ip = c.remote_ip;
+    x.started = c.started;
+    x.request = c.request;
+    x.response = c.response;
+    x.response_head_bytes = c.head_bytes;
+    x.complete = complete;
+    if (!complete)
+        x.error = boost::beast::http::error::partial_message;
+    return x;
+}
+
+struct expectation {
+    std::string url;
+    std::string payload;
+    std::string type;
+    bool truncated = false;
+};
+
+std::string base64(std::string_view bytes) {
+    static constexpr char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    std::string out;
+    std::size_t i = 0;
+    for (; i + 2 < bytes.size(); i += 3) {
+        const unsigned v = (static_cast<unsigned char>(bytes[i]) << 16) |
+                           (static_cast<unsigned char>(bytes[i + 1]) << 8) |
+                           static_cast<unsigned char>(bytes[i + 2]);
+        out += {alphabet[v >> 18], alphabet[(v >> 12) & 63], alphabet[(v >> 6) & 63], alphabet[v & 63]};
+    }
+    if (i + 1 == bytes.size()) {
+        const unsigned v = static_cast<unsigned char>(bytes[i]) << 16;
+        out += {alphabet[v >> 18], alphabet[(v >> 12) & 63], '=', '='};
+    } else if (i + 2 == bytes.size()) {
+        const unsigned v =
+            (static_cast<unsigned char>(bytes[i]) << 16) | (static_cast<unsigned char>(bytes[i + 1]) << 8);
+        out += {alphabet[v >> 18], alphabet[(v >> 12) & 63], alphabet[(v >> 6) & 63], '='};
+    }
+    return out;
+}
+
+void write_expectations(const fs::path& file, const std::vector<expectation>& wanted) {
+    boost::json::array exchanges;
+    for (const auto& w : wanted) {
+        exchanges.push_back(boost::json::object{{"url", w.url},
+                                                {"payload_base64", base64(w.payload)},
+                                                {"type", w.type},
+                                                {"truncated", w.truncated}});
+    }
+    std::ofstream out{file};
+    out << boost::json::serialize(boost::json::object{{"exchanges", exchanges}});
+}
+
+std::string slurp(const fs::path& file) {
+    std::ifstream in{file, std::ios::binary};
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+std::size_t count_of(std::string_view text, std::string_view needle) {
+    std::size_t n = 0;
+    for (std::size_t at = text.find(needle); at != std::string_view::npos; at = text.find(needle, at + 1))
+        ++n;
+    return n;
+}
+
+// Runs warcio.js (test/warc/check.mjs) over `files`. Skips the test when node or the npm packages are
+// missing.
+struct node_result {
+    int status = -1;
+    std::string output;
+};
+
+node_result run_warcio_check(const fs::path& expectations, const std::vector<std::string>& files) {
+    std::string command = std::string("cd '") + ASIOCRAWL_WARC_CHECK_DIR + "' && '" + ASIOCRAWL_NODE_PROGRAM +
+                          "' check.mjs '" + expectations.string() + "'";
+    for (const auto& f : files)
+        command += " '" + f + "'";
+    command += " 2>&1";
+    node_result result;
+    FILE* pipe = ::popen(command.c_str(), "r");
+    if (pipe == nullptr)
+        return result;
+    char buffer[4096];
+    while (std::size_t n = std::fread(buffer, 1, sizeof buffer, pipe))
+        result.output.append(buffer, n);
+    const int status = ::pclose(pipe);
+    result.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return result;
+}
+
+#define SKIP_WITHOUT_WARCIO()                                                                                \
+    do {                                                                                                     \
+        if (std::string_view(ASIOCRAWL_NODE_PROGRAM).empty())                                                \
+            GTEST_SKIP()                                                                                     \
+                << "node not found: the warcio.js check needs Node.js (apt-get install nodejs npm)";         \
+        if (!fs::exists(fs::path(ASIOCRAWL_WARC_CHECK_DIR) / "node_modules" / "warcio" / "package.json"))    \
+            GTEST_SKIP() << "warcio.js is not installed: run scripts/install-test-tools.sh";                 \
+    } while (false)
+
+class WarcWriterLoopback : public testing::Test {
+protected:
+    asio::io_context ctx;
+    asiocrawl::test::temp_dir dir{"warc-test"};
+    std::vector<std::pair<http_exchange, expectation>> cases;
+    std::vector<captured> storage;
+
+    // Serves a small site (HTML, a repeated body, a redirect, a 404, a gzip body, robots.txt) with the demo
+    // server, a chunked and a truncated reply with the raw server, and captures one exchange per URL.
+    void capture_site() {
+        const std::string page = "<html><body><a href=\"/copy-a\">a</a></body></html>";
+        const std::string same = "the same bytes served under two URLs\n";
+        const std::string gzipped = gzip_member("compressed text, archived compressed\n");
+        demo::http_server server{
+            ctx.get_executor(),
+            [&](const test::http_request& req) -> asio::awaitable<std::optional<test::http_response>> {
+                const std::string target{req.target()};
+                if (target == "/page")
+                    co_return test::make_response(200, page);
+                if (target == "/copy-a" || target == "/copy-b")
+                    co_return test::make_response(200, same, "text/plain");
+                if (target == "/moved")
+                    co_return test::redirect_to(301, "/page");
+                if (target == "/robots.txt")
+                    co_return test::make_response(200, "User-agent: *\nDisallow:\n", "text/plain");
+                if (target == "/gzip") {
+                    auto res = test::make_response(200, gzipped, "text/plain");
+                    res.set(boost::beast::http::field::content_encoding, "gzip");
+                    co_return res;
+                }
+                co_return test::make_response(404, "not here");
+            }};
+        test::raw_server raw{
+            ctx.get_executor(), [](std::size_t n) -> std::string {
+                if (n == 0)
+                    return "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: "
+                           "chunked\r\n\r\n5;ext=1\r\nhello\r\n7\r\n, world\r\n0\r\n\r\n";
+                return "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 100\r\n\r\n"
+                       "only part of it";
+            }};
+        storage.resize(9);
+        asio::co_spawn(
+            ctx,
+            [&]() -> asio::awaitable<void> {
+                storage[0] = co_await fetch_raw(server.port(), "/robots.txt");
+                storage[1] = co_await fetch_raw(server.port(), "/page");
+                storage[2] = co_await fetch_raw(server.port(), "/copy-a");
+                storage[3] = co_await fetch_raw(server.port(), "/copy-b");
+                storage[4] = co_await fetch_raw(server.port(), "/moved");
+                storage[5] = co_await fetch_raw(server.port(), "/missing");
+                storage[6] = co_await fetch_raw(server.port(), "/gzip");
+                storage[7] = co_await fetch_raw(raw.port(), "/chunked");
+                storage[8] = co_await fetch_raw(raw.port(), "/truncated");
+            },
+            [&](std::exception_ptr e) {
+                server.stop();
+                raw.stop();
+                if (e)
+                    std::rethrow_exception(e);
+            });
+        test::run_bounded(ctx);
+
+        auto add = [&](const captured& c, std::string payload, std::string type, bool complete = true,
+                       http_exchange::purpose kind = http_exchange::purpose::page) {
+            cases.push_back(
+                {as_exchange(c, complete, kind), {c.url, std::move(payload), std::move(type), !complete}});
+        };
+        add(storage[0], "User-agent: *\nDisallow:\n", "response", true, http_exchange::purpose::robots);
+        add(storage[1], page, "response");
+        add(storage[2], same, "response");
+        add(storage[3], same, "revisit");
+        add(storage[4], "", "response");
+        add(storage[5], "not here", "response");
+        add(storage[6], gzipped, "response");
+        add(storage[7], "hello, world", "response");
+        add(storage[8], "only part of it", "response", false);
+    }
+
+    std::vector<std::string> archive(warc_config config) {
+        warc_writer writer{config};
+        for (const auto& [exchange, expected] : cases)
+            writer.write(exchange);
+        // Nothing arrived: nothing to archive, and no request without its response.
+        http_exchange refused;
+        refused.url = "http://127.0.0.1:1/";
+        refused.request = "GET / HTTP/1.1\r\n\r\n";
+        refused.error = boost::asio::error::connection_refused;
+        writer.write(refused);
+        EXPECT_EQ(writer.close(), "");
+        return writer.files();
+    }
+
+    std::vector<expectation> expected(bool revisits = true) const {
+        std::vector<expectation> out;
+        for (const auto& [exchange, e] : cases) {
+            out.push_back(e);
+            if (!revisits && out.back().type == "revisit")
+                out.back().type = "response";
+        }
+        return out;
+    }
+};
+
+TEST_F(WarcWriterLoopback, PlainFileHasWarcinfoThenPairs) {
+    capture_site();
+    ASSERT_EQ(cases.size(), 9u);
+    const auto files = archive({(dir.path / "crawl.warc").string(), 1'000'000'000, true});
+    ASSERT_EQ(files.size(), 1u);
+    const std::string text = slurp(files[0]);
+    EXPECT_EQ(text.rfind("WARC/1.1\r\nWARC-Type: warcinfo\r\n", 0), 0u);
+    EXPECT_EQ(count_of(text, "WARC-Type: warcinfo\r\n"), 1u);
+    EXPECT_EQ(count_of(text, "WARC-Type: response\r\n"), 8u);
+    EXPECT_EQ(count_of(text, "WARC-Type: revisit\r\n"), 1u);
+    EXPECT_EQ(count_of(text, "WARC-Type: request\r\n"), 9u);
+    EXPECT_EQ(count_of(text, "WARC-Truncated: disconnect\r\n"), 1u);
+    EXPECT_EQ(count_of(text, "WARC-IP-Address: 127.0.0.1\r\n"), 18u);
+    // The chunked reply is archived as it came, framing included.
+    EXPECT_NE(text.find("5;ext=1\r\nhello\r\n7\r\n, world\r\n0\r\n\r\n"), std::string::npos);
+    EXPECT_NE(text.find("WARC-Payload-Digest: " + warc_sha1_digest("hello, world") + "\r\n"),
+              std::string::npos);
+}
+
+TEST_F(WarcWriterLoopback, WithoutRevisitsEveryPayloadIsStored) {
+    capture_site();
+    const auto files = archive({(dir.path / "crawl.warc").string(), 1'000'000'000, false});
+    ASSERT_EQ(files.size(), 1u);
+    const std::string text = slurp(files[0]);
+    EXPECT_EQ(count_of(text, "WARC-Type: revisit\r\n"), 0u);
+    EXPECT_EQ(count_of(text, "WARC-Type: response\r\n"), 9u);
+}
+
+TEST_F(WarcWriterLoopback, GzipMembersAndRotation) {
+    capture_site();
+    // A limit smaller than any pair: every pair opens a file of its own, each starting with warcinfo.
+    const auto files = archive({(dir.path / "crawl-{serial}.warc.gz").string(), 1, true});
+    ASSERT_EQ(files.size(), cases.size());
+    for (std::size_t i = 0; i < files.size(); ++i) {
+        EXPECT_EQ(fs::path(files[i]).filename(), warc_file_name("crawl-{serial}.warc.gz", i));
+        int members = 0;
+        const std::string text = gunzip_all(slurp(files[i]), &members);
+        EXPECT_EQ(members, 3) << files[i]; // warcinfo, response or revisit, request
+        EXPECT_EQ(text.rfind("WARC/1.1\r\nWARC-Type: warcinfo\r\n", 0), 0u);
+    }
+}
+
+TEST_F(WarcWriterLoopback, RotationKeepsFilesNearTheLimit) {
+    capture_site();
+    const auto files = archive({(dir.path / "crawl.warc").string(), 2000, true});
+    ASSERT_GT(files.size(), 1u);
+    EXPECT_EQ(fs::path(files[0]).filename(), "crawl.warc");
+    EXPECT_EQ(fs::path(files[1]).filename(), "crawl-00001.warc");
+    std::size_t pairs = 0;
+    for (const auto& f : files) {
+        const std::string text = slurp(f);
+        pairs += count_of(text, "WARC-Type: request\r\n");
+        EXPECT_EQ(text.rfind("WARC/1.1\r\nWARC-Type: warcinfo\r\n", 0), 0u);
+    }
+    EXPECT_EQ(pairs, cases.size());
+}
+
+TEST(WarcWriter, UnwritablePathThrowsAtOnce) {
+    asiocrawl::test::temp_dir dir{"warc-unwritable"};
+    std::ofstream{dir.path / "a-file"} << "";
+    // Below a regular file no directory can be made, even by root.
+    EXPECT_THROW(warc_writer({(dir.path / "a-file" / "sub" / "crawl.warc").string(), 1000, true}),
+                 std::exception);
+}
+
+TEST(WarcWriter, CreatesTheDirectoriesOfItsPath) {
+    asiocrawl::test::temp_dir dir{"warc-dirs"};
+    warc_writer writer{{(dir.path / "archive" / "2024" / "crawl-{serial}.warc.gz").string(), 1000, true}};
+    EXPECT_EQ(writer.close(), "");
+    EXPECT_TRUE(fs::exists(dir.path / "archive" / "2024" / "crawl-00000.warc.gz"));
+}
+
+TEST(ExistingWarcFiles, FindsTheSeriesInSerialOrder) {
+    asiocrawl::test::temp_dir dir{"warc-series"};
+    for (const char* name :
+         {"crawl-00002.warc.gz", "crawl-00000.warc.gz", "crawl-0003.warc.gz", "crawl-00001.warc", "other.txt",
+          "crawl.warc", "crawl-00011.warc", "crawl-1.warc"})
+        std::ofstream{dir.path / name} << "";
+    const std::string in = dir.path.string() + "/";
+    EXPECT_EQ(existing_warc_files(in + "crawl-{serial}.warc.gz"),
+              (std::vector<std::string>{in + "crawl-00000.warc.gz", in + "crawl-00002.warc.gz"}));
+    EXPECT_EQ(
+        existing_warc_files(in + "crawl.warc"),
+        (std::vector<std::string>{in + "crawl.warc", in + "crawl-00001.warc", in + "crawl-00011.warc"}));
+    EXPECT_THAT(existing_warc_files(in + "none-{serial}.warc"), testing::IsEmpty());
+    EXPECT_THAT(existing_warc_files(in + "missing-dir/x.warc"), testing::IsEmpty());
+}
+
+// Where each gzip member ends, found independently of the code under test.
+std::vector<std::size_t> member_ends(std::string_view data) {
+    std::vector<std::size_t> ends;
+    std::size_t at = 0;
+    while (at < data.size()) {
+        z_stream stream{};
+        inflateInit2(&stream, 15 + 16);
+        stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data() + at));
+        stream.avail_in = static_cast<uInt>(data.size() - at);
+        char buffer[4096];
+        int result = Z_OK;
+        while (result == Z_OK) {
+            stream.next_out = reinterpret_cast<Bytef*>(buffer);
+            stream.avail_out = sizeof buffer;
+            result = inflate(&stream, Z_NO_FLUSH);
+        }
+        at += stream.total_in;
+        inflateEnd(&stream);
+        if (result != Z_STREAM_END)
+            break;
+        ends.push_back(at);
+    }
+    return ends;
+}
+
+// Where each plain record ends: the test payloads never hold "WARC/1.1\r\nWARC-Type".
+std::vector<std::size_t> record_ends(const std::string& text) {
+    std::vector<std::size_t> ends;
+    for (auto at = text.find("WARC/1.1\r\nWARC-Type", 1); at != std::string::npos;
+         at = text.find("WARC/1.1\r\nWARC-Type", at + 1))
+        ends.push_back(at);
+    ends.push_back(text.size());
+    return ends;
+}
+
+TEST_F(WarcWriterLoopback, RepairCutsATornTailToTheLastWholeRecord) {
+    capture_site();
+    for (const char* name : {"crawl.warc", "crawl.warc.gz"}) {
+        SCOPED_TRACE(name);
+        const auto files = archive({(dir.path / name).string(), 1'000'000'000, true});
+        ASSERT_EQ(files.size(), 1u);
+        const std::string whole = slurp(files[0]);
+        const bool gzip = std::string_view(name).ends_with(".gz");
+        const std::vector<std::size_t> ends = gzip ? member_ends(whole) : record_ends(whole);
+        ASSERT_EQ(ends.size(), 19u) << "warcinfo and 9 pairs";
+        ASSERT_EQ(ends.back(), whole.size());
+
+        const tail_repair intact = repair_warc_tail(files[0]);
+        EXPECT_EQ(intact.cut_bytes, 0u);
+        EXPECT_EQ(intact.whole_records, 19u);
+        EXPECT_EQ(slurp(files[0]), whole);
+
+        // Cut everywhere near a boundary and at steps through every record: a kill can strike anywhere.
+        std::vector<std::size_t> cuts;
+        for (std::size_t end : ends)
+            for (std::size_t delta : {0, 1, 2, 5, 30})
+                if (end > delta)
+                    cuts.push_back(end - delta);
+        for (std::size_t cut = 0; cut < whole.size(); cut += whole.size() / 97 + 1)
+            cuts.push_back(cut);
+        const fs::path torn = dir.path / (std::string("torn-") + name);
+        for (std::size_t cut : cuts) {
+            std::ofstream{torn, std::ios::binary | std::ios::trunc} << whole.substr(0, cut);
+            const tail_repair repair = repair_warc_tail(torn.string());
+            std::size_t expected_kept = 0, expected_records = 0;
+            for (std::size_t end : ends) {
+                if (end <= cut) {
+                    expected_kept = end;
+                    ++expected_records;
+                }
+            }
+            ASSERT_EQ(repair.kept_bytes, expected_kept) << "cut at " << cut;
+            EXPECT_EQ(repair.whole_records, expected_records) << "cut at " << cut;
+            EXPECT_EQ(repair.cut_bytes, cut - expected_kept);
+            EXPECT_EQ(slurp(torn), whole.substr(0, expected_kept));
+        }
+        // Garbage after whole records is cut as well.
+        std::ofstream{torn, std::ios::binary | std::ios::trunc} << whole << "not a record at all";
+        EXPECT_EQ(repair_warc_tail(torn.string()).cut_bytes, 19u);
+        EXPECT_EQ(slurp(torn), whole);
+    }
+    EXPECT_THROW(repair_warc_tail((dir.path / "missing.warc").string()), std::system_error);
+}
+
+TEST_F(WarcWriterLoopback, ExistingSeriesIsRefusedReplacedOrContinued) {
+    capture_site();
+    const std::string pattern = (dir.path / "crawl-{serial}.warc.gz").string();
+    const auto first = archive({pattern, 3000, true});
+    ASSERT_GT(first.size(), 1u);
+    EXPECT_THROW(warc_writer({pattern, 3000, true}), output_exists);
+
+    // A kill in the middle of a write: the last file ends in half a gzip member.
+    const std::string last = slurp(first.back());
+    std::ofstream{first.back(), std::ios::binary | std::ios::trunc} << last.substr(0, last.size() - 10);
+    {
+        warc_writer resumed{{pattern, 3000, true}, open_mode::append};
+        ASSERT_EQ(resumed.notes().size(), 1u);
+        EXPECT_THAT(resumed.notes()[0], testing::HasSubstr(first.back() + " ended in a torn record: cut "));
+        EXPECT_EQ(resumed.files(), std::vector<std::string>{warc_file_name(pattern, first.size())})
+            << "a new file of the series, never the old one";
+        EXPECT_EQ(resumed.close(), "");
+    }
+    EXPECT_EQ(repair_warc_tail(first.back()).cut_bytes, 0u) << "the old file was left whole";
+    EXPECT_EQ(existing_warc_files(pattern).size(), first.size() + 1);
+
+    // overwrite: the series starts again at 00000.
+    warc_writer again{{pattern, 1'000'000'000, true}, open_mode::overwrite};
+    EXPECT_EQ(again.files(), std::vector<std::string>{warc_file_name(pattern, 0)});
+    EXPECT_EQ(again.close(), "");
+    int members = 0;
+    gunzip_all(slurp(warc_file_name(pattern, 0)), &members);
+    EXPECT_EQ(members, 1) << "only the new warcinfo";
+}
+
+TEST_F(WarcWriterLoopback, ResumedArchivesReadBackWithWarcio) {
+    SKIP_WITHOUT_WARCIO();
+    capture_site();
+    const std::string pattern = (dir.path / "resumed-{serial}.warc").string();
+    auto files = archive({pattern, 1'000'000'000, true});
+    ASSERT_EQ(files.size(), 1u);
+    const std::string whole = slurp(files[0]);
+    // Killed while writing the last pair: its response record is torn, its request never written.
+    const std::size_t last_pair = whole.rfind("WARC/1.1\r\nWARC-Type: response");
+    ASSERT_NE(last_pair, std::string::npos);
+    std::ofstream{files[0], std::ios::binary | std::ios::trunc} << whole.substr(0, last_pair + 40);
+    std::vector<std::string> more;
+    {
+        warc_writer resumed{{pattern, 1'000'000'000, true}, open_mode::append};
+        EXPECT_EQ(resumed.close(), "");
+        more = resumed.files();
+    }
+    files.insert(files.end(), more.begin(), more.end());
+    ASSERT_EQ(files.size(), 2u);
+    // Every record left is whole and paired: warcio reads both files, and only the torn capture is missing.
+    const fs::path expectations = dir.path / "expected.json";
+    auto without_last = expected();
+    without_last.pop_back();
+    write_expectations(expectations, without_last);
+    const node_result result = run_warcio_check(expectations, files);
+    EXPECT_EQ(result.status, 0) << result.output;
+    EXPECT_THAT(result.output, testing::HasSubstr("ok 18 records in 2 file(s), 8 captures, 1 revisits"));
+}
+
+TEST_F(WarcWriterLoopback, WarcioReadsEveryRecordAndDigestsMatch) {
+    SKIP_WITHOUT_WARCIO();
+    capture_site();
+    const fs::path expectations = dir.path / "expected.json";
+    write_expectations(expectations, expected());
+
+    const auto plain = archive({(dir.path / "plain.warc").string(), 1'000'000'000, true});
+    node_result result = run_warcio_check(expectations, plain);
+    EXPECT_EQ(result.status, 0) << result.output;
+    EXPECT_THAT(result.output, testing::HasSubstr("ok 19 records in 1 file(s), 9 captures, 1 revisits"));
+
+    const auto gzipped = archive({(dir.path / "rotated-{serial}.warc.gz").string(), 3000, true});
+    ASSERT_GT(gzipped.size(), 1u);
+    result = run_warcio_check(expectations, gzipped);
+    EXPECT_EQ(result.status, 0) << result.output;
+    EXPECT_THAT(result.output, testing::HasSubstr("9 captures, 1 revisits"));
+}
+
+TEST_F(WarcWriterLoopback, WarcioCheckCatchesACorruptedPayload) {
+    SKIP_WITHOUT_WARCIO();
+    capture_site();
+    const fs::path expectations = dir.path / "expected.json";
+    write_expectations(expectations, expected());
+    const auto files = archive({(dir.path / "plain.warc").string(), 1'000'000'000, true});
+    std::string text = slurp(files[0]);
+    const std::size_t at = text.find("<a href=\"/copy-a\">");
+    ASSERT_NE(at, std::string::npos);
+    text[at + 1] = 'b'; // same length: only the digests can tell
+    std::ofstream{files[0], std::ios::binary | std::ios::trunc} << text;
+    const node_result result = run_warcio_check(expectations, files);
+    EXPECT_EQ(result.status, 1) << result.output;
+    EXPECT_THAT(result.output, testing::HasSubstr("block digest"));
+    EXPECT_THAT(result.output, testing::HasSubstr("payload digest"));
+}
+
+// The exchanges exactly as the crawler's fetcher captures them (Beast's request bytes, its pooled
+// keep-alive connections, gzip negotiation), archived and read back by warcio.js.
+TEST(WarcFromFetcher, CapturedExchangesReadBackWithWarcio) {
+    SKIP_WITHOUT_WARCIO();
+    asiocrawl::test::temp_dir dir{"warc-test"};
+    asio::io_context ctx;
+    const std::string page = "<html><body>captured by the fetcher</body></html>";
+    demo::http_server server{
+        ctx.get_executor(),
+        [&](const test::http_request& req) -> asio::awaitable<std::optional<test::http_response>> {
+            if (req.target() == "/page")
+                co_return test::make_response(200, page);
+            co_return test::make_response(404, "no such page");
+        }};
+    test::raw_server raw{
+        ctx.get_executor(), [](std::size_t) -> std::string {
+            return "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n"
+                   "Connection: close\r\n\r\n4\r\nwire\r\n6\r\n bytes\r\n0\r\n\r\n";
+        }};
+    std::vector<asiocrawl::detail::fetch_result> results;
+    std::vector<std::string> urls{server.origin() + "/page", server.origin() + "/missing",
+                                  raw.origin() + "/chunked"};
+    // Outside the coroutine: g++ 12 mishandles a braced initializer holding a co_await (TOOLCHAIN.md).
+    asiocrawl::detail::fetcher fetch{ctx.get_executor(), fetch_config{}, 2};
+    asio::co_spawn(
+        ctx,
+        [&]() -> asio::awaitable<void> {
+            asiocrawl::detail::fetch_options options;
+            options.capture = true;
+            for (const auto& u : urls)
+                results.push_back(co_await fetch.fetch(boost::urls::parse_uri(u).value(), options));
+            fetch.close_idle();
+        },
+        [&](std::exception_ptr e) {
+            server.stop();
+            raw.stop();
+            if (e)
+                std::rethrow_exception(e);
+        });
+    test::run_bounded(ctx);
+    ASSERT_EQ(results.size(), 3u);
+
+    const std::string path = (dir.path / "fetched.warc.gz").string();
+    {
+        warc_writer writer{{path, 1'000'000'000, true}};
+        for (std::size_t i = 0; i < results.size(); ++i) {
+            const auto& r = results[i];
+            ASSERT_FALSE(r.error) << urls[i] << ": " << r.error.message();
+            http_exchange x;
+            x.url = urls[i];
+            x.remote_ip = r.remote_ip;
+            x.started = r.started;
+            x.request = r.raw_request;
+            x.response = r.raw_response;
+            x.response_head_bytes = r.raw_head_bytes;
+            x.complete = true;
+            writer.write(x);
+        }
+        EXPECT_EQ(writer.close(), "");
+    }
+    const fs::path expectations = dir.path / "expected.json";
+    write_expectations(expectations, {{urls[0], page, "response"},
+                                      {urls[1], "no such page", "response"},
+                                      {urls[2], "wire bytes", "response"}});
+    const node_result result = run_warcio_check(expectations, {path});
+    EXPECT_EQ(result.status, 0) << result.output;
+    EXPECT_THAT(result.output, testing::HasSubstr("ok 7 records in 1 file(s), 3 captures, 0 revisits"));
+}
+
+} // namespace

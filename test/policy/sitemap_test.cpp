@@ -1,0 +1,241 @@
+#include "policy/sitemap.hpp"
+
+#include <asiocrawl/error.hpp>
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+using asiocrawl::looks_gzipped;
+using asiocrawl::parse_sitemap;
+using asiocrawl::parse_sitemap_text;
+
+namespace {
+
+using strings = std::vector<std::string>;
+
+struct sitemap_case {
+    std::string name;
+    std::string xml;
+    bool is_index;
+    strings locations;
+};
+
+const sitemap_case valid_cases[] = {
+    {"urlset",
+     R"(<?xml version="1.0" encoding="UTF-8"?>
+<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">
+  <url>
+    <loc>http://www.example.com/</loc>
+    <lastmod>2005-01-01</lastmod>
+    <changefreq>monthly</changefreq>
+    <priority>0.8</priority>
+  </url>
+  <url><loc>http://www.example.com/catalog?item=12&amp;desc=vacation_hawaii</loc></url>
+</urlset>)",
+     false,
+     {"http://www.example.com/", "http://www.example.com/catalog?item=12&desc=vacation_hawaii"}},
+    {"sitemap index",
+     R"(<?xml version="1.0" encoding="UTF-8"?>
+<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">
+  <sitemap><loc>http://www.example.com/sitemap1.xml.gz</loc><lastmod>2004-10-01T18:23:17+00:00</lastmod></sitemap>
+  <sitemap><loc>http://www.example.com/sitemap2.xml.gz</loc></sitemap>
+</sitemapindex>)",
+     true,
+     {"http://www.example.com/sitemap1.xml.gz", "http://www.example.com/sitemap2.xml.gz"}},
+    {"no namespace", "<urlset><url><loc>http://h/a</loc></url></urlset>", false, {"http://h/a"}},
+    {"prefixed namespace",
+     R"(<sm:urlset xmlns:sm="http://www.sitemaps.org/schemas/sitemap/0.9"><sm:url><sm:loc>http://h/a</sm:loc></sm:url></sm:urlset>)",
+     false,
+     {"http://h/a"}},
+    {"extension elements are not pages",
+     R"(<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"
+        xmlns:image="http://www.google.com/schemas/sitemap-image/1.1"
+        xmlns:xhtml="http://www.w3.org/1999/xhtml">
+  <url>
+    <loc>http://h/page</loc>
+    <image:image><image:loc>http://h/picture.jpg</image:loc></image:image>
+    <xhtml:link rel="alternate" hreflang="de" href="http://h/de/page"/>
+  </url>
+</urlset>)",
+     false,
+     {"http://h/page"}},
+    {"CDATA",
+     "<urlset><url><loc><![CDATA[http://h/a?x=1&y=2]]></loc></url></urlset>",
+     false,
+     {"http://h/a?x=1&y=2"}},
+    {"entities and character references",
+     "<urlset><url><loc>http://h/a?b=&lt;&amp;&gt;&quot;&apos;&#x41;&#66;</loc></url></urlset>",
+     false,
+     {"http://h/a?b=<&>\"'AB"}},
+    {"whitespace around and inside",
+     "<urlset>\n <url>\n  <loc>\n\t http://h/a \r\n </loc>\n </url>\n</urlset>\n",
+     false,
+     {"http://h/a"}},
+    {"text split by a comment is joined",
+     "<urlset><url><loc>http://h/<!-- x -->a</loc></url></urlset>",
+     false,
+     {"http://h/a"}},
+    {"empty loc skipped",
+     "<urlset><url><loc>  </loc></url><url><loc>http://h/b</loc></url></urlset>",
+     false,
+     {"http://h/b"}},
+    {"loc outside url ignored",
+     "<urlset><loc>http://h/stray</loc><url><loc>http://h/a</loc></url></urlset>",
+     false,
+     {"http://h/a"}},
+    {"wrong entry element ignored",
+     "<sitemapindex><url><loc>http://h/page</loc></url><sitemap><loc>http://h/s.xml</loc></sitemap></"
+     "sitemapindex>",
+     true,
+     {"http://h/s.xml"}},
+    {"UTF-8 BOM and non-ASCII",
+     "\xEF\xBB\xBF<urlset><url><loc>http://h/\xC3\xA9t\xC3\xA9</loc></url></urlset>",
+     false,
+     {"http://h/\xC3\xA9t\xC3\xA9"}},
+    {"declared Latin-1 becomes UTF-8",
+     "<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?><urlset><url><loc>http://h/\xE9</loc></url></urlset>",
+     false,
+     {"http://h/\xC3\xA9"}},
+    {"UTF-16LE with BOM", std::string("\xFF\xFE<\0u\0r\0l\0s\0e\0t\0/\0>\0", 20), false, {}},
+    {"a harmless doctype without entities",
+     "<!DOCTYPE urlset><urlset><url><loc>http://h/a</loc></url></urlset>",
+     false,
+     {"http://h/a"}},
+    {"empty urlset", "<urlset/>", false, {}},
+};
+
+const std::pair<std::string, std::string> invalid_cases[] = {
+    {"empty", ""},
+    {"plain text", "http://h/a\nhttp://h/b\n"},
+    {"HTML", "<html><body><a href=\"/x\">x</a></body></html>"},
+    {"RSS", "<rss version=\"2.0\"><channel><item><link>http://h/a</link></item></channel></rss>"},
+    {"unclosed", "<urlset><url><loc>http://h/a</loc></url>"},
+    {"mismatched tags", "<urlset><url><loc>http://h/a</url></loc></urlset>"},
+    {"unescaped ampersand", "<urlset><url><loc>http://h/a?x=1&y=2</loc></url></urlset>"},
+    {"undefined entity", "<urlset><url><loc>http://h/&nbsp;</loc></url></urlset>"},
+    {"junk after the root", "<urlset></urlset><urlset></urlset>"},
+    {"binary", std::string("\x1F\x8B\x08\x00\x00\x00\x00\x00\x00\x03\xFF\x00", 12)},
+    {"billion laughs", R"(<?xml version="1.0"?>
+<!DOCTYPE urlset [
+ <!ENTITY lol "lol">
+ <!ENTITY lol1 "&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;">
+ <!ENTITY lol2 "&lol1;&lol1;&lol1;&lol1;&lol1;&lol1;&lol1;&lol1;&lol1;&lol1;">
+ <!ENTITY lol3 "&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;">
+ <!ENTITY lol4 "&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;">
+ <!ENTITY lol5 "&lol4;&lol4;&lol4;&lol4;&lol4;&lol4;&lol4;&lol4;&lol4;&lol4;">
+ <!ENTITY lol6 "&lol5;&lol5;&lol5;&lol5;&lol5;&lol5;&lol5;&lol5;&lol5;&lol5;">
+ <!ENTITY lol7 "&lol6;&lol6;&lol6;&lol6;&lol6;&lol6;&lol6;&lol6;&lol6;&lol6;">
+ <!ENTITY lol8 "&lol7;&lol7;&lol7;&lol7;&lol7;&lol7;&lol7;&lol7;&lol7;&lol7;">
+ <!ENTITY lol9 "&lol8;&lol8;&lol8;&lol8;&lol8;&lol8;&lol8;&lol8;&lol8;&lol8;">
+]>
+<urlset><url><loc>http://h/&lol9;</loc></url></urlset>)"},
+    {"external entity", R"(<?xml version="1.0"?>
+<!DOCTYPE urlset [<!ENTITY xxe SYSTEM "file:///etc/passwd">]>
+<urlset><url><loc>http://h/&xxe;</loc></url></urlset>)"},
+    {"parameter entity", R"(<?xml version="1.0"?>
+<!DOCTYPE urlset [<!ENTITY % p SYSTEM "http://127.0.0.1:1/evil.dtd"> %p;]>
+<urlset><url><loc>http://h/a</loc></url></urlset>)"},
+    {"single internal entity",
+     R"(<!DOCTYPE urlset [<!ENTITY h "http://h">]><urlset><url><loc>&h;/a</loc></url></urlset>)"},
+};
+
+std::string urlset_of(int count) {
+    std::string xml = "<urlset>";
+    for (int i = 0; i < count; ++i)
+        xml += "<url><loc>http://h/" + std::to_string(i) + "</loc></url>";
+    return xml + "</urlset>";
+}
+
+} // namespace
+
+TEST(sitemap, valid_documents) {
+    for (const auto& c : valid_cases) {
+        SCOPED_TRACE(c.name);
+        const auto parsed = parse_sitemap(c.xml);
+        ASSERT_TRUE(parsed.has_value()) << parsed.error().message();
+        EXPECT_EQ(parsed->is_index, c.is_index);
+        EXPECT_EQ(parsed->locations, c.locations);
+        EXPECT_FALSE(parsed->truncated);
+    }
+}
+
+TEST(sitemap, invalid_documents_are_bad_responses) {
+    for (const auto& [name, xml] : invalid_cases) {
+        SCOPED_TRACE(name);
+        const auto parsed = parse_sitemap(xml);
+        ASSERT_FALSE(parsed.has_value()) << parsed->locations.size();
+        EXPECT_EQ(parsed.error(), asiocrawl::make_error_code(asiocrawl::error::bad_response));
+    }
+}
+
+TEST(sitemap, truncates_at_max_entries) {
+    const auto exact = parse_sitemap(urlset_of(3), 3);
+    ASSERT_TRUE(exact.has_value());
+    EXPECT_EQ(exact->locations, (strings{"http://h/0", "http://h/1", "http://h/2"}));
+    EXPECT_FALSE(exact->truncated);
+
+    const auto over = parse_sitemap(urlset_of(5), 3);
+    ASSERT_TRUE(over.has_value());
+    EXPECT_EQ(over->locations, (strings{"http://h/0", "http://h/1", "http://h/2"}));
+    EXPECT_TRUE(over->truncated);
+
+    // Stopping early means what follows the cap is never read, malformed or not.
+    const auto cut = parse_sitemap(urlset_of(5) + "<garbage", 4);
+    ASSERT_TRUE(cut.has_value());
+    EXPECT_TRUE(cut->truncated);
+    EXPECT_EQ(cut->locations.size(), 4u);
+}
+
+TEST(sitemap, default_cap_is_the_protocol_limit) {
+    const auto parsed = parse_sitemap(urlset_of(50'001));
+    ASSERT_TRUE(parsed.has_value());
+    EXPECT_EQ(parsed->locations.size(), 50'000u);
+    EXPECT_EQ(parsed->locations.back(), "http://h/49999");
+    EXPECT_TRUE(parsed->truncated);
+}
+
+TEST(sitemap, document_larger_than_one_parser_chunk) {
+    const std::string padding(3 << 20, ' ');
+    const auto parsed =
+        parse_sitemap("<urlset>" + padding + "<url><loc>http://h/" + std::string(1 << 20, 'a') +
+                      "</loc></url>" + padding + "<url><loc>http://h/b</loc></url></urlset>");
+    ASSERT_TRUE(parsed.has_value());
+    ASSERT_EQ(parsed->locations.size(), 2u);
+    EXPECT_EQ(parsed->locations[0].size(), std::string("http://h/").size() + (1 << 20));
+    EXPECT_EQ(parsed->locations[1], "http://h/b");
+}
+
+TEST(sitemap, text_sitemaps) {
+    const std::pair<std::string, strings> cases[] = {
+        {"http://h/a\nhttp://h/b\n", {"http://h/a", "http://h/b"}},
+        {"\xEF\xBB\xBFhttps://h/a\r\nHTTPS://h/b\r\n\r\n  http://h/c  \n",
+         {"https://h/a", "HTTPS://h/b", "http://h/c"}},
+        {"http://h/no-final-newline", {"http://h/no-final-newline"}},
+        {"<html><body>Not found</body></html>", {}},
+        {"ftp://h/a\n/relative\nhttp:/h\nmailto:x@h\n", {}},
+        {"", {}},
+        {std::string("\x00\xFF\nhttp://h/a\n", 14), {"http://h/a"}},
+    };
+    for (const auto& [text, expected] : cases) {
+        SCOPED_TRACE(text);
+        const auto parsed = parse_sitemap_text(text);
+        EXPECT_EQ(parsed.locations, expected);
+        EXPECT_FALSE(parsed.is_index);
+        EXPECT_FALSE(parsed.truncated);
+    }
+    const auto capped = parse_sitemap_text("http://h/a\nhttp://h/b\nhttp://h/c\n", 2);
+    EXPECT_EQ(capped.locations, (strings{"http://h/a", "http://h/b"}));
+    EXPECT_TRUE(capped.truncated);
+    EXPECT_FALSE(parse_sitemap_text("http://h/a\nhttp://h/b\n\n", 2).truncated);
+}
+
+TEST(sitemap, gzip_magic) {
+    EXPECT_TRUE(looks_gzipped(std::string("\x1F\x8B\x08\x00", 4)));
+    EXPECT_TRUE(looks_gzipped("\x1F\x8B"));
+    EXPECT_FALSE(looks_gzipped("\x1F"));
+    EXPECT_FALSE(looks_gzipped(""));
+    EXPECT_FALSE(looks_gzipped("<?xml"));
+    EXPECT_FALSE(looks_gzipped("\x8B\x1F"));
+}
