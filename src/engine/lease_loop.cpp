@@ -1,0 +1,245 @@
+// The Redis side of a shared crawl (state.redis, docs/DEPLOY.md): joining it, committing batches, the lease
+// loop that takes URLs from the shared frontier, robots.txt fetched once for all instances, and the end
+// (leases given back, the combined report).
+#include "engine/crawler_impl.hpp"
+
+#include "policy/backoff.hpp"
+#include "state/crawl_definition.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+
+#include <algorithm>
+#include <cstdlib>
+
+#include <unistd.h>
+
+namespace asiocrawl::detail {
+
+namespace asio = boost::asio;
+using clock_type = std::chrono::steady_clock;
+using namespace asio::experimental::awaitable_operators;
+
+lease_loop::lease_loop(engine& e)
+    : e_(e)
+    , poked_(e.executor) {}
+
+// g++ 12 sees this coroutine's frame allocated and freed in one place and warns, wrongly, that Asio's frame
+// allocation and its sized delete do not match (-Wmismatched-new-delete; src/cli/main.cpp has the same case).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+asio::awaitable<void> lease_loop::open() {
+    const char* password = std::getenv("ASIOCRAWL_REDIS_PASSWORD");
+    auto where = redis::parse_url(e_.config.state.redis, password ? password : "");
+    if (!where.value)
+        throw state_error("state.redis: " + where.error);
+    e_.redis_name = redis::redacted(*where.value);
+    redis::client_options options;
+    options.where = *where.value;
+    const redis_tls_config& tls = e_.config.state.redis_tls;
+    options.tls = {tls.ca_file, tls.cert_file, tls.key_file, tls.insecure};
+    if (where.value->tls && tls.insecure)
+        e_.log(log_level::warning, "state.redis_tls.insecure: the certificate of " +
+                                       redis::redacted(*where.value) + " is not verified");
+    options.give_up_after = e_.config.state.redis_timeout;
+    options.on_retry = [this](int attempt, const std::string& why) {
+        if (attempt == 1 || attempt % 10 == 0)
+            e_.log(log_level::warning, "Redis unreachable (attempt " + std::to_string(attempt) + "): " + why);
+    };
+    try {
+        e_.redis_client.emplace(e_.executor, std::move(options));
+    } catch (const redis::tls_file_error& e) {
+        throw state_error("state.redis_tls." + e.which + ": " + e.what());
+    }
+    const std::string definition = crawl_definition_json(e_.config);
+    shared_store::settings settings;
+    settings.crawl_id =
+        e_.config.state.crawl_id.empty() ? default_crawl_id(definition) : e_.config.state.crawl_id;
+    settings.instance = e_.config.state.instance;
+    if (settings.instance.empty()) {
+        char host[256] = {};
+        ::gethostname(host, sizeof host - 1);
+        settings.instance = std::string(host) + "-" + std::to_string(::getpid());
+    }
+    settings.lease = e_.config.state.lease;
+    settings.max_per_host = e_.config.politeness.max_per_host;
+    settings.delay = std::chrono::duration_cast<std::chrono::milliseconds>(e_.config.politeness.delay);
+    e_.shared.emplace(*e_.redis_client, settings);
+    // A Redis unreachable from the start (down, or refusing its TLS certificate) is given up like one
+    // lost mid-crawl: after state.redis_timeout, exit status 2.
+    std::uint64_t seed = 0;
+    try {
+        seed = co_await e_.shared->join(e_.state.seed(), definition);
+    } catch (const redis::unreachable& e) {
+        throw e_.gave_up_on_redis(e);
+    }
+    e_.state.set_seed(seed);
+    e_.log(log_level::info, "joined the shared crawl " + settings.crawl_id + " at " +
+                                redis::redacted(*where.value) + " as " + settings.instance);
+}
+
+#pragma GCC diagnostic pop
+
+/// Commits a batch to Redis, again and again while Redis is away (the client reconnects with backoff):
+/// the batch is held here meanwhile, and a repeated commit changes nothing that the first one did.
+asio::awaitable<void> lease_loop::commit(const state_batch& batch) {
+    for (int attempt = 1;; ++attempt) {
+        try {
+            co_await e_.shared->commit(batch);
+            break;
+        } catch (const redis::connection_lost& e) {
+            if (attempt == 1)
+                e_.log(log_level::warning, std::string(e.what()) + ": results held, retrying");
+        } catch (const redis::unreachable& e) {
+            throw e_.gave_up_on_redis(e);
+        }
+    }
+    for (const auto& finished : batch.finished)
+        leased_ids_.erase(finished.second);
+}
+
+/// robots.txt of an origin is fetched by one instance of a shared crawl; the others take its answer from
+/// Redis (waiting for it at most a lease). Without Redis each instance fetches it itself.
+asio::awaitable<void> lease_loop::fetch_robots_once(const work_item& item,
+                                                    std::unique_ptr<fetch_result>& response) {
+    bool mine = false;
+    try {
+        const auto give_up_at = clock_type::now() + e_.config.state.lease;
+        asio::steady_timer pause(e_.executor);
+        while (!e_.aborting()) {
+            if (auto cached = co_await e_.shared->cached_robots(item.url, robots_cache_lifetime)) {
+                response = std::make_unique<fetch_result>();
+                response->status = cached->status;
+                response->location = std::move(cached->location);
+                response->body = std::move(cached->body);
+                co_return;
+            }
+            if (co_await e_.shared->claim_robots(item.url)) {
+                mine = true;
+                break;
+            }
+            if (clock_type::now() >= give_up_at)
+                break;
+            pause.expires_after(std::chrono::milliseconds(20));
+            co_await pause.async_wait(asio::as_tuple(asio::use_awaitable));
+        }
+    } catch (const std::exception& e) {
+        e_.log(log_level::warning, item.url + ": robots.txt is not shared (" + e.what() + "): fetched here");
+    }
+    if (e_.aborting())
+        co_return; // the worker leaves the URL unfinished
+    co_await e_.fetch.fetch_into(item.url, e_.workers.options_for(item), response);
+    // Only a final answer is shared: a network failure or a 429/503 is this instance's to retry.
+    if (!mine || !response || response->error || is_retryable_status(response->status))
+        co_return;
+    try {
+        shared_store::robots_answer answer{response->status, response->location, response->body};
+        co_await e_.shared->store_robots(item.url, answer);
+    } catch (const std::exception& e) {
+        e_.log(log_level::warning, item.url + ": robots.txt answer not shared (" + e.what() + ")");
+    }
+}
+
+/// After the lease loop: the URLs leased here and not finished are handed back at once (their leases made to
+/// expire now), so the other instances take them without waiting a lease.
+asio::awaitable<void> lease_loop::give_back_leases() {
+    if (leased_ids_.empty())
+        co_return;
+    const std::vector<std::uint64_t> held(leased_ids_.begin(), leased_ids_.end());
+    try {
+        co_await e_.shared->give_back(held);
+        e_.log(log_level::info,
+               "gave back " + std::to_string(held.size()) + " leased URLs to the shared crawl");
+        leased_ids_.clear();
+    } catch (const redis::unreachable& e) {
+        throw e_.gave_up_on_redis(e);
+    }
+}
+
+/// Every instance's final report counts the whole crawl: the counters of every instance, added up.
+asio::awaitable<void> lease_loop::take_combined_report() {
+    try {
+        const auto status = co_await e_.shared->read_status();
+        const auto combined = combined_report(status.counters);
+        auto& result = e_.state.result();
+        result.stats = combined.stats;
+        result.done = combined.done;
+        result.runs = combined.runs;
+        result.started_at = combined.started_at;
+    } catch (const redis::connection_lost& e) {
+        e_.log(log_level::warning, std::string(e.what()) + ": the report counts this instance only");
+    } catch (const redis::unreachable& e) {
+        throw e_.gave_up_on_redis(e);
+    }
+}
+
+/// Leases URLs from the shared frontier as workers have room for them, renews the leases held here, and
+/// ends when the crawl-wide unfinished counter reaches zero (nothing waits, nothing is leased).
+asio::awaitable<void> lease_loop::run() {
+    // Enough to keep every worker busy plus a quarter for the round trip: a larger hoard starves the
+    // other instances while the frontier is small (the first levels of a site, the last pages).
+    const std::size_t wanted = e_.config.max_tasks + std::max<std::size_t>(e_.config.max_tasks / 4, 1);
+    // An instance with idle workers asks again soon, then less often: URLs appear when another instance
+    // commits a page's links, which no answer can announce.
+    constexpr auto idle_poll_min = std::chrono::milliseconds(2);
+    constexpr auto idle_poll_max = std::chrono::milliseconds(20);
+    auto idle_poll = idle_poll_min;
+    auto renewed_at = clock_type::now();
+    try {
+        while (e_.stopping == stop_level::none) {
+            // URLs admitted here and not done: leased and waiting, queued, in flight, awaiting their commit.
+            const std::size_t local = e_.queue.unfinished();
+            const std::size_t room = local < wanted ? wanted - local : 0;
+            const std::size_t occupied = local - std::min(local, e_.commits.awaiting_commit());
+            const std::size_t idle = occupied < e_.config.max_tasks ? e_.config.max_tasks - occupied : 0;
+            shared_store::lease_answer answer;
+            try {
+                if (clock_type::now() - renewed_at > e_.config.state.lease / 3) {
+                    const std::vector<std::uint64_t> held(leased_ids_.begin(), leased_ids_.end());
+                    co_await e_.shared->renew(held);
+                    renewed_at = clock_type::now();
+                }
+                answer = co_await e_.shared->lease(room, idle);
+            } catch (const redis::connection_lost& e) {
+                e_.log(log_level::warning, std::string(e.what()) + ": retrying");
+                continue;
+            } catch (const redis::unreachable& e) {
+                throw e_.gave_up_on_redis(e);
+            }
+            if (e_.stopping != stop_level::none)
+                break;
+            for (auto& taken : answer.items) {
+                const auto id = taken.id;
+                if (e_.state.take_leased(id, std::move(taken.item)))
+                    leased_ids_.insert(id);
+            }
+            if (!answer.items.empty())
+                e_.pump.pump();
+            if (answer.unfinished <= 0)
+                break; // the whole crawl is done: every instance sees the same zero
+            if (answer.items.size() == room && room > 0)
+                continue; // there may be more
+            // Workers idle: ask again soon (or when a host's delay ends). All busy: a finish pokes this
+            // loop, and a host ready now but held for an idle worker must not make it spin. A poke during the
+            // round trip is kept by the event: the wait then ends at once.
+            auto wait = idle_poll_max;
+            if (idle > 0) {
+                wait = idle_poll;
+                if (answer.wait_ms >= 0)
+                    wait = std::min(wait, std::chrono::milliseconds(answer.wait_ms));
+            }
+            idle_poll = answer.items.empty() ? std::min(idle_poll * 2, idle_poll_max) : idle_poll_min;
+            wait = std::max(wait, idle_poll_min);
+            co_await (poked_.wait() || pause(wait));
+        }
+    } catch (...) {
+        e_.fail(std::current_exception());
+    }
+}
+
+asio::awaitable<void> lease_loop::pause(std::chrono::milliseconds wait) {
+    asio::steady_timer timer(e_.executor, wait);
+    co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+}
+
+} // namespace asiocrawl::detail
