@@ -2,6 +2,7 @@
 // loop that takes URLs from the shared frontier, robots.txt fetched once for all instances, and the end
 // (leases given back, the combined report).
 #include "engine/crawler_impl.hpp"
+#include "engine/lease_pacing.hpp"
 
 #include "policy/backoff.hpp"
 #include "state/crawl_definition.hpp"
@@ -176,22 +177,11 @@ asio::awaitable<void> lease_loop::take_combined_report() {
 /// Leases URLs from the shared frontier as workers have room for them, renews the leases held here, and
 /// ends when the crawl-wide unfinished counter reaches zero (nothing waits, nothing is leased).
 asio::awaitable<void> lease_loop::run() {
-    // Enough to keep every worker busy plus a quarter for the round trip: a larger hoard starves the
-    // other instances while the frontier is small (the first levels of a site, the last pages).
-    const std::size_t wanted = e_.config.max_tasks + std::max<std::size_t>(e_.config.max_tasks / 4, 1);
-    // An instance with idle workers asks again soon, then less often: URLs appear when another instance
-    // commits a page's links, which no answer can announce.
-    constexpr auto idle_poll_min = std::chrono::milliseconds(2);
-    constexpr auto idle_poll_max = std::chrono::milliseconds(20);
-    auto idle_poll = idle_poll_min;
+    lease_pacing pacing(e_.config.max_tasks);
     auto renewed_at = clock_type::now();
     try {
         while (e_.stopping == stop_level::none) {
-            // URLs admitted here and not done: leased and waiting, queued, in flight, awaiting their commit.
-            const std::size_t local = e_.queue.unfinished();
-            const std::size_t room = local < wanted ? wanted - local : 0;
-            const std::size_t occupied = local - std::min(local, e_.commits.awaiting_commit());
-            const std::size_t idle = occupied < e_.config.max_tasks ? e_.config.max_tasks - occupied : 0;
+            const auto ask = pacing.next(e_.queue.unfinished(), e_.commits.awaiting_commit());
             shared_store::lease_answer answer;
             try {
                 if (clock_type::now() - renewed_at > e_.config.state.lease / 3) {
@@ -199,7 +189,7 @@ asio::awaitable<void> lease_loop::run() {
                     co_await e_.shared->renew(held);
                     renewed_at = clock_type::now();
                 }
-                answer = co_await e_.shared->lease(room, idle);
+                answer = co_await e_.shared->lease(ask.room, ask.idle);
             } catch (const redis::connection_lost& e) {
                 e_.log(log_level::warning, std::string(e.what()) + ": retrying");
                 continue;
@@ -208,29 +198,22 @@ asio::awaitable<void> lease_loop::run() {
             }
             if (e_.stopping != stop_level::none)
                 break;
+            const std::size_t leased = answer.items.size();
             for (auto& taken : answer.items) {
                 const auto id = taken.id;
                 if (e_.state.take_leased(id, std::move(taken.item)))
                     leased_ids_.insert(id);
             }
-            if (!answer.items.empty())
+            if (leased > 0)
                 e_.pump.pump();
-            if (answer.unfinished <= 0)
-                break; // the whole crawl is done: every instance sees the same zero
-            if (answer.items.size() == room && room > 0)
-                continue; // there may be more
-            // Workers idle: ask again soon (or when a host's delay ends). All busy: a finish pokes this
-            // loop, and a host ready now but held for an idle worker must not make it spin. A poke during the
-            // round trip is kept by the event: the wait then ends at once.
-            auto wait = idle_poll_max;
-            if (idle > 0) {
-                wait = idle_poll;
-                if (answer.wait_ms >= 0)
-                    wait = std::min(wait, std::chrono::milliseconds(answer.wait_ms));
-            }
-            idle_poll = answer.items.empty() ? std::min(idle_poll * 2, idle_poll_max) : idle_poll_min;
-            wait = std::max(wait, idle_poll_min);
-            co_await (poked_.wait() || pause(wait));
+            const auto next = pacing.after(ask, leased, answer.unfinished, answer.wait_ms);
+            if (next.what == lease_pacing::then::finished)
+                break; // every instance sees the same zero
+            if (next.what == lease_pacing::then::ask_again)
+                continue;
+            // A poke during the round trip (a commit written, a stop) is kept by the event: the wait ends at
+            // once.
+            co_await (poked_.wait() || pause(next.wait));
         }
     } catch (...) {
         e_.fail(std::current_exception());
