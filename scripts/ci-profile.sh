@@ -35,7 +35,7 @@ stage="${1:?usage: scripts/ci-profile.sh STAGE [TARGET...]}"
 shift
 jobs="${ASIOCRAWL_JOBS:-2}"
 dir="build-profile-$stage"
-sanitized=(-DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS=-O1)
+sanitized=(-DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS=-O1 -DCMAKE_CXX_FLAGS_DEBUG=-g1) # as scripts/test.sh
 tsan_tests=(polite_crawl_test embed_test warc_test save_dir_test metrics_test cli_test background_writer_test
             output_set_test requisites_crawl_test crawl_options_test)
 ctest_args=()

@@ -29,15 +29,18 @@ begin() {
 }
 end() { echo "== test.sh: stage $1 took $((SECONDS - stage_started)) s" >&2; }
 
-# Sanitized builds: -O1 keeps them fast enough while stacks stay readable. No CLI-only options differ, so
-# one configure per directory is enough and later runs are incremental.
+# Sanitized builds: -O1 keeps them fast enough while stacks stay readable. -g1 (line tables and function names,
+# no variable locations) is all a sanitizer report symbolizes, and compiles the heavy coroutine files in about
+# a fifth less CPU than -g (docs/TESTING.md). No CLI-only options differ, so one configure per directory is
+# enough and later runs are incremental.
 launcher=()
 if command -v ccache >/dev/null 2>&1; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
 configure() {
   local dir="$1"
   shift
   if [ ! -f "$dir/CMakeCache.txt" ]; then
-    cmake -S . -B "$dir" "${generator[@]}" "${launcher[@]}" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS=-O1 "$@" \
+    cmake -S . -B "$dir" "${generator[@]}" "${launcher[@]}" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS=-O1 \
+      -DCMAKE_CXX_FLAGS_DEBUG=-g1 "$@" \
       >/dev/null
   fi
 }
