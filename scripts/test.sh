@@ -30,9 +30,9 @@ begin() {
 end() { echo "== test.sh: stage $1 took $((SECONDS - stage_started)) s" >&2; }
 
 # Sanitized builds: -O1 keeps them fast enough while stacks stay readable. -g1 (line tables and function names,
-# no variable locations) is all a sanitizer report symbolizes, and compiles the heavy coroutine files in about
-# a fifth less CPU than -g (docs/TESTING.md). No CLI-only options differ, so one configure per directory is
-# enough and later runs are incremental.
+# no variable locations) is all a sanitizer report symbolizes, and takes about a quarter off each sanitized
+# compile (docs/TESTING.md). No CLI-only options differ, so one configure per directory is enough and later
+# runs are incremental.
 launcher=()
 if command -v ccache >/dev/null 2>&1; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
 configure() {
