@@ -4,7 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
-scripts/build.sh >&2
+# Only what the demo runs: the CLI and the demo server (the tests are scripts/test.sh's business).
+scripts/build.sh --target asiocrawl_cli asiocrawl-demo-server >&2
 
 server_out=$(mktemp)
 build/demo/asiocrawl-demo-server --port 0 --pages 200 >"$server_out" &

@@ -12,11 +12,15 @@ packages=(
   libgtest-dev libgmock-dev
 )
 
+# One dpkg-query for the whole list (the no-op path every script starts with); a package it does not know is
+# missing too.
+declare -A installed=()
+while read -r name status; do
+  if [ "$status" = "install ok installed" ]; then installed[${name%%:*}]=1; fi
+done < <(dpkg-query -W -f='${Package} ${Status}\n' "${packages[@]}" 2>/dev/null || true)
 missing=()
 for p in "${packages[@]}"; do
-  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
-    missing+=("$p")
-  fi
+  if [ -z "${installed[$p]:-}" ]; then missing+=("$p"); fi
 done
 
 if [ ${#missing[@]} -eq 0 ]; then
