@@ -1,5 +1,7 @@
 #include "gumbo/markup_guard.hpp"
 
+#include "util/ascii.hpp"
+
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -302,13 +304,8 @@ constexpr tag_info tag_table[] = {
     {"xmp", tag::xmp, sp | f_closes_p | f_rawtext},
 };
 
-constexpr char lower(char c) noexcept {
-    return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
-}
-
-constexpr bool is_alpha(char c) noexcept {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-}
+using ascii::iequals;
+using ascii::is_alpha;
 
 // Character classes of the tag states, one table lookup a byte.
 enum : std::uint8_t { c_space = 1, c_slash = 2, c_gt = 4, c_eq = 8 };
@@ -340,12 +337,12 @@ constexpr std::uint64_t key_of(std::string_view name) noexcept {
     if (name.size() <= 8) {
         std::uint64_t packed = 0;
         for (std::size_t i = 0; i < name.size(); ++i)
-            packed |= std::uint64_t{static_cast<std::uint8_t>(lower(name[i]))} << (8 * i);
+            packed |= std::uint64_t{static_cast<std::uint8_t>(ascii::to_lower(name[i]))} << (8 * i);
         return packed;
     }
     std::uint64_t hash = 0xcbf29ce484222325ull;
     for (const char c : name)
-        hash = (hash ^ static_cast<std::uint8_t>(lower(c))) * 0x100000001b3ull;
+        hash = (hash ^ static_cast<std::uint8_t>(ascii::to_lower(c))) * 0x100000001b3ull;
     return hash | (1ull << 63);
 }
 
@@ -636,8 +633,9 @@ private:
     static int kept_name(std::string_view name) noexcept {
         static constexpr std::string_view kept[] = {"href", "src", "xlink:href", "http-equiv", "content"};
         for (int k = 0; k < 5; ++k)
-            if (name.size() == kept[k].size() && std::equal(name.begin(), name.end(), kept[k].begin(),
-                                                            [](char x, char y) { return lower(x) == y; }))
+            if (name.size() == kept[k].size() &&
+                std::equal(name.begin(), name.end(), kept[k].begin(),
+                           [](char x, char y) { return ascii::to_lower(x) == y; }))
                 return k;
         return -1;
     }
@@ -683,11 +681,6 @@ private:
         return false;
     }
 
-    static bool iequals(std::string_view x, std::string_view y) noexcept {
-        return x.size() == y.size() &&
-               std::equal(x.begin(), x.end(), y.begin(), [](char p, char q) { return lower(p) == lower(q); });
-    }
-
     // Raw text, RCDATA, script data and plaintext: up to the appropriate end tag, which the caller then
     // scans.
     std::size_t skip_content(std::size_t pos) {
@@ -711,7 +704,7 @@ private:
         if (name + raw_name_.size() >= in_.size())
             return false;
         for (std::size_t k = 0; k < raw_name_.size(); ++k)
-            if (lower(in_[name + k]) != raw_name_[k])
+            if (ascii::to_lower(in_[name + k]) != raw_name_[k])
                 return false;
         const char after = in_[name + raw_name_.size()];
         return is_space(after) || after == '/' || after == '>';
@@ -723,7 +716,7 @@ private:
         if (i + word.size() >= in_.size())
             return false;
         for (std::size_t k = 0; k < word.size(); ++k)
-            if (lower(in_[i + k]) != word[k])
+            if (ascii::to_lower(in_[i + k]) != word[k])
                 return false;
         const char after = in_[i + word.size()];
         return is_space(after) || after == '/' || after == '>';
@@ -1275,7 +1268,7 @@ private:
         content_ = kind;
         raw_name_.clear();
         for (std::size_t k = t.begin + 1; k < t.name_end; ++k)
-            raw_name_.push_back(lower(in_[k]));
+            raw_name_.push_back(ascii::to_lower(in_[k]));
     }
 
     void html_start(const tag_token& t) {

@@ -42,10 +42,6 @@ int digit_value(char c, bool hex) noexcept {
     return -1;
 }
 
-bool is_ascii_alphanumeric(char c) noexcept {
-    return (c >= '0' && c <= '9') || is_ascii_alpha(c);
-}
-
 // Decodes one UTF-8 sequence at p (p < end): the code point and the bytes it takes. A malformed sequence is
 // U+FFFD over its longest valid start (at least one byte), as the input stream's decoder does.
 std::int32_t decode_utf8(const unsigned char* p, const unsigned char* end, std::size_t& width) noexcept {
@@ -159,7 +155,7 @@ char_ref consume_char_ref(const char* p, const char* end, char additional_allowe
     const char* after = q + named.length;
     if (q[named.length - 1] != ';' && in_attribute) {
         const char following = after < end ? *after : '\0';
-        if (following == '=' || is_ascii_alphanumeric(following))
+        if (following == '=' || ascii::is_alnum(following))
             return {};
     }
     return {named.length + 1, static_cast<std::int32_t>(named.first),
