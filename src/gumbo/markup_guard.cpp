@@ -1,5 +1,6 @@
 #include "gumbo/markup_guard.hpp"
 
+#include "html/tags.hpp"
 #include "util/ascii.hpp"
 
 #include <algorithm>
@@ -15,134 +16,9 @@ namespace {
 
 // ---- Tag names -------------------------------------------------------------------------------------------
 
-enum class tag : std::uint8_t {
-    other,
-    a,
-    address,
-    annotation_xml,
-    applet,
-    area,
-    article,
-    aside,
-    b,
-    base,
-    basefont,
-    bgsound,
-    big,
-    blockquote,
-    body,
-    br,
-    button,
-    caption,
-    center,
-    code,
-    col,
-    colgroup,
-    dd,
-    desc,
-    details,
-    dialog,
-    dir,
-    div,
-    dl,
-    dt,
-    em,
-    embed,
-    fieldset,
-    figcaption,
-    figure,
-    font,
-    footer,
-    foreignobject,
-    form,
-    frame,
-    frameset,
-    h1,
-    h2,
-    h3,
-    h4,
-    h5,
-    h6,
-    head,
-    header,
-    hgroup,
-    hr,
-    html,
-    i,
-    iframe,
-    image,
-    img,
-    input,
-    isindex,
-    keygen,
-    li,
-    link,
-    listing,
-    main,
-    malignmark,
-    marquee,
-    math,
-    menu,
-    meta,
-    mglyph,
-    mi,
-    mn,
-    mo,
-    ms,
-    mtext,
-    nav,
-    nobr,
-    noembed,
-    noframes,
-    noscript,
-    object,
-    ol,
-    optgroup,
-    option,
-    p,
-    param,
-    plaintext,
-    pre,
-    rb,
-    rp,
-    rt,
-    rtc,
-    ruby,
-    s,
-    script,
-    section,
-    select,
-    small,
-    source,
-    span,
-    strike,
-    strong,
-    style,
-    sub,
-    summary,
-    sup,
-    svg,
-    table,
-    tbody,
-    td,
-    template_,
-    textarea,
-    tfoot,
-    th,
-    thead,
-    title,
-    tr,
-    track,
-    tt,
-    u,
-    ul,
-    var,
-    wbr,
-    xmp,
-    count_
-};
-
-constexpr std::size_t tag_count = static_cast<std::size_t>(tag::count_);
+// The extractor's tag names (src/html/tags.hpp), `unknown` for any other name.
+using html::tag;
+using html::tag_count;
 
 // What a tag is to the tokenizer and to tree construction, for HTML elements.
 enum : std::uint32_t {
@@ -365,7 +241,7 @@ public:
             if (slots_[slot].key == key)
                 return slots_[slot].id;
             if (slots_[slot].key == 0)
-                return tag::other;
+                return tag::unknown;
         }
     }
 
@@ -378,7 +254,7 @@ private:
     }
     struct slot {
         std::uint64_t key = 0;
-        tag id = tag::other;
+        tag id = tag::unknown;
     };
     std::array<slot, slot_count> slots_{};
     std::array<std::uint32_t, tag_count> flags_{};
@@ -408,7 +284,7 @@ struct formatting_entry {
     std::uint32_t serial = 0; // of the open element, while on_stack
     bool marker = false;
     bool on_stack = false;
-    tag id = tag::other;
+    tag id = tag::unknown;
 };
 
 struct tag_token {
@@ -416,7 +292,7 @@ struct tag_token {
     std::size_t end = 0;   // one past '>'
     std::size_t name_end = 0;
     std::uint64_t key = 0;
-    tag id = tag::other;
+    tag id = tag::unknown;
     bool end_tag = false;
     bool self_closing = false;
 };
@@ -806,7 +682,7 @@ private:
     void dispatch(const tag_token& t) {
         if (text_) {
             text_ = false;
-            if (!list_.empty() && html_rules_for(tag::other) && !in_select())
+            if (!list_.empty() && html_rules_for(tag::unknown) && !in_select())
                 reconstruct();
         }
         if (t.end_tag) {
@@ -932,7 +808,7 @@ private:
         });
     }
 
-    // Whether a start tag (or text, with tag::other) at the current node follows the HTML rules.
+    // Whether a start tag (or text, with tag::unknown) at the current node follows the HTML rules.
     bool html_rules_for(tag id) const noexcept {
         if (stack_.empty())
             return true;
@@ -1009,8 +885,8 @@ private:
     bool is_open(tag id) const noexcept { return open_[static_cast<std::size_t>(id)] != 0; }
 
     // The topmost HTML `id` reachable before an element with one of `boundaries`, or npos.
-    std::size_t in_scope(tag id, std::uint32_t boundaries = f_scope, tag extra1 = tag::other,
-                         tag extra2 = tag::other) const noexcept {
+    std::size_t in_scope(tag id, std::uint32_t boundaries = f_scope, tag extra1 = tag::unknown,
+                         tag extra2 = tag::unknown) const noexcept {
         if (!is_open(id))
             return npos;
         for (std::size_t k = stack_.size(); k-- > 0;) {
@@ -1018,7 +894,7 @@ private:
             if (e.is(id))
                 return k;
             if ((e.flags & boundaries) != 0 ||
-                (e.ns == space::html && extra1 != tag::other && (e.id == extra1 || e.id == extra2)))
+                (e.ns == space::html && extra1 != tag::unknown && (e.id == extra1 || e.id == extra2)))
                 return npos;
         }
         return npos;
