@@ -4,6 +4,7 @@
 // commit holding its outcome is written.
 #include <asiocrawl/crawler.hpp>
 
+#include "engine/fetch_outcome.hpp"
 #include "engine/seed_reader.hpp"
 #include "engine/work_queue.hpp"
 #include "html/page_links.hpp"
@@ -265,7 +266,7 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
     asio::awaitable<void> handle(crawl_state::ticket& t, detail::fetch_result& response) {
         report_exchange(t.item, response);
         record r;
-        switch (state.on_response(t, response, detail::is_retryable(response.error), r)) {
+        switch (state.on_response(t, detail::outcome_of(response), r)) {
         case crawl_state::next_step::done:
             break;
         case crawl_state::next_step::parse_page: {
