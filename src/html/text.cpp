@@ -33,13 +33,9 @@ bool is_error_code_point(std::int32_t c) noexcept {
 }
 
 int digit_value(char c, bool hex) noexcept {
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (hex && c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (hex && c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
+    if (hex)
+        return ascii::hex_value(c);
+    return ascii::is_digit(c) ? c - '0' : -1;
 }
 
 // Decodes one UTF-8 sequence at p (p < end): the code point and the bytes it takes. A malformed sequence is
