@@ -1,5 +1,7 @@
 #include "cli/config_keys.hpp"
 
+#include "util/ascii.hpp"
+
 #include <algorithm>
 #include <array>
 #include <charconv>
@@ -16,31 +18,16 @@ using namespace std::chrono_literals;
 // ---- text helpers
 // ------------------------------------------------------------------------------------------
 
-bool is_space(char c) noexcept {
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+/// `text` without the blanks YAML scalars and header lines may carry around them (C's isspace set).
+std::string_view trim(std::string_view text) noexcept {
+    return detail::ascii::trim(text, detail::ascii::c_whitespace);
 }
 
-std::string_view trim(std::string_view text) noexcept {
-    while (!text.empty() && is_space(text.front()))
-        text.remove_prefix(1);
-    while (!text.empty() && is_space(text.back()))
-        text.remove_suffix(1);
-    return text;
-}
+using detail::ascii::to_lower;
 
 /// Header names that carry credentials when they hold one of these (X-Api-Key, X-Auth-Token, ...).
 constexpr std::string_view secret_header_words[] = {"token",  "secret", "password", "api-key",
                                                     "apikey", "auth",   "session"};
-
-char lower(char c) noexcept {
-    return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
-}
-
-std::string lowercase(std::string_view text) {
-    std::string out(text);
-    std::transform(out.begin(), out.end(), out.begin(), lower);
-    return out;
-}
 
 /// A decimal number without sign or exponent ("10", "1.5") at the start of `text`, and the rest after
 /// optional spaces: the unit.
@@ -55,7 +42,7 @@ std::optional<std::pair<double, std::string>> number_and_unit(std::string_view t
     if (ec != std::errc{} || ptr != digits.data() + digits.size() || !std::isfinite(value))
         return std::nullopt;
     const std::string_view unit = end == std::string_view::npos ? std::string_view{} : trim(text.substr(end));
-    return std::pair{value, lowercase(unit)};
+    return std::pair{value, to_lower(unit)};
 }
 
 // ---- codecs: one builder per field type
@@ -83,7 +70,7 @@ key_codec scalar_codec(Access access, std::string expected, std::string value_na
         codec.expected += ", or null for unlimited";
     codec.set = [access, parse](app_config& config, const raw_value& value) {
         if constexpr (is_optional<T>::value) {
-            const std::string text = lowercase(trim(value.scalar));
+            const std::string text = to_lower(trim(value.scalar));
             if (value.null || text == "null" || text == "~" || text == "unlimited") {
                 access(config).reset();
                 return true;
@@ -166,7 +153,7 @@ key_codec boolean(Access access) {
     auto codec = scalar_codec(
         access, "true or false", "BOOL",
         [](std::string_view text) -> std::optional<bool> {
-            const std::string word = lowercase(text);
+            const std::string word = to_lower(text);
             if (word == "true" || word == "yes" || word == "on")
                 return true;
             if (word == "false" || word == "no" || word == "off")
@@ -228,7 +215,7 @@ key_codec choice(Access access, choice_names<E> names) {
     return scalar_codec(
         access, expected, value_name,
         [names](std::string_view text) -> std::optional<E> {
-            const std::string word = lowercase(text);
+            const std::string word = to_lower(text);
             for (const auto& [name, value] : names)
                 if (word == name)
                     return value;
@@ -321,7 +308,7 @@ key_codec patterns(Access access) {
 key_codec overwrite_switch() {
     key_codec codec = boolean([](auto& c) -> auto& { return c.output.report; });
     codec.set = [](app_config& config, const raw_value& value) {
-        const std::string word = lowercase(trim(value.scalar));
+        const std::string word = to_lower(trim(value.scalar));
         if (value.null)
             return false;
         if (word == "true" || word == "yes" || word == "on")
@@ -605,7 +592,7 @@ std::string mask_header_field(std::string_view field) {
     const auto colon = field.find(':');
     if (colon == std::string_view::npos)
         return std::string(field);
-    const std::string name = lowercase(trim(field.substr(0, colon)));
+    const std::string name = to_lower(trim(field.substr(0, colon)));
     const bool authorization = name == "authorization" || name == "proxy-authorization";
     const bool secret =
         authorization || name == "cookie" ||

@@ -3,6 +3,7 @@
 #include "cli/config_file.hpp"
 #include "cli/config_keys.hpp"
 #include "http/fetch_settings.hpp"
+#include "util/ascii.hpp"
 
 #include <asiocrawl/version.hpp>
 
@@ -72,14 +73,6 @@ int take_verbosity(std::vector<std::string>& args) {
     }
     args = std::move(rest);
     return shift;
-}
-
-std::string lowercase_ascii(std::string_view text) {
-    std::string out(text);
-    for (char& c : out)
-        if (c >= 'A' && c <= 'Z')
-            c = static_cast<char>(c - 'A' + 'a');
-    return out;
 }
 
 std::string long_name(std::string_view flag) {
@@ -298,7 +291,7 @@ parse_outcome parse_command_line(int argc, const char* const argv[],
                              origins.contains("fetch.https_proxy");
     for (const auto& name : detail::apply_proxy_environment(config.crawl.fetch, environment, proxies_set,
                                                             origins.contains("fetch.no_proxy"))) {
-        const std::string lower = lowercase_ascii(name);
+        const std::string lower = detail::ascii::to_lower(name);
         const std::string key = lower == "all_proxy" ? "fetch.proxy" : "fetch." + lower;
         origins[key] = {"environment variable " + name, 0, 0};
     }

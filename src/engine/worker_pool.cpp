@@ -1,6 +1,7 @@
 // The worker pool: max_tasks workers, started together in one parallel group and joined by it. Each takes a
 // ticket from the work queue, fetches it, hands the answer to the crawl state and calls task_done once.
 #include "engine/crawler_impl.hpp"
+#include "engine/fetch_outcome.hpp"
 
 #include "html/page_links.hpp"
 
@@ -95,7 +96,7 @@ asio::awaitable<void> worker_pool::wait_for_outputs() {
 asio::awaitable<void> worker_pool::handle(crawl_state::ticket& t, fetch_result& response) {
     report_exchange(t.item, response);
     record r;
-    switch (e_.state.on_response(t, response, is_retryable(response.error), r)) {
+    switch (e_.state.on_response(t, outcome_of(response), r)) {
     case crawl_state::next_step::done:
         break;
     case crawl_state::next_step::parse_page: {

@@ -52,15 +52,11 @@ GumboOutput* parse_or_give_up(const GumboOptions& options, const char* buffer, s
     return output;
 }
 
-// HTML's "ASCII whitespace": what the spec skips in attribute micro-syntaxes (no vertical tab).
-constexpr std::string_view ascii_whitespace = " \t\n\f\r";
-
-std::string_view trim_ascii_whitespace(std::string_view text) noexcept {
-    return detail::ascii::trim(text, ascii_whitespace);
-}
+// HTML's "ASCII whitespace" is what the spec skips in attribute micro-syntaxes (no vertical tab).
+using detail::ascii::trim_html_whitespace;
 
 bool is_blank(std::string_view text) noexcept {
-    return trim_ascii_whitespace(text).empty();
+    return trim_html_whitespace(text).empty();
 }
 
 // gumbo's memory for one parse, from a bump allocator over a list of chunks: allocating is a pointer bump,

@@ -1,5 +1,8 @@
 #include "gumbo/markup_guard.hpp"
 
+#include "html/tags.hpp"
+#include "util/ascii.hpp"
+
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -13,134 +16,9 @@ namespace {
 
 // ---- Tag names -------------------------------------------------------------------------------------------
 
-enum class tag : std::uint8_t {
-    other,
-    a,
-    address,
-    annotation_xml,
-    applet,
-    area,
-    article,
-    aside,
-    b,
-    base,
-    basefont,
-    bgsound,
-    big,
-    blockquote,
-    body,
-    br,
-    button,
-    caption,
-    center,
-    code,
-    col,
-    colgroup,
-    dd,
-    desc,
-    details,
-    dialog,
-    dir,
-    div,
-    dl,
-    dt,
-    em,
-    embed,
-    fieldset,
-    figcaption,
-    figure,
-    font,
-    footer,
-    foreignobject,
-    form,
-    frame,
-    frameset,
-    h1,
-    h2,
-    h3,
-    h4,
-    h5,
-    h6,
-    head,
-    header,
-    hgroup,
-    hr,
-    html,
-    i,
-    iframe,
-    image,
-    img,
-    input,
-    isindex,
-    keygen,
-    li,
-    link,
-    listing,
-    main,
-    malignmark,
-    marquee,
-    math,
-    menu,
-    meta,
-    mglyph,
-    mi,
-    mn,
-    mo,
-    ms,
-    mtext,
-    nav,
-    nobr,
-    noembed,
-    noframes,
-    noscript,
-    object,
-    ol,
-    optgroup,
-    option,
-    p,
-    param,
-    plaintext,
-    pre,
-    rb,
-    rp,
-    rt,
-    rtc,
-    ruby,
-    s,
-    script,
-    section,
-    select,
-    small,
-    source,
-    span,
-    strike,
-    strong,
-    style,
-    sub,
-    summary,
-    sup,
-    svg,
-    table,
-    tbody,
-    td,
-    template_,
-    textarea,
-    tfoot,
-    th,
-    thead,
-    title,
-    tr,
-    track,
-    tt,
-    u,
-    ul,
-    var,
-    wbr,
-    xmp,
-    count_
-};
-
-constexpr std::size_t tag_count = static_cast<std::size_t>(tag::count_);
+// The extractor's tag names (src/html/tags.hpp), `unknown` for any other name.
+using html::tag;
+using html::tag_count;
 
 // What a tag is to the tokenizer and to tree construction, for HTML elements.
 enum : std::uint32_t {
@@ -302,13 +180,8 @@ constexpr tag_info tag_table[] = {
     {"xmp", tag::xmp, sp | f_closes_p | f_rawtext},
 };
 
-constexpr char lower(char c) noexcept {
-    return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
-}
-
-constexpr bool is_alpha(char c) noexcept {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-}
+using ascii::iequals;
+using ascii::is_alpha;
 
 // Character classes of the tag states, one table lookup a byte.
 enum : std::uint8_t { c_space = 1, c_slash = 2, c_gt = 4, c_eq = 8 };
@@ -340,12 +213,12 @@ constexpr std::uint64_t key_of(std::string_view name) noexcept {
     if (name.size() <= 8) {
         std::uint64_t packed = 0;
         for (std::size_t i = 0; i < name.size(); ++i)
-            packed |= std::uint64_t{static_cast<std::uint8_t>(lower(name[i]))} << (8 * i);
+            packed |= std::uint64_t{static_cast<std::uint8_t>(ascii::to_lower(name[i]))} << (8 * i);
         return packed;
     }
     std::uint64_t hash = 0xcbf29ce484222325ull;
     for (const char c : name)
-        hash = (hash ^ static_cast<std::uint8_t>(lower(c))) * 0x100000001b3ull;
+        hash = (hash ^ static_cast<std::uint8_t>(ascii::to_lower(c))) * 0x100000001b3ull;
     return hash | (1ull << 63);
 }
 
@@ -368,7 +241,7 @@ public:
             if (slots_[slot].key == key)
                 return slots_[slot].id;
             if (slots_[slot].key == 0)
-                return tag::other;
+                return tag::unknown;
         }
     }
 
@@ -381,7 +254,7 @@ private:
     }
     struct slot {
         std::uint64_t key = 0;
-        tag id = tag::other;
+        tag id = tag::unknown;
     };
     std::array<slot, slot_count> slots_{};
     std::array<std::uint32_t, tag_count> flags_{};
@@ -411,7 +284,7 @@ struct formatting_entry {
     std::uint32_t serial = 0; // of the open element, while on_stack
     bool marker = false;
     bool on_stack = false;
-    tag id = tag::other;
+    tag id = tag::unknown;
 };
 
 struct tag_token {
@@ -419,7 +292,7 @@ struct tag_token {
     std::size_t end = 0;   // one past '>'
     std::size_t name_end = 0;
     std::uint64_t key = 0;
-    tag id = tag::other;
+    tag id = tag::unknown;
     bool end_tag = false;
     bool self_closing = false;
 };
@@ -636,8 +509,9 @@ private:
     static int kept_name(std::string_view name) noexcept {
         static constexpr std::string_view kept[] = {"href", "src", "xlink:href", "http-equiv", "content"};
         for (int k = 0; k < 5; ++k)
-            if (name.size() == kept[k].size() && std::equal(name.begin(), name.end(), kept[k].begin(),
-                                                            [](char x, char y) { return lower(x) == y; }))
+            if (name.size() == kept[k].size() &&
+                std::equal(name.begin(), name.end(), kept[k].begin(),
+                           [](char x, char y) { return ascii::to_lower(x) == y; }))
                 return k;
         return -1;
     }
@@ -683,11 +557,6 @@ private:
         return false;
     }
 
-    static bool iequals(std::string_view x, std::string_view y) noexcept {
-        return x.size() == y.size() &&
-               std::equal(x.begin(), x.end(), y.begin(), [](char p, char q) { return lower(p) == lower(q); });
-    }
-
     // Raw text, RCDATA, script data and plaintext: up to the appropriate end tag, which the caller then
     // scans.
     std::size_t skip_content(std::size_t pos) {
@@ -711,7 +580,7 @@ private:
         if (name + raw_name_.size() >= in_.size())
             return false;
         for (std::size_t k = 0; k < raw_name_.size(); ++k)
-            if (lower(in_[name + k]) != raw_name_[k])
+            if (ascii::to_lower(in_[name + k]) != raw_name_[k])
                 return false;
         const char after = in_[name + raw_name_.size()];
         return is_space(after) || after == '/' || after == '>';
@@ -723,7 +592,7 @@ private:
         if (i + word.size() >= in_.size())
             return false;
         for (std::size_t k = 0; k < word.size(); ++k)
-            if (lower(in_[i + k]) != word[k])
+            if (ascii::to_lower(in_[i + k]) != word[k])
                 return false;
         const char after = in_[i + word.size()];
         return is_space(after) || after == '/' || after == '>';
@@ -813,7 +682,7 @@ private:
     void dispatch(const tag_token& t) {
         if (text_) {
             text_ = false;
-            if (!list_.empty() && html_rules_for(tag::other) && !in_select())
+            if (!list_.empty() && html_rules_for(tag::unknown) && !in_select())
                 reconstruct();
         }
         if (t.end_tag) {
@@ -939,7 +808,7 @@ private:
         });
     }
 
-    // Whether a start tag (or text, with tag::other) at the current node follows the HTML rules.
+    // Whether a start tag (or text, with tag::unknown) at the current node follows the HTML rules.
     bool html_rules_for(tag id) const noexcept {
         if (stack_.empty())
             return true;
@@ -1016,8 +885,8 @@ private:
     bool is_open(tag id) const noexcept { return open_[static_cast<std::size_t>(id)] != 0; }
 
     // The topmost HTML `id` reachable before an element with one of `boundaries`, or npos.
-    std::size_t in_scope(tag id, std::uint32_t boundaries = f_scope, tag extra1 = tag::other,
-                         tag extra2 = tag::other) const noexcept {
+    std::size_t in_scope(tag id, std::uint32_t boundaries = f_scope, tag extra1 = tag::unknown,
+                         tag extra2 = tag::unknown) const noexcept {
         if (!is_open(id))
             return npos;
         for (std::size_t k = stack_.size(); k-- > 0;) {
@@ -1025,7 +894,7 @@ private:
             if (e.is(id))
                 return k;
             if ((e.flags & boundaries) != 0 ||
-                (e.ns == space::html && extra1 != tag::other && (e.id == extra1 || e.id == extra2)))
+                (e.ns == space::html && extra1 != tag::unknown && (e.id == extra1 || e.id == extra2)))
                 return npos;
         }
         return npos;
@@ -1275,7 +1144,7 @@ private:
         content_ = kind;
         raw_name_.clear();
         for (std::size_t k = t.begin + 1; k < t.name_end; ++k)
-            raw_name_.push_back(lower(in_[k]));
+            raw_name_.push_back(ascii::to_lower(in_[k]));
     }
 
     void html_start(const tag_token& t) {

@@ -16,7 +16,6 @@ namespace {
 
 namespace ascii = detail::ascii;
 
-constexpr std::string_view html_whitespace = "\t\n\f\r ";
 constexpr std::size_t prescan_bytes = 1024;
 
 // The WHATWG Encoding Standard's label table: label -> encoding name (lowercased).
@@ -251,9 +250,7 @@ constexpr std::pair<std::string_view, std::string_view> labels[] = {
     {"x-user-defined", "x-user-defined"},
 };
 
-constexpr bool is_space(char c) noexcept {
-    return html_whitespace.find(c) != std::string_view::npos;
-}
+using ascii::is_html_whitespace;
 
 // HTML §13.2.3.2 "prescan a byte stream to determine its encoding", over a window that ends the scan when
 // it runs out: running out of bytes anywhere means no answer, as the standard says.
@@ -309,7 +306,7 @@ private:
 
     bool at_meta() const {
         const auto next = byte_at(pos_ + 5);
-        return ascii::iequals(bytes_.substr(pos_, 5), "<meta") && (is_space(next) || next == '/');
+        return ascii::iequals(bytes_.substr(pos_, 5), "<meta") && (is_html_whitespace(next) || next == '/');
     }
 
     // One <meta>'s attributes; the encoding it declares, if it declares a usable one.
@@ -348,7 +345,7 @@ private:
 
     // "Get an attribute": names and values lowercased, as the standard does before comparing them.
     std::optional<attr> attribute() {
-        while (pos_ < bytes_.size() && (is_space(bytes_[pos_]) || bytes_[pos_] == '/'))
+        while (pos_ < bytes_.size() && (is_html_whitespace(bytes_[pos_]) || bytes_[pos_] == '/'))
             ++pos_;
         if (pos_ >= bytes_.size())
             return exhaust();
@@ -363,13 +360,13 @@ private:
                 ++pos_;
                 return value(std::move(a));
             }
-            if (is_space(c))
+            if (is_html_whitespace(c))
                 break;
             if (c == '/' || c == '>')
                 return a;
             a.name += ascii::to_lower(c);
         }
-        while (pos_ < bytes_.size() && is_space(bytes_[pos_]))
+        while (pos_ < bytes_.size() && is_html_whitespace(bytes_[pos_]))
             ++pos_;
         if (pos_ >= bytes_.size())
             return exhaust();
@@ -380,7 +377,7 @@ private:
     }
 
     std::optional<attr> value(attr a) {
-        while (pos_ < bytes_.size() && is_space(bytes_[pos_]))
+        while (pos_ < bytes_.size() && is_html_whitespace(bytes_[pos_]))
             ++pos_;
         if (pos_ >= bytes_.size())
             return exhaust();
@@ -417,12 +414,12 @@ private:
             if (found == std::string_view::npos)
                 return {};
             pos = found + 7;
-            while (pos < content.size() && is_space(content[pos]))
+            while (pos < content.size() && is_html_whitespace(content[pos]))
                 ++pos;
             if (pos >= content.size() || content[pos] != '=')
                 continue;
             ++pos;
-            while (pos < content.size() && is_space(content[pos]))
+            while (pos < content.size() && is_html_whitespace(content[pos]))
                 ++pos;
             if (pos >= content.size())
                 return {};
@@ -445,7 +442,7 @@ private:
 } // namespace
 
 std::string_view charset_for_label(std::string_view label) {
-    label = ascii::trim(label, html_whitespace);
+    label = ascii::trim_html_whitespace(label);
     if (label.empty() || label.size() > 32)
         return {};
     const std::string lowered = ascii::to_lower(label);

@@ -4,11 +4,15 @@
 // references.
 #include "html/links.hpp"
 
+#include "util/ascii.hpp"
+
 #include <cstdint>
 
 namespace asiocrawl {
 
 namespace {
+
+namespace ascii = detail::ascii;
 
 class css_scanner {
 public:
@@ -39,7 +43,7 @@ public:
             if (c == '@' && starts_identifier(i_ + 1)) {
                 ++i_;
                 const std::string name = consume_name();
-                import_pending_ = equals_lowercase(name, "import");
+                import_pending_ = ascii::iequals(name, "import");
                 continue;
             }
             if (starts_number(i_)) {
@@ -51,7 +55,7 @@ public:
                 const std::string name = consume_name();
                 if (peek(0) == '(') {
                     ++i_;
-                    if (equals_lowercase(name, "url"))
+                    if (ascii::iequals(name, "url"))
                         url_function();
                 }
                 import_pending_ = false;
@@ -77,28 +81,12 @@ public:
 private:
     char peek(std::size_t ahead) const noexcept { return i_ + ahead < css_.size() ? css_[i_ + ahead] : '\0'; }
     static bool is_newline(char c) noexcept { return c == '\n' || c == '\r' || c == '\f'; }
-    static bool is_whitespace(char c) noexcept { return c == ' ' || c == '\t' || is_newline(c); }
-    static bool is_hex(char c) noexcept {
-        return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-    }
-    static bool is_digit(char c) noexcept { return c >= '0' && c <= '9'; }
+    // CSS's whitespace (newline, tab, space) is HTML's set.
+    static bool is_whitespace(char c) noexcept { return ascii::is_html_whitespace(c); }
     static bool is_name_start(char c) noexcept {
-        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
-               static_cast<unsigned char>(c) >= 0x80;
+        return ascii::is_alpha(c) || c == '_' || static_cast<unsigned char>(c) >= 0x80;
     }
-    static bool is_name_char(char c) noexcept { return is_name_start(c) || is_digit(c) || c == '-'; }
-    static bool equals_lowercase(std::string_view text, std::string_view lowercase) noexcept {
-        if (text.size() != lowercase.size())
-            return false;
-        for (std::size_t k = 0; k < text.size(); ++k) {
-            char c = text[k];
-            if (c >= 'A' && c <= 'Z')
-                c = static_cast<char>(c + 32);
-            if (c != lowercase[k])
-                return false;
-        }
-        return true;
-    }
+    static bool is_name_char(char c) noexcept { return is_name_start(c) || ascii::is_digit(c) || c == '-'; }
 
     bool starts_escape(std::size_t at) const noexcept {
         return at < css_.size() && css_[at] == '\\' && (at + 1 >= css_.size() || !is_newline(css_[at + 1]));
@@ -120,7 +108,7 @@ private:
             ++at;
             c = at_char(at);
         }
-        return is_digit(c) || (c == '.' && is_digit(at_char(at + 1)));
+        return ascii::is_digit(c) || (c == '.' && ascii::is_digit(at_char(at + 1)));
     }
 
     static void append_utf8(std::string& out, std::uint32_t cp) {
@@ -147,11 +135,12 @@ private:
             append_utf8(out, 0xFFFD);
             return;
         }
-        if (is_hex(css_[i_])) {
+        if (ascii::is_hex_digit(css_[i_])) {
             std::uint32_t cp = 0;
-            for (int digits = 0; digits < 6 && i_ < css_.size() && is_hex(css_[i_]); ++digits, ++i_) {
+            for (int digits = 0; digits < 6 && i_ < css_.size() && ascii::is_hex_digit(css_[i_]);
+                 ++digits, ++i_) {
                 const char h = css_[i_];
-                cp = cp * 16 + static_cast<std::uint32_t>(is_digit(h) ? h - '0' : (h | 0x20) - 'a' + 10);
+                cp = cp * 16 + static_cast<std::uint32_t>(ascii::hex_value(h));
             }
             if (i_ < css_.size() && is_whitespace(css_[i_]))
                 i_ += (css_[i_] == '\r' && peek(1) == '\n') ? 2 : 1;
@@ -183,17 +172,17 @@ private:
     void consume_numeric() {
         if (css_[i_] == '+' || css_[i_] == '-')
             ++i_;
-        while (i_ < css_.size() && is_digit(css_[i_]))
+        while (i_ < css_.size() && ascii::is_digit(css_[i_]))
             ++i_;
-        if (peek(0) == '.' && is_digit(peek(1))) {
+        if (peek(0) == '.' && ascii::is_digit(peek(1))) {
             i_ += 2;
-            while (i_ < css_.size() && is_digit(css_[i_]))
+            while (i_ < css_.size() && ascii::is_digit(css_[i_]))
                 ++i_;
         }
         if ((peek(0) == 'e' || peek(0) == 'E') &&
-            (is_digit(peek(1)) || ((peek(1) == '+' || peek(1) == '-') && is_digit(peek(2))))) {
+            (ascii::is_digit(peek(1)) || ((peek(1) == '+' || peek(1) == '-') && ascii::is_digit(peek(2))))) {
             i_ += 2;
-            while (i_ < css_.size() && is_digit(css_[i_]))
+            while (i_ < css_.size() && ascii::is_digit(css_[i_]))
                 ++i_;
         }
         if (starts_identifier(i_))

@@ -1,5 +1,7 @@
 #include "entities.hpp"
 
+#include "util/ascii.hpp"
+
 #include <algorithm>
 #include <array>
 
@@ -31,17 +33,13 @@ constexpr bool is_sorted_by_bytes() {
 static_assert(is_sorted_by_bytes(),
               "entities.inc must be sorted: regenerate it with scripts/gen_html_entities.py");
 
-bool is_ascii_alphanumeric(char c) noexcept {
-    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-}
-
 } // namespace
 
 named_reference match_named_reference(std::string_view text) noexcept {
     // Every name is ASCII letters and digits, with an optional final ';': only that prefix of the text can
     // match.
     std::size_t candidate = 0;
-    while (candidate < text.size() && candidate < longest_name && is_ascii_alphanumeric(text[candidate]))
+    while (candidate < text.size() && candidate < longest_name && ascii::is_alnum(text[candidate]))
         ++candidate;
     if (candidate < text.size() && candidate < longest_name && text[candidate] == ';')
         ++candidate;

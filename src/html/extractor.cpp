@@ -164,7 +164,7 @@ std::uint64_t hash_bytes(std::string_view bytes, std::uint64_t seed) noexcept {
 
 bool is_blank(std::string_view text) noexcept {
     for (const char c : text)
-        if (!is_html_space(c))
+        if (!ascii::is_html_whitespace(c))
             return false;
     return true;
 }
@@ -629,12 +629,12 @@ private:
         std::size_t i = 0;
         const std::string value(srcset);
         while (i < value.size()) {
-            while (i < value.size() && (is_html_space(value[i]) || value[i] == ','))
+            while (i < value.size() && (ascii::is_html_whitespace(value[i]) || value[i] == ','))
                 ++i;
             if (i >= value.size())
                 break;
             const std::size_t start = i;
-            while (i < value.size() && !is_html_space(value[i]))
+            while (i < value.size() && !ascii::is_html_whitespace(value[i]))
                 ++i;
             std::size_t stop = i;
             bool descriptors = true;
@@ -684,8 +684,9 @@ private:
             case meta:
                 if (const attribute* equiv = t.find("http-equiv")) {
                     const std::string_view value = decoded(*equiv);
-                    if (value.size() == 7 && std::equal(value.begin(), value.end(), "refresh",
-                                                        [](char x, char y) { return ascii_lower(x) == y; }))
+                    if (value.size() == 7 &&
+                        std::equal(value.begin(), value.end(), "refresh",
+                                   [](char x, char y) { return ascii::to_lower(x) == y; }))
                         if (const attribute* content = t.find("content")) {
                             const std::string refresh_content(decoded(*content));
                             if (auto target = parse_meta_refresh(refresh_content);
@@ -761,14 +762,14 @@ private:
         std::optional<requisite_kind> found;
         std::size_t i = 0;
         while (i < rel.size()) {
-            while (i < rel.size() && is_html_space(rel[i]))
+            while (i < rel.size() && ascii::is_html_whitespace(rel[i]))
                 ++i;
             const std::size_t start = i;
-            while (i < rel.size() && !is_html_space(rel[i]))
+            while (i < rel.size() && !ascii::is_html_whitespace(rel[i]))
                 ++i;
             std::string word(rel.substr(start, i - start));
             for (char& c : word)
-                c = ascii_lower(c);
+                c = ascii::to_lower(c);
             if (word == "stylesheet")
                 return requisite_kind::stylesheet;
             if ((word == "icon" || word == "apple-touch-icon") && !found)
@@ -822,7 +823,7 @@ private:
             if (const attribute* encoding = t.find("encoding")) {
                 std::string value(decoded(*encoding));
                 for (char& c : value)
-                    c = ascii_lower(c);
+                    c = ascii::to_lower(c);
                 e.html_integration_point = value == "text/html" || value == "application/xhtml+xml";
             }
         } else if (ns == space::svg) {
@@ -1215,7 +1216,7 @@ private:
             return false;
         const std::string_view value = decoded(*type);
         return value.size() == 6 && std::equal(value.begin(), value.end(), "hidden",
-                                               [](char x, char y) { return ascii_lower(x) == y; });
+                                               [](char x, char y) { return ascii::to_lower(x) == y; });
     }
 
     // -- Dispatch --
@@ -2487,7 +2488,7 @@ private:
         case token::type::end_tag: {
             const auto same_name = [](std::string_view x, std::string_view y) {
                 return x.size() == y.size() && std::equal(x.begin(), x.end(), y.begin(), [](char c, char d) {
-                           return ascii_lower(c) == ascii_lower(d);
+                           return ascii::to_lower(c) == ascii::to_lower(d);
                        });
             };
             std::size_t i = stack_.size() - 1;
@@ -2550,8 +2551,9 @@ private:
 // ---- Tokenization ---------------------------------------------------------------------------------------
 
 bool ascii_iequals(std::string_view text, std::string_view lowercase) noexcept {
-    return text.size() == lowercase.size() && std::equal(text.begin(), text.end(), lowercase.begin(),
-                                                         [](char c, char d) { return ascii_lower(c) == d; });
+    return text.size() == lowercase.size() &&
+           std::equal(text.begin(), text.end(), lowercase.begin(),
+                      [](char c, char d) { return ascii::to_lower(c) == d; });
 }
 
 bool starts_with_icase(const char* p, const char* end, std::string_view lowercase) noexcept {
@@ -2627,7 +2629,7 @@ bool doctype_quirks(std::string_view name, std::string_view public_id, std::stri
                                                                  "-//W3C//DTD HTML 4.01 Transitional//"};
     const auto icase = [](std::string_view x, std::string_view y) {
         return x.size() == y.size() && std::equal(x.begin(), x.end(), y.begin(), [](char c, char d) {
-                   return ascii_lower(c) == ascii_lower(d);
+                   return ascii::to_lower(c) == ascii::to_lower(d);
                });
     };
     if (force_quirks || name != "html")
@@ -2755,7 +2757,7 @@ private:
                 }
             }
             const char c = *q;
-            if (is_html_space(c)) {
+            if (ascii::is_html_whitespace(c)) {
                 add(char_class::whitespace);
                 ++q;
             } else if (c == '\0') {
@@ -2831,7 +2833,7 @@ private:
             end_tag_open(q + 1);
         } else if (c == '?') {
             bogus_comment(q);
-        } else if (is_ascii_alpha(c)) {
+        } else if (ascii::is_alpha(c)) {
             start_tag(q);
         } else {
             emit_text_char(char_class::other); // the '<'; what follows is read again as text
@@ -2927,14 +2929,14 @@ private:
             p_ = g != nullptr ? g + 1 : end_;
         };
         const auto skip_space = [&] {
-            while (!at_end() && is_html_space(*q))
+            while (!at_end() && ascii::is_html_whitespace(*q))
                 ++q;
         };
         if (at_end()) {
             force_quirks = true;
             return finish(nullptr);
         }
-        if (is_html_space(*q)) {
+        if (ascii::is_html_whitespace(*q)) {
             ++q;
         } else {
             force_quirks = true;
@@ -2945,8 +2947,8 @@ private:
             return finish(at_end() ? nullptr : q);
         }
         force_quirks = *q == '\0';
-        while (!at_end() && !is_html_space(*q) && *q != '>') {
-            name.push_back(*q == '\0' ? '\x01' : ascii_lower(*q)); // a NUL is U+FFFD: never "html"
+        while (!at_end() && !ascii::is_html_whitespace(*q) && *q != '>') {
+            name.push_back(*q == '\0' ? '\x01' : ascii::to_lower(*q)); // a NUL is U+FFFD: never "html"
             if (*q != '\0')
                 force_quirks = false;
             ++q;
@@ -2989,7 +2991,7 @@ private:
                 force_quirks = true;
                 return finish(nullptr);
             }
-            if (is_html_space(*q))
+            if (ascii::is_html_whitespace(*q))
                 skip_space();
             if (at_end() || *q == '>' || (*q != '"' && *q != '\'')) {
                 force_quirks = true;
@@ -3003,7 +3005,7 @@ private:
             }
             if (*q == '>')
                 return finish(q);
-            if (is_html_space(*q)) {
+            if (ascii::is_html_whitespace(*q)) {
                 skip_space();
                 if (at_end()) {
                     force_quirks = true;
@@ -3021,7 +3023,7 @@ private:
                 force_quirks = true;
                 return finish(nullptr);
             }
-            if (is_html_space(*q))
+            if (ascii::is_html_whitespace(*q))
                 skip_space();
             if (at_end() || *q == '>' || (*q != '"' && *q != '\'')) {
                 force_quirks = true;
@@ -3050,7 +3052,7 @@ private:
             p_ = q + 1;
             return;
         }
-        if (!is_ascii_alpha(*q)) {
+        if (!ascii::is_alpha(*q)) {
             bogus_comment(q);
             return;
         }
@@ -3062,7 +3064,7 @@ private:
     /// A start or end tag from its name's first letter; p_ is at its '<'.
     void tag_token(const char* name_start, bool start) {
         const char* q = name_start;
-        while (q < end_ && !is_html_space(*q) && *q != '/' && *q != '>')
+        while (q < end_ && !ascii::is_html_whitespace(*q) && *q != '/' && *q != '>')
             ++q;
         if (q >= end_) {
             p_ = end_; // a tag cut by the end of input is dropped
@@ -3116,7 +3118,7 @@ private:
         if (n > 14)
             return tag::unknown;
         for (std::size_t i = 0; i < n; ++i)
-            name[i] = ascii_lower(from[i]);
+            name[i] = ascii::to_lower(from[i]);
         return find_tag({name, n});
     }
 
@@ -3144,7 +3146,7 @@ private:
             switch (state) {
             case st::before_name:
             case st::after_name:
-                if (is_html_space(c)) {
+                if (ascii::is_html_whitespace(c)) {
                     ++q;
                 } else if (c == '/') {
                     state = st::self_closing;
@@ -3163,7 +3165,7 @@ private:
                 }
                 break;
             case st::name: {
-                while (q < end_ && !is_html_space(*q) && *q != '/' && *q != '=' && *q != '>')
+                while (q < end_ && !ascii::is_html_whitespace(*q) && *q != '/' && *q != '=' && *q != '>')
                     ++q;
                 if (q >= end_)
                     return nullptr;
@@ -3172,7 +3174,7 @@ private:
                     dropping = !finish_name({name_begin, static_cast<std::size_t>(q - name_begin)}, leaked);
                 leaked = 0;
                 const char e = *q;
-                if (is_html_space(e)) {
+                if (ascii::is_html_whitespace(e)) {
                     state = st::after_name;
                     ++q;
                 } else if (e == '/') {
@@ -3190,7 +3192,7 @@ private:
             }
             case st::before_value:
                 leaked = 0;
-                if (is_html_space(c)) {
+                if (ascii::is_html_whitespace(c)) {
                     ++q;
                 } else if (c == '"' || c == '\'') {
                     const char* close = static_cast<const char*>(
@@ -3207,7 +3209,7 @@ private:
                     return q;
                 } else {
                     const char* v = q;
-                    while (q < end_ && !is_html_space(*q) && *q != '>')
+                    while (q < end_ && !ascii::is_html_whitespace(*q) && *q != '>')
                         ++q;
                     if (q >= end_)
                         return nullptr;
@@ -3222,7 +3224,7 @@ private:
                 }
                 break;
             case st::after_quoted:
-                if (is_html_space(c)) {
+                if (ascii::is_html_whitespace(c)) {
                     state = st::before_name;
                     ++q;
                 } else if (c == '/') {
@@ -3260,11 +3262,11 @@ private:
             }
         if (plain) {
             for (const char c : raw)
-                names_.push_back(ascii_lower(c));
+                names_.push_back(ascii::to_lower(c));
         } else {
             std::string lowered(raw);
             for (char& c : lowered)
-                c = ascii_lower(c);
+                c = ascii::to_lower(c);
             append_input_text(names_, lowered);
         }
         const std::size_t length = names_.size() - start;
@@ -3331,12 +3333,12 @@ private:
     /// When `lt` starts the end tag of the open raw text element ("</name" then a space, '/' or '>'), the
     /// name's end.
     const char* appropriate_end_tag(const char* lt) const noexcept {
-        if (end_ - lt < 3 || lt[1] != '/' || !is_ascii_alpha(lt[2]))
+        if (end_ - lt < 3 || lt[1] != '/' || !ascii::is_alpha(lt[2]))
             return nullptr;
         const char* q = lt + 2;
-        while (q < end_ && is_ascii_alpha(*q))
+        while (q < end_ && ascii::is_alpha(*q))
             ++q;
-        if (q >= end_ || !(is_html_space(*q) || *q == '/' || *q == '>'))
+        if (q >= end_ || !(ascii::is_html_whitespace(*q) || *q == '/' || *q == '>'))
             return nullptr;
         return lookup(lt + 2, q) == builder_.raw_text_tag() ? q : nullptr;
     }
@@ -3374,7 +3376,7 @@ private:
         st state = st::plain;
         const char* q = p_;
         const auto alpha_run = [&](const char* from) {
-            while (from < end_ && is_ascii_alpha(*from))
+            while (from < end_ && ascii::is_alpha(*from))
                 ++from;
             return from;
         };
@@ -3409,9 +3411,9 @@ private:
                         return;
                     }
                     const char* r = q + 1;
-                    if (r < end_ && is_ascii_alpha(*r)) {
+                    if (r < end_ && ascii::is_alpha(*r)) {
                         const char* e = alpha_run(r);
-                        if (e < end_ && (is_html_space(*e) || *e == '/' || *e == '>')) {
+                        if (e < end_ && (ascii::is_html_whitespace(*e) || *e == '/' || *e == '>')) {
                             state = is_script(r, e) ? st::double_escaped : st::escaped;
                             q = e + 1;
                         } else {
@@ -3427,7 +3429,7 @@ private:
                     const char* r = q + 1;
                     if (r < end_ && *r == '/') {
                         const char* e = alpha_run(r + 1);
-                        if (e < end_ && (is_html_space(*e) || *e == '/' || *e == '>')) {
+                        if (e < end_ && (ascii::is_html_whitespace(*e) || *e == '/' || *e == '>')) {
                             state = is_script(r + 1, e) ? st::escaped : st::double_escaped;
                             q = e + 1;
                         } else {

@@ -10,19 +10,12 @@ namespace asiocrawl {
 
 namespace {
 
-// HTML's "ASCII whitespace": what the spec skips in attribute micro-syntaxes (no vertical tab).
-constexpr std::string_view ascii_whitespace = " \t\n\f\r";
-
-bool is_ascii_whitespace(char c) noexcept {
-    return ascii_whitespace.find(c) != std::string_view::npos;
-}
-
-std::string_view trim_ascii_whitespace(std::string_view text) noexcept {
-    return detail::ascii::trim(text, ascii_whitespace);
-}
+// HTML's "ASCII whitespace" is what the spec skips in attribute micro-syntaxes (no vertical tab).
+using detail::ascii::is_html_whitespace;
+using detail::ascii::trim_html_whitespace;
 
 bool is_blank(std::string_view text) noexcept {
-    return trim_ascii_whitespace(text).empty();
+    return trim_html_whitespace(text).empty();
 }
 
 page_links extract_links_fast(std::string_view html, const extract_options& options) {
@@ -107,7 +100,7 @@ std::optional<std::string> parse_meta_refresh(std::string_view content) {
     const auto at_end = [&] { return position >= content.size(); };
     const auto current = [&] { return content[position]; };
     const auto skip_whitespace = [&] {
-        while (!at_end() && is_ascii_whitespace(current())) {
+        while (!at_end() && is_html_whitespace(current())) {
             ++position;
         }
     };
@@ -123,7 +116,7 @@ std::optional<std::string> parse_meta_refresh(std::string_view content) {
     if (at_end()) {
         return std::nullopt; // a plain reload of the same page
     }
-    if (!(current() == ';' || current() == ',' || is_ascii_whitespace(current()))) {
+    if (!(current() == ';' || current() == ',' || is_html_whitespace(current()))) {
         return std::nullopt; // "5x": not a delay, so not a refresh at all
     }
     skip_whitespace();
@@ -167,7 +160,7 @@ std::optional<std::string> parse_meta_refresh(std::string_view content) {
         url.remove_prefix(1);
         url = url.substr(0, url.find(quote));
     }
-    url = trim_ascii_whitespace(url);
+    url = trim_html_whitespace(url);
     if (url.empty()) {
         return std::nullopt;
     }
@@ -175,7 +168,7 @@ std::optional<std::string> parse_meta_refresh(std::string_view content) {
 }
 
 bool is_html_media_type(std::string_view media_type) noexcept {
-    const std::string_view essence = trim_ascii_whitespace(media_type.substr(0, media_type.find(';')));
+    const std::string_view essence = trim_html_whitespace(media_type.substr(0, media_type.find(';')));
     return detail::ascii::iequals(essence, "text/html") ||
            detail::ascii::iequals(essence, "application/xhtml+xml");
 }

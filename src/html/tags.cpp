@@ -159,6 +159,7 @@ constexpr std::string_view names[] = {
     "spacer",
     "tt",
     "rtc",
+    "dialog",
 };
 static_assert(std::size(names) == tag_count);
 
@@ -174,7 +175,7 @@ constexpr std::uint32_t hash(std::string_view name) noexcept {
 struct lookup_table {
     std::array<std::uint8_t, slots> slot{}; // tag + 1, 0 for empty
     constexpr lookup_table() {
-        for (std::size_t t = 1; t < tag_count; ++t) {
+        for (std::size_t t = 1; t < gumbo_tag_count; ++t) {
             std::size_t i = hash(names[t]) & (slots - 1);
             while (slot[i] != 0)
                 i = (i + 1) & (slots - 1);

@@ -162,10 +162,16 @@ enum class tag : std::uint8_t {
     spacer,
     tt,
     rtc,
+    // Known to the markup guard only (src/gumbo/markup_guard.cpp), whose model of tree construction follows
+    // today's HTML: gumbo 0.10.1 does not know it, so find_tag() never returns it and the extractor takes a
+    // <dialog> for an unknown element, as gumbo does.
+    dialog,
     count_,
 };
 
 inline constexpr std::size_t tag_count = static_cast<std::size_t>(tag::count_);
+/// The tags find_tag() returns: gumbo 0.10.1's names, every tag before `dialog`.
+inline constexpr std::size_t gumbo_tag_count = static_cast<std::size_t>(tag::dialog);
 
 /// The tag whose name is `lowercase_name` (ASCII letters already lowercased), or tag::unknown.
 tag find_tag(std::string_view lowercase_name) noexcept;

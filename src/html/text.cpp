@@ -33,17 +33,9 @@ bool is_error_code_point(std::int32_t c) noexcept {
 }
 
 int digit_value(char c, bool hex) noexcept {
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (hex && c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (hex && c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
-bool is_ascii_alphanumeric(char c) noexcept {
-    return (c >= '0' && c <= '9') || is_ascii_alpha(c);
+    if (hex)
+        return ascii::hex_value(c);
+    return ascii::is_digit(c) ? c - '0' : -1;
 }
 
 // Decodes one UTF-8 sequence at p (p < end): the code point and the bytes it takes. A malformed sequence is
@@ -159,7 +151,7 @@ char_ref consume_char_ref(const char* p, const char* end, char additional_allowe
     const char* after = q + named.length;
     if (q[named.length - 1] != ';' && in_attribute) {
         const char following = after < end ? *after : '\0';
-        if (following == '=' || is_ascii_alphanumeric(following))
+        if (following == '=' || ascii::is_alnum(following))
             return {};
     }
     return {named.length + 1, static_cast<std::int32_t>(named.first),

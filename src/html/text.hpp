@@ -3,25 +3,14 @@
 // references, with the exact outcomes of gumbo 0.10.1, the link extractor's oracle (see docs/LINKS.md).
 #pragma once
 
+#include "util/ascii.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
 
 namespace asiocrawl::detail::html {
-
-inline bool is_html_space(char c) noexcept {
-    // '\r' included: the input stream turns it into '\n' before the tokenizer sees it.
-    return c == ' ' || c == '\n' || c == '\t' || c == '\f' || c == '\r';
-}
-
-inline bool is_ascii_alpha(char c) noexcept {
-    return static_cast<unsigned char>((c | 0x20) - 'a') < 26u;
-}
-
-inline char ascii_lower(char c) noexcept {
-    return static_cast<unsigned char>(c - 'A') < 26u ? static_cast<char>(c + 0x20) : c;
-}
 
 /// One decoded character reference (or the decision that the '&' starts none).
 struct char_ref {

@@ -1,6 +1,7 @@
 #include <asiocrawl/outputs/save_dir.hpp>
 
 #include "outputs/background_writer.hpp"
+#include "url/percent.hpp"
 #include "util/ascii.hpp"
 
 #include <asiocrawl/outputs/files.hpp>
@@ -32,25 +33,7 @@ constexpr std::size_t max_component_bytes = 255;
 // Room left for "~" and the hash when a name is cut.
 constexpr std::size_t kept_prefix_bytes = 200;
 
-using asiocrawl::detail::ascii::hex_value;
-
-std::string percent_decode(std::string_view text) {
-    std::string out;
-    out.reserve(text.size());
-    for (std::size_t i = 0; i < text.size(); ++i) {
-        if (text[i] == '%' && i + 2 < text.size()) {
-            const int high = hex_value(text[i + 1]);
-            const int low = hex_value(text[i + 2]);
-            if (high >= 0 && low >= 0) {
-                out += static_cast<char>(high * 16 + low);
-                i += 2;
-                continue;
-            }
-        }
-        out += text[i];
-    }
-    return out;
-}
+using asiocrawl::detail::percent_decode;
 
 std::string hash_hex(std::string_view text) {
     unsigned char digest[EVP_MAX_MD_SIZE];

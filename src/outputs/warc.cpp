@@ -8,8 +8,10 @@
 
 #include <asiocrawl/outputs/files.hpp>
 
+#include <boost/uuid/random_generator.hpp>
+#include <boost/uuid/uuid_io.hpp>
+
 #include <openssl/evp.h>
-#include <openssl/rand.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -203,17 +205,11 @@ std::string warc_date(std::chrono::system_clock::time_point when) {
 }
 
 std::string warc_record_id() {
-    unsigned char bytes[16];
-    if (RAND_bytes(bytes, sizeof bytes) != 1)
-        throw std::runtime_error("warc: no random bytes for a record id");
-    bytes[6] = static_cast<unsigned char>((bytes[6] & 0x0f) | 0x40); // version 4
-    bytes[8] = static_cast<unsigned char>((bytes[8] & 0x3f) | 0x80); // RFC 4122 variant
-    char text[64];
-    std::snprintf(text, sizeof text,
-                  "<urn:uuid:%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x>", bytes[0],
-                  bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7], bytes[8], bytes[9],
-                  bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]);
-    return text;
+    // Boost.Uuid's random_generator draws each id from the operating system's entropy (getrandom) and marks
+    // it version 4, variant RFC 4122. One generator a thread: the records are written on the output's worker
+    // thread.
+    thread_local boost::uuids::random_generator generate;
+    return "<urn:uuid:" + boost::uuids::to_string(generate()) + ">";
 }
 
 std::string http_payload(std::string_view response, std::size_t head_bytes) {

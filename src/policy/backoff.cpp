@@ -174,7 +174,7 @@ bool is_retryable_status(int status) noexcept {
 
 std::optional<milliseconds> parse_retry_after(std::string_view value,
                                               std::chrono::system_clock::time_point now) {
-    value = ascii::trim(value, " \t");
+    value = ascii::trim(value, ascii::http_whitespace);
     if (value.empty())
         return std::nullopt;
     if (ascii::is_digit(value.front()))

@@ -2,6 +2,7 @@
 // directories, trap limits, file names, then exclude and include patterns.
 #include "policy/scope.hpp"
 
+#include "url/percent.hpp"
 #include "util/ascii.hpp"
 
 #include <boost/regex.hpp>
@@ -47,33 +48,6 @@ std::string_view without_www(std::string_view host) noexcept {
 bool is_ip_literal(std::string_view host) {
     return host.starts_with('[') || host.find(':') != std::string_view::npos ||
            urls::parse_ipv4_address(host).has_value();
-}
-
-// Percent-encoded bytes in a host are UTF-8 (an IDN written raw in the page): libpsl wants them decoded.
-std::string percent_decoded(std::string_view s) {
-    const auto hex = [](char c) -> int {
-        if (c >= '0' && c <= '9') {
-            return c - '0';
-        }
-        if (c >= 'a' && c <= 'f') {
-            return c - 'a' + 10;
-        }
-        if (c >= 'A' && c <= 'F') {
-            return c - 'A' + 10;
-        }
-        return -1;
-    };
-    std::string out;
-    out.reserve(s.size());
-    for (std::size_t i = 0; i < s.size(); ++i) {
-        if (s[i] == '%' && i + 2 < s.size() && hex(s[i + 1]) >= 0 && hex(s[i + 2]) >= 0) {
-            out += static_cast<char>(hex(s[i + 1]) * 16 + hex(s[i + 2]));
-            i += 2;
-        } else {
-            out += s[i];
-        }
-    }
-    return out;
 }
 
 // The public suffix list, loaded once. psl_latest() picks the newer of libpsl's built-in list and the system
@@ -213,7 +187,7 @@ std::string_view directory_of(std::string_view path) noexcept {
 std::string file_name_of(urls::url_view url) {
     const std::string_view path = url.encoded_path();
     const auto slash = path.rfind('/');
-    return percent_decoded(slash == std::string_view::npos ? path : path.substr(slash + 1));
+    return detail::percent_decode(slash == std::string_view::npos ? path : path.substr(slash + 1));
 }
 
 bool name_matches(const std::string& name, const std::vector<std::string>& entries) {
@@ -413,7 +387,8 @@ bool file_name_kept(urls::url_view url, const std::vector<std::string>& accept,
 }
 
 std::string registrable_domain(std::string_view host) {
-    std::string name = lowercase_without_trailing_dot(percent_decoded(host));
+    // Percent-encoded bytes in a host are UTF-8 (an IDN written raw in the page): libpsl wants them decoded.
+    std::string name = lowercase_without_trailing_dot(detail::percent_decode(host));
     if (name.empty() || is_ip_literal(name) || name.find('.') == std::string::npos) {
         return {};
     }

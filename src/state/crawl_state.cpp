@@ -1,6 +1,5 @@
 #include "state/crawl_state.hpp"
 
-#include "http/content_type.hpp"
 #include "http/decoder.hpp"
 #include "state/record_codec.hpp"
 
@@ -77,12 +76,13 @@ std::size_t crawl_state::effective_window(const crawler_config& config, std::siz
 }
 
 crawl_state::crawl_state(const crawler_config& config, hooks h, bool durable, std::size_t window,
-                         time_point (*now)(), std::uint64_t seed)
+                         time_point (*now)(), std::uint64_t seed, wall_clock_type::time_point (*wall_now)())
     : config_(config)
     , hooks_(std::move(h))
     , durable_(durable)
     , now_(now)
     , seed_(seed)
+    , wall_now_(wall_now)
     , roots_(parse_roots(config))
     , scope_(roots_, config)
     , frontier_(config.politeness.max_per_host,
@@ -157,7 +157,7 @@ void crawl_state::start() {
     result_.stats.erase("stopped_max_time");
     ++result_.runs;
     if (result_.runs == 1)
-        result_.started_at = std::chrono::system_clock::now();
+        result_.started_at = wall_now_();
     result_.max_tasks = config_.max_tasks;
     if (config_.fetch.tls.insecure) {
         result_.stats["tls_insecure"] = 1;
@@ -506,9 +506,9 @@ void crawl_state::fetch_finished(ticket& t) {
     t.slot.release();
 }
 
-bool crawl_state::retry_later(ticket& t, const fetch_result& response, bool retryable_failure) {
+bool crawl_state::retry_later(ticket& t, const fetch_outcome& response) {
     const bool retryable =
-        response.error ? retryable_failure : is_retry_status(config_.retry, response.status);
+        response.error ? response.retryable : is_retry_status(config_.retry, response.status);
     if (!retryable || t.item.tries >= config_.max_tries || (stopping_ && !durable_))
         return false;
     const host_id host = t.slot.host();
@@ -520,12 +520,8 @@ bool crawl_state::retry_later(ticket& t, const fetch_result& response, bool retr
         ++deferred_;
         return true;
     }
-    std::optional<std::string_view> retry_after;
-    if (response.retry_after)
-        retry_after = *response.retry_after;
     const double random01 = std::uniform_real_distribution<double>(0.0, 1.0)(random_);
-    const auto wait =
-        retry_wait(config_.retry, t.item.tries, retry_after, std::chrono::system_clock::now(), random01);
+    const auto wait = retry_wait(config_.retry, t.item.tries, response.retry_after, wall_now_(), random01);
     if (!hooks_.hold())
         return false;
     ++retries_;
@@ -541,8 +537,7 @@ bool crawl_state::retry_later(ticket& t, const fetch_result& response, bool retr
     return true;
 }
 
-crawl_state::next_step crawl_state::on_response(ticket& t, fetch_result& response, bool retryable_failure,
-                                                record& r) {
+crawl_state::next_step crawl_state::on_response(ticket& t, const fetch_outcome& response, record& r) {
     bytes_ += response.body_bytes;
     counters_changed_ = true;
     if (throttle_ && t.started_at != time_point{}) {
@@ -550,7 +545,7 @@ crawl_state::next_step crawl_state::on_response(ticket& t, fetch_result& respons
         frontier_.reset_delay(t.slot.host(), throttle_->observe(t.slot.host(), now_() - t.started_at, ok),
                               now_());
     }
-    if (retry_later(t, response, retryable_failure))
+    if (retry_later(t, response))
         return next_step::done;
     if (t.item.kind == item_kind::robots) {
         robots_fetched(t, response);
@@ -567,15 +562,14 @@ crawl_state::next_step crawl_state::on_response(ticket& t, fetch_result& respons
     r.tries = t.item.tries;
     r.status = response.status;
     r.size = response.body_bytes;
-    auto media = parse_content_type(response.content_type);
-    r.content_type = std::move(media.type);
+    r.content_type = response.media_type;
     const bool html = is_html_media_type(r.content_type);
-    auto charset = detect_charset(media.charset, response.body, html);
+    auto charset = detect_charset(response.charset, response.body, html);
     r.charset = std::move(charset.charset);
     r.charset_source = std::move(charset.source);
     if (response.error) {
         r.error = response.error;
-        r.error_detail = response.error_detail;
+        r.error_detail = std::string(response.error_detail);
         complete(t, std::move(r));
         return next_step::done;
     }
@@ -651,7 +645,7 @@ void crawl_state::admit_links(const std::vector<boost::urls::url>& urls, const s
     r.num_urls = on_page.size();
 }
 
-void crawl_state::follow_redirect(ticket& t, const fetch_result& response, record& r) {
+void crawl_state::follow_redirect(ticket& t, const fetch_outcome& response, record& r) {
     const auto url = boost::urls::parse_uri(t.item.url).value(); // checked by begin_attempt
     auto decision = decide_redirect(url, response.location, t.item.redirects_left);
     if (decision.target)
@@ -698,7 +692,7 @@ void crawl_state::note_downgrade(std::string_view from, std::string_view to) {
 
 // ---- robots.txt and sitemaps ----
 
-void crawl_state::robots_fetched(ticket& t, fetch_result& response) {
+void crawl_state::robots_fetched(ticket& t, const fetch_outcome& response) {
     const std::string origin = origin_names_.at(t.item.robots_for);
     const host_id host = t.slot.host();
     // Redirects of robots.txt are followed as items of their own, through the frontier of their host
@@ -732,9 +726,8 @@ void crawl_state::robots_fetched(ticket& t, fetch_result& response) {
         outcome = std::string(error_kind(response.error));
         // No connection could be made: the pages would fail the same way. Their records say so (connection
         // refused, host not found, certificate invalid...) rather than blaming robots.txt.
-        if (response.status == 0 &&
-            (response.remote_ip.empty() || response.error == error::tls_handshake_failed ||
-             response.error == error::certificate_invalid))
+        if (response.status == 0 && (!response.connected || response.error == error::tls_handshake_failed ||
+                                     response.error == error::certificate_invalid))
             state.unreachable = response.error;
     } else if (is_redirect_status(response.status)) {
         state.rules = robots_rules::allow_all(); // too many redirects: RFC 9309 treats it as unavailable
@@ -813,7 +806,7 @@ void crawl_state::queue_sitemaps_of(const std::string& origin, const std::vector
     }
 }
 
-void crawl_state::queue_sitemap(ticket& t, const fetch_result& response, record& r) {
+void crawl_state::queue_sitemap(ticket& t, const fetch_outcome& response, record& r) {
     std::string inflated;
     std::string_view xml = response.body;
     if (looks_gzipped(response.body)) {
@@ -880,7 +873,7 @@ void crawl_state::internal_error(ticket& t, std::string_view failure) {
     say(log_level::error, t.item.url, ": internal error: ", failure);
     if (t.item.kind == item_kind::robots) {
         // The origin's pages must not wait for a robots.txt that will never come.
-        fetch_result failed;
+        fetch_outcome failed;
         failed.error = error::internal_error;
         t.item.redirects_left = 0;
         robots_fetched(t, failed);

@@ -4,8 +4,8 @@
 #pragma once
 
 #include "html/page_links.hpp"
-#include "http/fetch_result.hpp"
 #include "state/autothrottle.hpp"
+#include "state/fetch_outcome.hpp"
 #include "state/fingerprint_set.hpp"
 #include "state/frontier.hpp"
 #include "state/seed_lines.hpp"
@@ -52,6 +52,9 @@ class crawl_state {
 public:
     using clock_type = std::chrono::steady_clock;
     using time_point = clock_type::time_point;
+    /// The calendar, for what records and the report say about when things happened, and for Retry-After
+    /// dates.
+    using wall_clock_type = std::chrono::system_clock;
     using frontier_type = host_frontier<work_item>;
 
     /// How the state reaches the loop around it. All are called synchronously, from inside the state's own
@@ -88,10 +91,11 @@ public:
 
     /// `config` must outlive the state. `durable`: keep a state_batch of every change for a store, and keep
     /// at most `window` waiting URLs per host in memory (the rest are spilled and read back in order).
-    /// `now` is the clock (tests pass a manual one). Throws std::invalid_argument for an unusable config.
+    /// `now` is the clock and `wall_now` the calendar (tests pass manual ones). Throws std::invalid_argument
+    /// for an unusable config.
     crawl_state(const crawler_config& config, hooks h, bool durable, std::size_t window = 0,
-                time_point (*now)() = &frontier_type::steady_now,
-                std::uint64_t seed = std::random_device{}());
+                time_point (*now)() = &frontier_type::steady_now, std::uint64_t seed = std::random_device{}(),
+                wall_clock_type::time_point (*wall_now)() = &wall_clock_type::now);
 
     // ---- lifecycle ----
 
@@ -145,9 +149,8 @@ public:
 
     /// The attempt starts now. False (and a record) when the URL cannot be fetched at all.
     bool begin_attempt(ticket& t);
-    /// What came back. `retryable_failure`: the fetcher's verdict on response.error (network trouble).
-    /// With parse_page and record_ready, `page` holds the record being made.
-    next_step on_response(ticket& t, fetch_result& response, bool retryable_failure, record& page);
+    /// What came back. With parse_page and record_ready, `page` holds the record being made.
+    next_step on_response(ticket& t, const fetch_outcome& response, record& page);
     /// The links of a page that on_response() asked to parse: admits them and counts them in `page`.
     void on_links(ticket& t, record& page, const resolved_links& links);
     /// The item's record is final: emits it, and the item never waits again.
@@ -218,9 +221,9 @@ private:
     void deny(work_item item, host_id host, boost::system::error_code why);
     void finished(const work_item& item, host_id host);
     void line_changed(host_id host);
-    bool retry_later(ticket& t, const fetch_result& response, bool retryable_failure);
-    void robots_fetched(ticket& t, fetch_result& response);
-    void follow_redirect(ticket& t, const fetch_result& response, record& r);
+    bool retry_later(ticket& t, const fetch_outcome& response);
+    void robots_fetched(ticket& t, const fetch_outcome& response);
+    void follow_redirect(ticket& t, const fetch_outcome& response, record& r);
     void note_downgrade(std::string_view from, std::string_view to);
     void admit_links(const std::vector<boost::urls::url>& urls, const std::string& referrer, int depth,
                      bool from_sitemap, record& r);
@@ -228,9 +231,9 @@ private:
     bool requisite_in_scope(const boost::urls::url& url, boost::urls::url_view page);
     std::pair<std::size_t, std::size_t> admit_requisites(const std::vector<resolved_requisite>& found,
                                                          const work_item& from);
-    void read_stylesheet(ticket& t, const fetch_result& response, record& r);
+    void read_stylesheet(ticket& t, const fetch_outcome& response, record& r);
     void queue_sitemaps_of(const std::string& origin, const std::vector<std::string>& declared);
-    void queue_sitemap(ticket& t, const fetch_result& response, record& r);
+    void queue_sitemap(ticket& t, const fetch_outcome& response, record& r);
     std::int64_t micros_since_start() const;
     void complete(ticket& t, record&& r);
 
@@ -239,6 +242,7 @@ private:
     bool durable_;
     time_point (*now_)();
     std::uint64_t seed_;
+    wall_clock_type::time_point (*wall_now_)();
     std::vector<boost::urls::url> roots_;
     std::unordered_set<std::string> root_origins_;
     scope scope_;

@@ -46,7 +46,7 @@ crawl_state::admit_requisites(const std::vector<resolved_requisite>& found, cons
     return {in_scope, admitted};
 }
 
-void crawl_state::read_stylesheet(ticket& t, const fetch_result& response, record& r) {
+void crawl_state::read_stylesheet(ticket& t, const fetch_outcome& response, record& r) {
     if (r.content_type != "text/css")
         return;
     const auto stylesheet = boost::urls::parse_uri(t.item.url);

@@ -1,18 +1,15 @@
 #include "state/seed_lines.hpp"
 
+#include "util/ascii.hpp"
+
 #include <charconv>
 
 namespace asiocrawl::detail {
 
 namespace {
 
-std::string_view trimmed(std::string_view text) {
-    const auto first = text.find_first_not_of(" \t\r\v\f");
-    if (first == std::string_view::npos)
-        return {};
-    const auto last = text.find_last_not_of(" \t\r\v\f");
-    return text.substr(first, last - first + 1);
-}
+// A line's blanks: C's isspace set but the newline that ends it.
+constexpr std::string_view line_blanks = " \t\r\v\f";
 
 } // namespace
 
@@ -46,7 +43,7 @@ void seed_splitter::take_line(std::string_view line, std::uint64_t bytes, seed_c
                                std::to_string(max_line_) + " bytes, skipped");
         return;
     }
-    const auto text = trimmed(line);
+    const auto text = ascii::trim(line, line_blanks);
     if (text.empty() || text.front() == '#')
         return;
     out.lines.push_back({std::string(text), number});

@@ -51,13 +51,7 @@ bool is_c0_control_or_space(char c) noexcept {
 }
 
 std::string_view trim_c0_controls_and_spaces(std::string_view s) noexcept {
-    while (!s.empty() && is_c0_control_or_space(s.front())) {
-        s.remove_prefix(1);
-    }
-    while (!s.empty() && is_c0_control_or_space(s.back())) {
-        s.remove_suffix(1);
-    }
-    return s;
+    return detail::ascii::trim_if(s, is_c0_control_or_space);
 }
 
 // Characters RFC 3986 never allows raw anywhere in a URI reference.

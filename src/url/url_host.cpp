@@ -4,6 +4,7 @@
 // header and its DNS query must all come from this one form.
 #include "url/url_host.hpp"
 
+#include "url/percent.hpp"
 #include "util/ascii.hpp"
 
 #include <asiocrawl/error.hpp>
@@ -22,22 +23,6 @@ namespace {
 
 using ascii::hex_value;
 using ascii::is_digit;
-using ascii::is_hex_digit;
-
-std::string percent_decode(std::string_view encoded) {
-    std::string out;
-    out.reserve(encoded.size());
-    for (std::size_t i = 0; i < encoded.size(); ++i) {
-        if (encoded[i] == '%' && i + 2 < encoded.size() && is_hex_digit(encoded[i + 1]) &&
-            is_hex_digit(encoded[i + 2])) {
-            out += static_cast<char>(hex_value(encoded[i + 1]) * 16 + hex_value(encoded[i + 2]));
-            i += 2;
-        } else {
-            out += encoded[i];
-        }
-    }
-    return out;
-}
 
 std::vector<std::string_view> split_labels(std::string_view host) {
     std::vector<std::string_view> labels;

@@ -15,6 +15,10 @@ constexpr bool is_digit(char c) noexcept {
     return c >= '0' && c <= '9';
 }
 
+constexpr bool is_alnum(char c) noexcept {
+    return is_alpha(c) || is_digit(c);
+}
+
 constexpr bool is_hex_digit(char c) noexcept {
     return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
 }
@@ -50,12 +54,41 @@ constexpr bool iequals(std::string_view a, std::string_view b) noexcept {
     return true;
 }
 
+// Whitespace sets. They differ on purpose: each grammar names its own, and merging two changes what a parser
+// accepts.
+
+/// HTML's (and the Infra standard's) "ASCII whitespace": TAB, LF, FF, CR, SPACE. No vertical tab.
+inline constexpr std::string_view html_whitespace = "\t\n\f\r ";
+/// HTTP's optional whitespace (RFC 9110 5.6.3): SP and HTAB.
+inline constexpr std::string_view http_whitespace = " \t";
+/// What C's isspace() accepts in the "C" locale: SP, TAB, LF, VT, FF, CR.
+inline constexpr std::string_view c_whitespace = " \t\n\v\f\r";
+
+constexpr bool is_html_whitespace(char c) noexcept {
+    return c == ' ' || c == '\n' || c == '\t' || c == '\f' || c == '\r';
+}
+
 /// `text` without leading and trailing characters from `characters`.
 constexpr std::string_view trim(std::string_view text, std::string_view characters) noexcept {
     const auto first = text.find_first_not_of(characters);
     if (first == std::string_view::npos)
         return {};
     return text.substr(first, text.find_last_not_of(characters) - first + 1);
+}
+
+/// `text` without leading and trailing HTML whitespace.
+constexpr std::string_view trim_html_whitespace(std::string_view text) noexcept {
+    return trim(text, html_whitespace);
+}
+
+/// `text` without leading and trailing characters for which `pred` holds.
+template <class Predicate>
+constexpr std::string_view trim_if(std::string_view text, Predicate pred) noexcept {
+    while (!text.empty() && pred(text.front()))
+        text.remove_prefix(1);
+    while (!text.empty() && pred(text.back()))
+        text.remove_suffix(1);
+    return text;
 }
 
 } // namespace asiocrawl::detail::ascii

@@ -4,6 +4,7 @@
 #include "html/extractor.hpp"
 
 #include "html/links.hpp"
+#include "html/tags.hpp"
 
 #include "support/links_differential.hpp"
 
@@ -373,6 +374,16 @@ TEST(FastExtractorBounds, TheLinkCapBoundsMemoryAndKeepsDocumentOrder) {
     EXPECT_EQ(links.references[1], "/0");
     EXPECT_EQ(links.references.back(), "/9998");
     EXPECT_EQ(links.dropped_references, 1'000'001u - 10'000u);
+}
+
+TEST(HtmlTags, TheExtractorKnowsGumbosNamesOnly) {
+    using asiocrawl::detail::html::find_tag;
+    using asiocrawl::detail::html::tag;
+    EXPECT_EQ(find_tag("a"), tag::a);
+    EXPECT_EQ(find_tag("rtc"), tag::rtc);
+    // The markup guard's name: gumbo 0.10.1 takes <dialog> for an unknown element, and so does the extractor.
+    EXPECT_EQ(find_tag("dialog"), tag::unknown);
+    EXPECT_EQ(find_tag("x-dialog"), tag::unknown);
 }
 
 } // namespace

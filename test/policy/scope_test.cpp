@@ -457,6 +457,7 @@ TEST(RegistrableDomain, PublicSuffixList) {
         {"foo.github.io", "foo.github.io"},
         {"www.foo.github.io", "foo.github.io"},
         {"News.BBC.co.uk.", "bbc.co.uk"},
+        {"www.b%62c.co.uk", "bbc.co.uk"}, // escapes decoded before the list is asked
         {"co.uk", ""},
         {"github.io", ""},
         {"com", ""},

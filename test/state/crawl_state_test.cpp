@@ -4,6 +4,7 @@
 
 #include "state/crawl_definition.hpp"
 #include "state/record_codec.hpp"
+#include "support/test_response.hpp"
 
 #include <asiocrawl/error.hpp>
 #include <asiocrawl/report.hpp>
@@ -19,6 +20,7 @@
 
 using namespace asiocrawl;
 using namespace asiocrawl::detail;
+using asiocrawl::test::test_response;
 using namespace std::chrono_literals;
 
 namespace {
@@ -26,6 +28,12 @@ namespace {
 crawl_state::time_point fake_now{std::chrono::hours(1)};
 crawl_state::time_point manual_clock() {
     return fake_now;
+}
+
+// The calendar: 2001-09-09T01:46:40Z.
+crawl_state::wall_clock_type::time_point fake_wall_now{std::chrono::seconds(1'000'000'000)};
+crawl_state::wall_clock_type::time_point manual_wall_clock() {
+    return fake_wall_now;
 }
 
 /// The state and what it told its loop: unfinished count, records.
@@ -40,6 +48,7 @@ struct harness {
     explicit harness(std::function<void(crawler_config&)> adjust = {}, bool durable = false,
                      std::size_t window = 0) {
         fake_now = crawl_state::time_point{std::chrono::hours(1)};
+        fake_wall_now = crawl_state::wall_clock_type::time_point{std::chrono::seconds(1'000'000'000)};
         config.roots = {"http://a.test/"};
         config.retry.initial_backoff = 100ms;
         config.retry.jitter = 0;
@@ -58,7 +67,7 @@ struct harness {
             if (level >= log_level::warning)
                 warnings.emplace_back(message);
         };
-        state.emplace(config, std::move(h), durable, window, &manual_clock, 42);
+        state.emplace(config, std::move(h), durable, window, &manual_clock, 42, &manual_wall_clock);
     }
 
     crawl_state& operator*() { return *state; }
@@ -77,11 +86,10 @@ struct harness {
     }
 
     /// The answer to a ticket, start to end, as the loop does it (one task_done at the end).
-    void answer(crawl_state::ticket& t, fetch_result response, std::vector<std::string> links = {}) {
+    void answer(crawl_state::ticket& t, test_response response, std::vector<std::string> links = {}) {
         state->fetch_finished(t);
         record r;
-        const bool retryable = response.error == boost::asio::error::connection_refused;
-        switch (state->on_response(t, response, retryable, r)) {
+        switch (state->on_response(t, response.outcome(), r)) {
         case crawl_state::next_step::done:
             break;
         case crawl_state::next_step::parse_page: {
@@ -107,8 +115,8 @@ struct harness {
     }
 };
 
-fetch_result page(int status = 200, std::string body = "<p>x</p>") {
-    fetch_result r;
+test_response page(int status = 200, std::string body = "<p>x</p>") {
+    test_response r;
     r.status = status;
     r.content_type = "text/html";
     r.body = std::move(body);
@@ -117,14 +125,14 @@ fetch_result page(int status = 200, std::string body = "<p>x</p>") {
     return r;
 }
 
-fetch_result robots(std::string body) {
-    fetch_result r = page(200, std::move(body));
+test_response robots(std::string body) {
+    test_response r = page(200, std::move(body));
     r.content_type = "text/plain";
     return r;
 }
 
-fetch_result redirect(int status, std::string location) {
-    fetch_result r = page(status, "");
+test_response redirect(int status, std::string location) {
+    test_response r = page(status, "");
     r.location = std::move(location);
     return r;
 }
@@ -151,7 +159,7 @@ TEST(crawl_state, an_unreachable_root_says_what_happened) {
     harness h([](crawler_config& c) { c.max_tries = 1; });
     h->start();
     auto t = h.take("http://a.test/robots.txt");
-    fetch_result refused;
+    test_response refused;
     refused.error = boost::asio::error::connection_refused;
     h.answer(t, refused);
     EXPECT_FALSE(h->next());
@@ -291,7 +299,7 @@ TEST(crawl_state, a_user_agent_robots_txt_cannot_name_says_so) {
 }
 
 /// Answers every ticket until none is left: `answer_of(url)` says what each URL gets.
-void drain(harness& h, const std::function<fetch_result(const std::string&)>& answer_of) {
+void drain(harness& h, const std::function<test_response(const std::string&)>& answer_of) {
     while (auto next = h->next()) {
         auto t = std::move(*next);
         ASSERT_TRUE(h->begin_attempt(t));
@@ -383,6 +391,26 @@ TEST(crawl_state, a_retry_waits_its_backoff_without_a_ticket) {
     EXPECT_EQ(again.item.tries, 2);
     h.answer(again, page());
     EXPECT_EQ(h.find("http://a.test/")->tries, 2);
+}
+
+TEST(crawl_state, a_retry_after_date_is_read_on_the_calendar_it_is_given) {
+    harness h([](crawler_config& c) {
+        c.robots.obey = false;
+        c.retry.max_backoff = std::chrono::hours(1);
+    });
+    h->start();
+    auto t = h.take("http://a.test/");
+    auto busy = page(503);
+    busy.retry_after = "Sun, 09 Sep 2001 01:47:10 GMT"; // 30 s after the manual calendar's now
+    h.answer(t, busy);
+    ASSERT_TRUE(h->next_wakeup());
+    EXPECT_EQ(*h->next_wakeup(), fake_now + 30s);
+}
+
+TEST(crawl_state, the_report_says_when_the_crawl_started_on_the_calendar_it_is_given) {
+    harness h(no_robots);
+    h->start();
+    EXPECT_EQ(h->result().started_at, fake_wall_now);
 }
 
 TEST(crawl_state, a_host_slot_comes_back_when_the_ticket_goes) {
@@ -690,19 +718,19 @@ resolved_requisite requisite(std::string_view url, requisite_kind kind = requisi
 /// What a crawl answers for each URL: a response, the page's links, its requisites. Unlisted URLs get an
 /// empty HTML page.
 struct served {
-    fetch_result response = page();
+    test_response response = page();
     std::vector<std::string> links;
     std::vector<resolved_requisite> requisites;
 };
 
-served answering(fetch_result response) {
+served answering(test_response response) {
     served s;
     s.response = std::move(response);
     return s;
 }
 
-fetch_result with_type(std::string type, std::string body = "") {
-    fetch_result r = page(200, std::move(body));
+test_response with_type(std::string type, std::string body = "") {
+    test_response r = page(200, std::move(body));
     r.content_type = std::move(type);
     return r;
 }
@@ -718,7 +746,7 @@ std::set<std::string> crawl_all(harness& h, std::map<std::string, served> site) 
         EXPECT_TRUE(fetched.insert(t->item.url).second) << t->item.url << " fetched twice";
         served answer = site[t->item.url];
         record r;
-        switch (h->on_response(*t, answer.response, false, r)) {
+        switch (h->on_response(*t, answer.response.outcome(), r)) {
         case crawl_state::next_step::done:
             break;
         case crawl_state::next_step::parse_page: {
@@ -992,7 +1020,7 @@ TEST(crawl_state_requisites, a_durable_crawl_keeps_their_kind) {
     h->fetch_finished(root);
     record r;
     auto response = page();
-    ASSERT_EQ(h->on_response(root, response, false, r), crawl_state::next_step::parse_page);
+    ASSERT_EQ(h->on_response(root, response.outcome(), r), crawl_state::next_step::parse_page);
     resolved_links links;
     links.requisites = {requisite("http://a.test/site.css", requisite_kind::stylesheet)};
     h->on_links(root, r, links);

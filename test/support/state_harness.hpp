@@ -3,6 +3,7 @@
 #pragma once
 
 #include "state/crawl_state.hpp"
+#include "support/test_response.hpp"
 
 #include <boost/asio/error.hpp>
 #include <boost/url/parse.hpp>
@@ -63,12 +64,11 @@ struct state_harness {
     }
 
     /// The answer to a ticket, as the loop handles it (links admitted for a page), then the task_done.
-    void answer(detail::crawl_state::ticket& t, detail::fetch_result response,
+    void answer(detail::crawl_state::ticket& t, test_response response,
                 const std::vector<std::string>& links = {}) {
         state->fetch_finished(t);
         record r;
-        const bool retryable = response.error == boost::asio::error::connection_refused;
-        switch (state->on_response(t, response, retryable, r)) {
+        switch (state->on_response(t, response.outcome(), r)) {
         case detail::crawl_state::next_step::done:
             break;
         case detail::crawl_state::next_step::parse_page: {
@@ -87,9 +87,9 @@ struct state_harness {
     }
 };
 
-inline detail::fetch_result answer_of(int status, std::string body = "<p>x</p>",
-                                      std::string content_type = "text/html") {
-    detail::fetch_result r;
+inline test_response answer_of(int status, std::string body = "<p>x</p>",
+                               std::string content_type = "text/html") {
+    test_response r;
     r.status = status;
     r.content_type = std::move(content_type);
     r.body = std::move(body);

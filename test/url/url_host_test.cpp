@@ -83,6 +83,8 @@ TEST(UrlHost, FormsForTheUrlAndTheWire) {
     EXPECT_EQ(host_for_url("a!b"), "a!b");
     EXPECT_EQ(host_for_wire("%31.2.3.4.nip.io"), "1.2.3.4.nip.io");
     EXPECT_EQ(host_for_wire("example.com"), "example.com");
+    EXPECT_EQ(host_for_wire("a%zz%31"), "a%zz1"); // a stray '%' is sent as written
+    EXPECT_EQ(host_for_wire("a%3"), "a%3");
     EXPECT_EQ(unicode_host("xn--fa-hia.example"), "fa\xc3\x9f.example");
     EXPECT_EQ(unicode_host("example.com"), "example.com");
     EXPECT_EQ(unicode_host("xn--a"), "xn--a");
