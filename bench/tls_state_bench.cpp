@@ -1,5 +1,6 @@
 // asiocrawl-bench-tls-state: what OpenSSL keeps per client connection while it waits for an answer, byte by
-// byte, with the client set up as the fetcher sets it up (src/http/fetcher.cpp: make_tls_context, handshake).
+// byte, with the client set up as the fetcher sets it up (src/http/tls_handshake.cpp: make_tls_context,
+// tls_client::handshake).
 //
 // N client/server pairs over socketpairs in one thread: each handshakes (TLS 1.3, EC P-256 certificate from
 // the tests' PKI helper, verified against its CA with the host name checked), the client writes a request,
@@ -192,7 +193,7 @@ options parse(int argc, char** argv) {
 
 SSL_CTX* make_client_context(const options& o, const std::string& ca_pem) {
     SSL_CTX* ctx = SSL_CTX_new(TLS_client_method());
-    // As make_tls_context in src/http/fetcher.cpp.
+    // As make_tls_context in src/http/tls_handshake.cpp.
     SSL_CTX_set_options(ctx, SSL_OP_ALL | SSL_OP_NO_SSLv2 | SSL_OP_NO_SSLv3 | SSL_OP_NO_TLSv1 |
                                  SSL_OP_NO_TLSv1_1 | SSL_OP_IGNORE_UNEXPECTED_EOF);
     SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);

@@ -8,6 +8,8 @@
 // callback holding a reference to a frame that may be gone.
 #include "http/dns_resolver.hpp"
 
+#include "util/ascii.hpp"
+
 #include <asiocrawl/error.hpp>
 
 #include <boost/asio/as_tuple.hpp>
@@ -39,14 +41,6 @@ using boost::system::error_code;
 using clock_type = std::chrono::steady_clock;
 
 namespace {
-
-std::string lowercase(std::string_view s) {
-    std::string out(s);
-    for (char& c : out)
-        if (c >= 'A' && c <= 'Z')
-            c = static_cast<char>(c - 'A' + 'a');
-    return out;
-}
 
 /// "ip", "ip:port", "[ipv6]" or "[ipv6]:port" into c-ares's server list syntax; nullopt when malformed.
 std::optional<std::string> server_for_cares(std::string_view server) {
@@ -103,7 +97,7 @@ std::unordered_map<std::string, std::vector<asio::ip::address>> read_hosts_file(
         if (ec)
             continue;
         while (fields >> name) {
-            auto& list = hosts[lowercase(name)];
+            auto& list = hosts[ascii::to_lower(name)];
             if (std::find(list.begin(), list.end(), address) == list.end())
                 list.push_back(address);
         }
@@ -423,7 +417,7 @@ asio::awaitable<error_code> dns_resolver::resolve(std::string_view host, clock_t
         }
     }
     auto& self = *impl_;
-    const std::string name = lowercase(host);
+    const std::string name = ascii::to_lower(host);
     if (auto it = self.hosts.find(name); it != self.hosts.end()) {
         ++self.stats.hosts_file;
         addresses = it->second;

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -51,5 +52,13 @@ struct fetch_result {
     /// Bytes of raw_response that are the head.
     std::size_t raw_head_bytes = 0;
 };
+
+/// A result for an attempt that ends before any response.
+inline std::unique_ptr<fetch_result> failed_fetch(boost::system::error_code ec, std::string detail = {}) {
+    auto r = std::make_unique<fetch_result>();
+    r->error = ec;
+    r->error_detail = std::move(detail);
+    return r;
+}
 
 } // namespace asiocrawl::detail

@@ -12,6 +12,7 @@
 #include <charconv>
 
 #include <arpa/inet.h>
+#include <openssl/evp.h>
 
 namespace asiocrawl::detail {
 namespace {
@@ -42,32 +43,13 @@ std::string percent_decoded(std::string_view text) {
     return out;
 }
 
+/// Standard base64 with padding (RFC 4648 4), as Basic credentials are written (RFC 7617 2).
 std::string base64(std::string_view bytes) {
-    static constexpr char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    std::string out;
-    std::size_t i = 0;
-    for (; i + 2 < bytes.size(); i += 3) {
-        const unsigned v = static_cast<unsigned char>(bytes[i]) << 16 |
-                           static_cast<unsigned char>(bytes[i + 1]) << 8 |
-                           static_cast<unsigned char>(bytes[i + 2]);
-        out += alphabet[v >> 18];
-        out += alphabet[(v >> 12) & 63];
-        out += alphabet[(v >> 6) & 63];
-        out += alphabet[v & 63];
-    }
-    if (i + 1 == bytes.size()) {
-        const unsigned v = static_cast<unsigned char>(bytes[i]) << 16;
-        out += alphabet[v >> 18];
-        out += alphabet[(v >> 12) & 63];
-        out += "==";
-    } else if (i + 2 == bytes.size()) {
-        const unsigned v =
-            static_cast<unsigned char>(bytes[i]) << 16 | static_cast<unsigned char>(bytes[i + 1]) << 8;
-        out += alphabet[v >> 18];
-        out += alphabet[(v >> 12) & 63];
-        out += alphabet[(v >> 6) & 63];
-        out += '=';
-    }
+    std::string out(4 * ((bytes.size() + 2) / 3), '\0');
+    const int written =
+        EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                        reinterpret_cast<const unsigned char*>(bytes.data()), static_cast<int>(bytes.size()));
+    out.resize(static_cast<std::size_t>(written)); // EVP_EncodeBlock wrote a NUL after the text
     return out;
 }
 
@@ -155,6 +137,11 @@ parsed_header parse_header_option(std::string_view text) {
     }
     out.field = header_field{std::string(name), std::string(value)};
     return out;
+}
+
+std::string without_controls(std::string value) {
+    std::erase_if(value, [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
+    return value;
 }
 
 std::optional<std::string> origin_key(std::string_view url) {

@@ -30,6 +30,10 @@ struct parsed_header {
 };
 parsed_header parse_header_option(std::string_view text);
 
+/// `value` without control characters (tabs included): a configured header value, or words a server sent
+/// that go to a record or the log, cannot then inject lines.
+std::string without_controls(std::string value);
+
 /// The origin of an http(s) URL or origin string as the fetcher keys its pool: "scheme://host:port" with the
 /// URL normalized (scheme and host lowercased, an IDN in punycode), the port always written and an IPv6
 /// host without brackets ("https://example.com" -> "https://example.com:443"). nullopt when it is not an

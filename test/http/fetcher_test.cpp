@@ -1,5 +1,8 @@
 #include "http/fetcher.hpp"
 
+#include "http/connection_pool.hpp"
+#include "http/request_writer.hpp"
+
 #include "support/compress.hpp"
 #include "support/hostile_server.hpp"
 #include "support/loopback.hpp"
@@ -576,34 +579,54 @@ TEST_F(fetcher_fixture, capture_of_a_close_delimited_body_ends_at_the_close) {
     EXPECT_EQ(results[0].body, "<p>until close</p>");
 }
 
-// --- URL slicing ------------------------------------------------------------------------------------------
+// --- what a request takes from its URL (Boost.URL) --------------------------------------------------------
 
-TEST(slice_url, agrees_with_boost_url_on_what_a_request_needs) {
-    for (const std::string url :
-         {"http://example.com", "http://example.com/", "https://Example.COM:8443/a/b?x=1&y=%2F#frag",
-          "http://user:pw@host:81/p", "http://host:/p", "http://host/p?", "http://host?q", "http://host#f",
-          "http://[::1]/x", "http://[2001:db8::7]:8080/?", "https://[v7.abc]:1/", "HTTP://h/%7e/..;x?a=b?c",
-          "http://127.0.0.1:40297/n/1234"}) {
-        SCOPED_TRACE(url);
-        const auto parsed = boost::urls::parse_uri(url);
-        ASSERT_TRUE(parsed);
-        const auto parts = detail::slice_url(url);
-        ASSERT_TRUE(parts);
-        EXPECT_EQ(parts->scheme, parsed->scheme());
-        EXPECT_EQ(parts->host_and_port, parsed->encoded_host_and_port());
-        EXPECT_EQ(parts->host, parsed->encoded_host_address());
-        EXPECT_EQ(parts->port.has_value(), parsed->has_port());
-        if (parts->port && parsed->has_port()) {
-            EXPECT_EQ(*parts->port, parsed->port());
-        }
-        EXPECT_EQ(parts->path, parsed->encoded_path());
-        EXPECT_EQ(parts->query.has_value(), parsed->has_query());
-        if (parts->query && parsed->has_query()) {
-            EXPECT_EQ(*parts->query, parsed->encoded_query());
-        }
-    }
-    EXPECT_FALSE(detail::slice_url("mailto:a@b"));
-    EXPECT_FALSE(detail::slice_url("http://[::1/x"));
+TEST(pool_key, is_scheme_host_and_port_as_the_url_writes_them) {
+    EXPECT_EQ(detail::pool_key("http://example.com"), "http://example.com:80");
+    EXPECT_EQ(detail::pool_key("https://example.com/a/b?x=1&y=%2F#frag"), "https://example.com:443");
+    EXPECT_EQ(detail::pool_key("http://user:pw@host:81/p"), "http://host:81");
+    EXPECT_EQ(detail::pool_key("http://host:/p"), "http://host:80");
+    EXPECT_EQ(detail::pool_key("http://[::1]/x"), "http://::1:80");
+    EXPECT_EQ(detail::pool_key("https://[2001:db8::7]:8080/?"), "https://2001:db8::7:8080");
+    EXPECT_EQ(detail::pool_key("http://%31.2.3.4.nip.io/"), "http://%31.2.3.4.nip.io:80");
+    EXPECT_EQ(detail::pool_key("ftp://example.com/"), "");
+    EXPECT_EQ(detail::pool_key("mailto:a@b"), "");
+    EXPECT_EQ(detail::pool_key("http://[::1/x"), "");
+}
+
+TEST(target_of, is_the_host_as_on_the_wire_and_the_port) {
+    const auto https = detail::target_of("https://user@example.com/a?b#c");
+    ASSERT_TRUE(https);
+    EXPECT_TRUE(https->https);
+    EXPECT_EQ(https->host, "example.com");
+    EXPECT_EQ(https->port, "443");
+    const auto v6 = detail::target_of("http://[2001:db8::7]:8080/");
+    ASSERT_TRUE(v6);
+    EXPECT_FALSE(v6->https);
+    EXPECT_EQ(v6->host, "2001:db8::7");
+    EXPECT_EQ(v6->port, "8080");
+    const auto quad_like = detail::target_of("http://%31.2.3.4.nip.io/");
+    ASSERT_TRUE(quad_like);
+    EXPECT_EQ(quad_like->host, "1.2.3.4.nip.io") << "decoded for DNS, SNI and Host";
+    EXPECT_FALSE(detail::target_of("mailto:a@b"));
+    EXPECT_FALSE(detail::target_of("http://[::1/x"));
+}
+
+TEST(request_writer, sends_the_target_without_the_fragment_and_the_absolute_form_to_a_proxy) {
+    fetch_config config;
+    config.user_agent = "t";
+    const detail::request_writer writer(config, nullptr);
+    std::pair<std::size_t, std::size_t> proxy_fields;
+    const auto direct = writer.request("http://user:pw@h:81?q=1#f", "http://h:81", nullptr, proxy_fields);
+    EXPECT_TRUE(direct.starts_with("GET /?q=1 HTTP/1.1\r\nHost: h:81\r\nUser-Agent: t\r\n")) << direct;
+    EXPECT_EQ(proxy_fields.second, 0u);
+    const auto proxy = detail::parse_proxy("http://me:secret@proxy:3128");
+    ASSERT_TRUE(proxy);
+    const auto via =
+        writer.request("http://[::1]:8080/a%20b/c?x#y", "http://::1:8080", &*proxy, proxy_fields);
+    EXPECT_TRUE(via.starts_with("GET http://[::1]:8080/a%20b/c?x HTTP/1.1\r\nHost: [::1]:8080\r\n")) << via;
+    EXPECT_EQ(via.substr(proxy_fields.first, proxy_fields.second),
+              "Proxy-Authorization: " + proxy->authorization + "\r\n");
 }
 
 // --- answers in pieces (the wait for an answer holds no buffer; a partial message keeps its bytes)
