@@ -21,7 +21,9 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/bind_executor.hpp>
 #include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
@@ -30,10 +32,14 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/url/parse.hpp>
 
+#include <cstdio>
 #include <cstdlib>
 #include <list>
+#include <random>
 #include <stdexcept>
+#include <tuple>
 #include <unordered_set>
+#include <utility>
 
 #include <sys/resource.h>
 #include <unistd.h>
@@ -51,7 +57,7 @@ crawler_config checked(crawler_config config) {
     if (!problems.empty()) {
         std::string message = "invalid crawler config:";
         for (const auto& p : problems)
-            message += "\n  " + p;
+            message += "\n  " + p.message;
         throw std::invalid_argument(message);
     }
     return config;
@@ -60,6 +66,16 @@ crawler_config checked(crawler_config config) {
 asio::awaitable<detail::resolved_links> resolve_links_task(std::string page_url, std::string body,
                                                            detail::link_options options) {
     co_return detail::resolve_links(boost::urls::parse_uri(page_url).value(), std::move(body), options);
+}
+
+/// A shared crawl's worker named by no one (state.instance empty): 64 random bits, unique enough among the
+/// workers of one crawl. The CLI names its workers by host and process id instead.
+std::string random_instance_name() {
+    std::random_device random;
+    const std::uint64_t bits = (std::uint64_t{random()} << 32) | random();
+    char text[17] = {};
+    std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(bits));
+    return std::string("instance-") + text;
 }
 
 /// A timer used as an event: wait() until notify(); waiters re-check their condition after each wake-up.
@@ -100,7 +116,7 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
             config.keep_records = false; // each instance writes its own; Redis keeps no records
         }
         if (!config.input_file.empty())
-            seeds = std::make_unique<detail::seed_reader>(config.input_file); // throws when it cannot open
+            seeds = std::make_unique<detail::seed_reader>(config.input_file, config.input_fd); // may throw
     }
 
     ~impl() {
@@ -393,9 +409,9 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
         while (!flushed)
             co_await flush_done.wait();
         if (!flush_error.empty())
-            throw state_write_error(
-                "an output could not be written (" + flush_error +
-                "): the crawl stops rather than count URLs whose output was lost as done");
+            throw crawl_error(error::output_failed,
+                              "an output could not be written (" + flush_error +
+                                  "): the crawl stops rather than count URLs whose output was lost as done");
     }
 
     /// Writes the state's changes as they come, one batch at a time (group commit: whatever accumulated
@@ -466,8 +482,10 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
                 return std::tuple{std::move(s), fresh_seed, detail::restored_state{}};
             }
             if (auto change = detail::describe_definition_change(meta->definition, definition))
-                throw state_error("state directory " + dir.string() + " belongs to another crawl: " +
-                                  *change + " (use --state-reset to start over, or another state directory)");
+                throw crawl_error(error::state_mismatch,
+                                  "state directory " + dir.string() +
+                                      " belongs to another crawl: " + *change +
+                                      " (use --state-reset to start over, or another state directory)");
             auto loaded = s->load(seen);
             return std::tuple{std::move(s), meta->seed, std::move(loaded)};
         };
@@ -490,8 +508,9 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
                 store->for_each_record([&](std::string_view url, std::string_view bytes) {
                     auto r = detail::decode_record(bytes);
                     if (!r)
-                        throw state_error("state directory " + config.state.dir + ": the record of " +
-                                          std::string(url) + " does not decode (damaged)");
+                        throw crawl_error(error::store_damaged, "state directory " + config.state.dir +
+                                                                    ": the record of " + std::string(url) +
+                                                                    " does not decode (damaged)");
                     records.push_back(std::move(*r));
                 });
             }
@@ -518,10 +537,9 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
     bool lease_loop_running = false;
 
     asio::awaitable<void> open_shared() {
-        const char* password = std::getenv("ASIOCRAWL_REDIS_PASSWORD");
-        auto where = redis::parse_url(config.state.redis, password ? password : "");
+        auto where = redis::parse_url(config.state.redis, config.state.redis_password);
         if (!where.value)
-            throw state_error("state.redis: " + where.error);
+            throw crawl_error(error::invalid_config, "state.redis: " + where.error);
         redis_name = redis::redacted(*where.value);
         redis::client_options options;
         options.where = *where.value;
@@ -539,18 +557,13 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
         try {
             redis_client.emplace(executor, std::move(options));
         } catch (const redis::tls_file_error& e) {
-            throw state_error("state.redis_tls." + e.which + ": " + e.what());
+            throw crawl_error(error::invalid_config, "state.redis_tls." + e.which + ": " + e.what());
         }
         const std::string definition = detail::crawl_definition_json(config);
         detail::shared_store::settings settings;
         settings.crawl_id =
             config.state.crawl_id.empty() ? detail::default_crawl_id(definition) : config.state.crawl_id;
-        settings.instance = config.state.instance;
-        if (settings.instance.empty()) {
-            char host[256] = {};
-            ::gethostname(host, sizeof host - 1);
-            settings.instance = std::string(host) + "-" + std::to_string(::getpid());
-        }
+        settings.instance = config.state.instance.empty() ? random_instance_name() : config.state.instance;
         settings.lease = config.state.lease;
         settings.max_per_host = config.politeness.max_per_host;
         settings.delay = std::chrono::duration_cast<std::chrono::milliseconds>(config.politeness.delay);
@@ -630,17 +643,19 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
 
     /// state.redis_timeout passed without an answer: a store that failed (exit status 1, as a full disk),
     /// what is held is safe.
-    state_write_error gave_up_on_redis(const redis::unreachable& e) const {
-        return state_write_error(std::string(e.what()) +
-                                 ": giving up after state.redis_timeout; the URLs leased here go back to the "
-                                 "crawl when their leases expire, and running this instance again continues "
-                                 "the crawl");
+    crawl_error gave_up_on_redis(const redis::unreachable& e) const {
+        return crawl_error(error::redis_unreachable,
+                           std::string(e.what()) +
+                               ": giving up after state.redis_timeout; the URLs leased here go back to the "
+                               "crawl when their leases expire, and running this instance again continues "
+                               "the crawl");
     }
 
     /// One rule for a state store that fails, whatever the moment (docs/DEPLOY.md, "Exit status"): a store
     /// that refuses this crawl, which only a change of configuration cures (a wrong password, another crawl's
-    /// keys), is a state_error (exit 2); one that is full, unreachable or lost is a state_write_error (exit
-    /// 1), and the same command continues the crawl once it is back. Redis's own errors are sorted here; the
+    /// keys), is error::redis_refused (exit 2); one that is full, unreachable or lost is
+    /// store_write_failed, redis_unreachable or redis_lost (exit 1), and the same command continues the
+    /// crawl once it is back. Redis's own errors are sorted here; the
     /// others pass unchanged.
     [[noreturn]] void rethrow_store_failure(std::exception_ptr failure) const {
         try {
@@ -651,14 +666,15 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
             if (answer.starts_with("redis: "))
                 answer.remove_prefix(7);
             if (answer.starts_with("OOM") || answer.starts_with("MISCONF"))
-                throw state_write_error("state.redis: " + redis_name +
-                                        " cannot store the crawl: " + e.what() +
-                                        "; what was committed is kept, and running this instance again once "
-                                        "Redis has room continues the crawl");
-            throw state_error("state.redis: " + redis_name + " refuses the crawl: " + e.what());
+                throw crawl_error(error::store_write_failed,
+                                  "state.redis: " + redis_name + " cannot store the crawl: " + e.what() +
+                                      "; what was committed is kept, and running this instance again once "
+                                      "Redis has room continues the crawl");
+            throw crawl_error(error::redis_refused,
+                              "state.redis: " + redis_name + " refuses the crawl: " + e.what());
         } catch (const redis::connection_lost& e) {
-            throw state_write_error("state.redis: " + redis_name + ": " + e.what() +
-                                    "; running this instance again continues the crawl");
+            throw crawl_error(error::redis_lost, "state.redis: " + redis_name + ": " + e.what() +
+                                                     "; running this instance again continues the crawl");
         }
     }
 
@@ -804,6 +820,18 @@ struct crawler::impl : std::enable_shared_from_this<crawler::impl> {
         commit_done.notify();
     }
 
+    /// The hooks are read as the crawl starts and goes: one set later would miss what was made meanwhile.
+    void before_run(const char* setter) const {
+        if (running)
+            throw std::logic_error(std::string("crawler::") + setter + " called after async_run");
+    }
+
+    /// The whole crawl, from opening its state to the report; throws what ends it.
+    static asio::awaitable<report> run(std::shared_ptr<impl> self);
+    /// run() with what ends it turned into async_run's code (see failed_run()).
+    static asio::awaitable<std::tuple<boost::system::error_code, report>>
+    run_to_code(std::shared_ptr<impl> self);
+
     crawl_progress snapshot() const {
         crawl_progress p = state.progress();
         const auto in_flight = state.in_flight();
@@ -824,32 +852,33 @@ crawler::executor_type crawler::get_executor() const noexcept {
     return impl_->executor;
 }
 
-crawler::executor_type crawler::self_executor(const impl& self) noexcept {
-    return self.executor;
-}
-
 const crawler_config& crawler::config() const noexcept {
     return impl_->config;
 }
 
 void crawler::set_record_sink(record_sink sink) {
+    impl_->before_run("set_record_sink");
     impl_->sink = std::move(sink);
 }
 
 void crawler::set_logger(logger log) {
+    impl_->before_run("set_logger");
     impl_->state_log = log;
     impl_->state.set_logger(std::move(log));
 }
 
 void crawler::set_body_sink(body_sink sink) {
+    impl_->before_run("set_body_sink");
     impl_->bodies = std::move(sink);
 }
 
 void crawler::set_exchange_sink(exchange_sink sink) {
+    impl_->before_run("set_exchange_sink");
     impl_->exchanges = std::move(sink);
 }
 
 void crawler::set_backpressure(std::function<bool()> busy) {
+    impl_->before_run("set_backpressure");
     impl_->busy = std::move(busy);
 }
 
@@ -858,6 +887,7 @@ void crawler::notify_drained() {
 }
 
 void crawler::set_output_flush(output_flush flush) {
+    impl_->before_run("set_output_flush");
     impl_->output_flush = std::move(flush);
 }
 
@@ -877,18 +907,77 @@ void crawler::abort() {
     asio::dispatch(impl_->executor, [self = impl_] { self->request_abort(); });
 }
 
-void crawler::on_cancellation(const std::shared_ptr<impl>& self, asio::cancellation_type type) {
-    // Any cancellation drains gracefully; a terminal one (the strongest) also cancels what is in flight.
-    if ((type & asio::cancellation_type::terminal) != asio::cancellation_type::none)
-        asio::dispatch(self->executor, [self] { self->request_abort(); });
-    else
-        asio::dispatch(self->executor, [self] { self->request_stop(); });
+namespace {
+
+using run_result = std::tuple<boost::system::error_code, report>;
+
+/// async_run's completion for a crawl that `failure` ended: its code, and the report of what was done
+/// before with the failure's text. One place turns what the layers below throw into codes: theirs
+/// (crawl_error), or internal_error for anything else (a bug, or memory exhausted).
+run_result failed_run(std::exception_ptr failure, report done) {
+    try {
+        std::rethrow_exception(failure);
+    } catch (const crawl_error& e) {
+        done.failure = e.detail();
+        return {e.code(), std::move(done)};
+    } catch (const std::exception& e) {
+        done.failure = e.what();
+    } catch (...) {
+        done.failure = "unknown exception";
+    }
+    return {make_error_code(error::internal_error), std::move(done)};
 }
 
-asio::awaitable<report> crawler::run(std::shared_ptr<impl> self) {
-    if (self->running)
-        throw std::logic_error("crawler::async_run called twice");
-    self->running = true;
+} // namespace
+
+asio::awaitable<run_result> crawler::impl::run_to_code(std::shared_ptr<impl> self) {
+    std::exception_ptr failure;
+    try {
+        co_return run_result{boost::system::error_code{}, co_await run(self)};
+    } catch (...) {
+        failure = std::current_exception();
+    }
+    // The counters of what was done before the failure (a resumed crawl's, every run's).
+    co_return failed_run(failure, std::move(self->state.result()));
+}
+
+void crawler::start(std::shared_ptr<impl> self, run_handler handler) {
+    auto handler_executor = asio::get_associated_executor(handler, self->executor);
+    if (std::exchange(self->running, true)) {
+        asio::post(self->executor,
+                   asio::bind_executor(handler_executor, [handler = std::move(handler)]() mutable {
+                       std::move(handler)(asio::error::already_started, report{});
+                   }));
+        return;
+    }
+    auto slot = asio::get_associated_cancellation_slot(handler);
+    if (slot.is_connected()) {
+        // Any cancellation drains gracefully; a terminal one (the strongest) also cancels what is in flight.
+        slot.assign([weak = std::weak_ptr<impl>(self)](asio::cancellation_type type) {
+            auto alive = weak.lock();
+            if (!alive)
+                return;
+            if ((type & asio::cancellation_type::terminal) != asio::cancellation_type::none)
+                asio::dispatch(alive->executor, [alive] { alive->request_abort(); });
+            else
+                asio::dispatch(alive->executor, [alive] { alive->request_stop(); });
+        });
+    }
+    auto executor = self->executor;
+    asio::co_spawn(
+        executor, impl::run_to_code(std::move(self)),
+        asio::bind_executor(handler_executor, [handler = std::move(handler),
+                                               slot](std::exception_ptr e, run_result result) mutable {
+            if (slot.is_connected())
+                slot.clear();
+            auto& [ec, r] = result;
+            if (e) // run_to_code's own frame could not be made
+                std::tie(ec, r) = failed_run(e, report{});
+            std::move(handler)(ec, std::move(r));
+        }));
+}
+
+asio::awaitable<report> crawler::impl::run(std::shared_ptr<impl> self) {
     auto& state = self->state;
     // However the run ends, the state directory is another crawl's to take afterwards (the store closed
     // first; it normally is by then, on the storage thread).

@@ -364,9 +364,9 @@ TEST(OutputSetMetrics, ScrapedDuringACrawlAndAfterIt) {
             if (e)
                 std::rethrow_exception(e);
         });
-    crawl.async_run([&](std::exception_ptr e, report r) {
-        if (e)
-            std::rethrow_exception(e);
+    crawl.async_run([&](boost::system::error_code ec, report r) {
+        if (ec)
+            throw boost::system::system_error(ec, r.failure);
         result = std::move(r);
         asio::co_spawn(
             ctx,
