@@ -308,9 +308,9 @@ struct state_config {
     /// How long a leased URL belongs to the worker that took it; a worker renews its leases every third of
     /// it, and the URLs of a worker that stops renewing (killed) go to another after it. Default 30 s.
     std::chrono::milliseconds lease{30000};
-    /// How long a worker of a shared crawl waits for an unreachable Redis before it gives up (exit status 2;
-    /// its leases go back to the crawl when they expire, and its outputs are complete for what it
-    /// committed). Default 5 minutes.
+    /// How long a worker of a shared crawl waits for an unreachable Redis before it gives up (async_run
+    /// completes with error::redis_unreachable, the CLI's exit status 1; its leases go back to the crawl
+    /// when they expire, and its outputs are complete for what it committed). Default 5 minutes.
     std::chrono::milliseconds redis_timeout{300000};
     /// TLS settings for a rediss:// `redis` URL.
     redis_tls_config redis_tls;

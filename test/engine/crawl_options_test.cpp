@@ -9,6 +9,7 @@
 
 #include <asiocrawl/error.hpp>
 
+#include <boost/asio/co_spawn.hpp>
 #include <boost/url/parse.hpp>
 
 #include <gmock/gmock.h>

@@ -6,6 +6,8 @@
 #include <asiocrawl/error.hpp>
 #include <asiocrawl_demo/site.hpp>
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/http/field.hpp>
 
 #include <gmock/gmock.h>
