@@ -1,5 +1,9 @@
-// A joinable work queue for coroutines on one executor, in the shape of Python's asyncio.Queue:
-// put / get / task_done / join. Single-threaded by design: all calls happen on the queue's executor.
+// A joinable work queue for coroutines on one executor, in the shape of Python's asyncio.Queue (get /
+// task_done / join), used as the dispatch buffer behind the crawl state's frontier: an item is counted when
+// the frontier admits it (hold(), the design card's put) and queued when it may start (put_held()), because a
+// URL waits in the frontier for its host's delay, a backoff or robots.txt before any worker may take it. So
+// the count join() waits on is every admitted URL, wherever it waits. Single-threaded by design: all calls
+// happen on the queue's executor.
 #pragma once
 
 #include <boost/asio/any_io_executor.hpp>
@@ -18,9 +22,9 @@
 namespace asiocrawl::detail {
 
 /// Items wait in a deque; an unbuffered channel hands an item straight to a worker that is already waiting.
-/// So put() never suspends: the workers are the producers, and a bounded queue whose every consumer is
-/// blocked on put() would deadlock. A worker waits in the channel only when the deque is empty, which keeps
-/// the order FIFO: put() hands over through the channel only when nothing is queued ahead.
+/// So put_held() never suspends: the workers are the producers, and a bounded queue whose every consumer is
+/// blocked on a put would deadlock. A worker waits in the channel only when the deque is empty, which keeps
+/// the order FIFO: put_held() hands over through the channel only when nothing is queued ahead.
 template <class T>
 class work_queue {
 public:
@@ -28,19 +32,9 @@ public:
         : handoff_(executor, 0)
         , all_done_(executor, boost::asio::steady_timer::time_point::max()) {}
 
-    /// Adds an item and counts it as unfinished. Never suspends. Ignored (returns false) after close().
-    bool put(T item) {
-        if (closed_)
-            return false;
-        ++unfinished_;
-        if (backlog_.empty() && handoff_.try_send(boost::system::error_code{}, std::move(item)))
-            return true;
-        backlog_.push_back(std::move(item));
-        return true;
-    }
-
     /// Counts one unfinished item that is not in the queue yet (it waits elsewhere: for a host slot, a
     /// backoff or robots.txt). Later either put_held() it or release() it. Refused (false) after close().
+    /// Never suspends.
     bool hold() {
         if (closed_)
             return false;
@@ -48,7 +42,8 @@ public:
         return true;
     }
 
-    /// Queues an item already counted by hold(). Dropped after close() (it stays counted: todo).
+    /// Queues an item already counted by hold(). Never suspends. Dropped after close() (it stays counted:
+    /// todo).
     void put_held(T item) {
         if (closed_)
             return;
@@ -91,19 +86,20 @@ public:
     /// exactly one task_done(), whatever happened while processing it.
     void task_done() {
         if (unfinished_ == 0)
-            throw std::logic_error("work_queue::task_done called more times than items were put");
+            throw std::logic_error("work_queue::task_done called more times than items were held");
         if (--unfinished_ == 0)
             all_done_.cancel();
     }
 
-    /// Completes when every item put so far has been marked done (at once if there are none), or on close().
+    /// Completes when every item held so far has been marked done or released (at once if there are none),
+    /// or on close().
     boost::asio::awaitable<void> join() {
         while (unfinished_ > 0 && !closed_)
             co_await all_done_.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
     }
 
-    /// Stops the queue: waiting and future get() calls return nullopt, put() is refused, and queued items are
-    /// dropped (they remain counted as unfinished, which is the "todo" of an interrupted crawl). Wakes
+    /// Stops the queue: waiting and future get() calls return nullopt, hold() is refused, and queued items
+    /// are dropped (they remain counted as unfinished, which is the "todo" of an interrupted crawl). Wakes
     /// join()ers.
     void close() {
         if (closed_)
@@ -116,7 +112,7 @@ public:
 
     /// Items queued and not yet taken.
     std::size_t size() const noexcept { return backlog_.size(); }
-    /// Items put and not yet marked done (queued plus in progress).
+    /// Items held and not yet marked done or released (waiting in the frontier, queued, in progress).
     std::size_t unfinished() const noexcept { return unfinished_; }
     bool closed() const noexcept { return closed_; }
 

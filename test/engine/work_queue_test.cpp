@@ -39,12 +39,14 @@ void join_in_background(asio::io_context& ctx, work_queue<int>& q, bool& joined)
 
 } // namespace
 
-TEST(work_queue, put_then_get_is_fifo) {
+TEST(work_queue, put_held_then_get_is_fifo) {
     asio::io_context ctx;
     work_queue<int> q{ctx.get_executor()};
     std::vector<int> got;
-    for (int i = 0; i < 5; ++i)
-        EXPECT_TRUE(q.put(i));
+    for (int i = 0; i < 5; ++i) {
+        EXPECT_TRUE(q.hold());
+        q.put_held(i);
+    }
     EXPECT_EQ(q.size(), 5u);
     asio::co_spawn(
         ctx,
@@ -61,7 +63,7 @@ TEST(work_queue, put_then_get_is_fifo) {
     EXPECT_EQ(q.unfinished(), 0u);
 }
 
-TEST(work_queue, get_waits_for_a_later_put) {
+TEST(work_queue, get_waits_for_a_later_put_held) {
     asio::io_context ctx;
     work_queue<std::string> q{ctx.get_executor()};
     std::optional<std::string> got;
@@ -69,7 +71,8 @@ TEST(work_queue, get_waits_for_a_later_put) {
         ctx, [&]() -> asio::awaitable<void> { got = co_await q.get(); }, asio::detached);
     ctx.poll();
     EXPECT_FALSE(got.has_value()) << "get() must wait while the queue is empty";
-    q.put("late");
+    q.hold();
+    q.put_held("late");
     run_bounded(ctx);
     EXPECT_EQ(got, "late");
     EXPECT_EQ(q.unfinished(), 1u) << "taken but not yet done";
@@ -87,7 +90,8 @@ TEST(work_queue, join_on_an_empty_queue_completes_at_once) {
 TEST(work_queue, join_waits_for_task_done_not_for_get) {
     asio::io_context ctx;
     work_queue<int> q{ctx.get_executor()};
-    q.put(1);
+    q.hold();
+    q.put_held(1);
     bool joined = false;
     join_in_background(ctx, q, joined);
     std::optional<int> item;
@@ -101,27 +105,31 @@ TEST(work_queue, join_waits_for_task_done_not_for_get) {
     EXPECT_TRUE(joined);
 }
 
-TEST(work_queue, task_done_without_put_is_a_logic_error) {
+TEST(work_queue, task_done_without_hold_is_a_logic_error) {
     asio::io_context ctx;
     work_queue<int> q{ctx.get_executor()};
     EXPECT_THROW(q.task_done(), std::logic_error);
 }
 
-// The crawler's situation: every worker is also a producer. With a bounded queue that made put() wait, all
-// workers enqueuing at once would block each other forever; here put() never suspends.
+// The crawler's situation: every worker is also a producer. With a bounded queue that made put_held() wait,
+// all workers enqueuing at once would block each other forever; here hold() and put_held() never suspend.
 TEST(work_queue, all_workers_producing_at_once_do_not_deadlock) {
     asio::io_context ctx;
     work_queue<int> q{ctx.get_executor()};
     constexpr int workers = 8;
     constexpr int fanout = 50; // each root item produces this many children, each child produces none
     int processed = 0;
-    for (int i = 0; i < workers; ++i)
-        q.put(1);
+    for (int i = 0; i < workers; ++i) {
+        q.hold();
+        q.put_held(1);
+    }
     auto worker = [&]() -> asio::awaitable<void> {
         while (auto item = co_await q.get()) {
             if (*item == 1)
-                for (int c = 0; c < fanout; ++c)
-                    q.put(0);
+                for (int c = 0; c < fanout; ++c) {
+                    q.hold();
+                    q.put_held(0);
+                }
             ++processed;
             q.task_done();
         }
@@ -155,8 +163,10 @@ TEST(work_queue, handoff_to_waiting_workers_keeps_every_item) {
     for (int i = 0; i < 3; ++i)
         asio::co_spawn(ctx, worker, asio::detached);
     ctx.poll(); // all three now wait in the channel
-    for (int i = 0; i < 10; ++i)
-        q.put(i); // the first three go straight to the waiters, the rest queue behind them
+    for (int i = 0; i < 10; ++i) {
+        q.hold();
+        q.put_held(i); // the first three go straight to the waiters, the rest queue behind them
+    }
     asio::co_spawn(
         ctx,
         [&]() -> asio::awaitable<void> {
@@ -182,7 +192,8 @@ TEST(work_queue, close_releases_idle_workers_and_joiners) {
                 ++(item ? got_item : released);
             },
             asio::detached);
-    q.put(7);
+    q.hold();
+    q.put_held(7);
     bool joined = false;
     join_in_background(ctx, q, joined);
     ctx.poll(); // one worker took 7 (and never marks it done); three wait; join waits for the 7
@@ -193,15 +204,17 @@ TEST(work_queue, close_releases_idle_workers_and_joiners) {
     run_bounded(ctx);
     EXPECT_EQ(released, 3);
     EXPECT_TRUE(joined);
-    EXPECT_FALSE(q.put(8)) << "a closed queue refuses new items";
+    EXPECT_FALSE(q.hold()) << "a closed queue refuses new items";
     EXPECT_EQ(q.unfinished(), 1u) << "the taken item is still unfinished: the crawl's todo";
 }
 
 TEST(work_queue, close_drops_queued_items_but_counts_them) {
     asio::io_context ctx;
     work_queue<int> q{ctx.get_executor()};
-    q.put(1);
-    q.put(2);
+    q.hold();
+    q.put_held(1);
+    q.hold();
+    q.put_held(2);
     q.close();
     std::optional<int> item{42};
     asio::co_spawn(

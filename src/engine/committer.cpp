@@ -1,0 +1,168 @@
+// The committer: with a state store, the state's changes are written as they come (group commit: whatever
+// accumulated while one batch was being written goes in the next), spilled URLs are read back, and a
+// worker's URL counts as done only once the commit holding its outcome is written.
+#include "engine/crawler_impl.hpp"
+
+#include "state/crawl_definition.hpp"
+#include "state/record_codec.hpp"
+
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/post.hpp>
+
+#include <filesystem>
+#include <tuple>
+
+namespace asiocrawl::detail {
+
+namespace asio = boost::asio;
+
+committer::committer(engine& e)
+    : e_(e)
+    , phase_(e.state.durable() ? phase::running : phase::idle) // running before run() starts: see committed()
+    , wanted_(e.executor)
+    , written_(e.executor) {}
+
+void committer::finish() {
+    if (phase_ == phase::running) // idle (not durable) and ended stay
+        phase_ = phase::finishing;
+    wanted_.notify();
+}
+
+void committer::done_after_commit() {
+    ++done_awaiting_commit_;
+    wanted_.notify();
+}
+
+asio::awaitable<void> committer::committed() {
+    const auto target = commits_started_ + 1;
+    wanted_.notify();
+    while (commits_done_ < target && !e_.aborting() &&
+           (phase_ == phase::running || phase_ == phase::finishing))
+        co_await written_.wait();
+}
+
+/// The outputs' flush (crawler::set_output_flush) reports from any thread; the answer comes back here on the
+/// crawler's executor.
+asio::awaitable<void> committer::flush_outputs() {
+    if (!e_.output_flush)
+        co_return;
+    const std::string error = co_await asio::async_initiate<decltype(asio::use_awaitable), void(std::string)>(
+        [this](auto handler) {
+            auto shared_handler = std::make_shared<decltype(handler)>(std::move(handler));
+            e_.output_flush(
+                e_.config.state.fsync, [shared_handler, ex = e_.executor](const std::string& error) {
+                    asio::post(ex, [shared_handler, error] { std::move (*shared_handler)(error); });
+                });
+        },
+        asio::use_awaitable);
+    if (!error.empty())
+        throw crawl_error(asiocrawl::error::output_failed,
+                          "an output could not be written (" + error +
+                              "): the crawl stops rather than count URLs whose output was lost as done");
+}
+
+asio::awaitable<void> committer::run() {
+    if (phase_ == phase::idle)
+        co_return; // not durable: nothing to write
+    auto& state = e_.state;
+    try {
+        for (;;) {
+            auto batch = state.take_batch();
+            auto refills = state.take_refills();
+            if (batch.empty() && refills.empty() && done_awaiting_commit_ == 0) {
+                if (phase_ == phase::finishing)
+                    break;
+                co_await wanted_.wait();
+                continue;
+            }
+            const auto generation = ++commits_started_;
+            const auto done_here = std::exchange(done_awaiting_commit_, 0);
+            if (!batch.empty()) {
+                // The outputs first: a URL the state counts as done must have its record written.
+                co_await flush_outputs();
+                if (e_.shared) {
+                    co_await e_.leases.commit(batch);
+                } else {
+                    auto write = [store = e_.store.get(), &batch, sync = e_.config.state.fsync] {
+                        store->write(batch, sync);
+                    };
+                    co_await e_.on_storage(write);
+                }
+            }
+            for (const auto& refill : refills) {
+                auto read = [store = e_.store.get(), &refill] {
+                    return store->read_waiting(refill.host, refill.from_seq, refill.count);
+                };
+                auto items = co_await e_.on_storage(read);
+                state.on_refill(refill.host, std::move(items));
+            }
+            commits_done_ = generation;
+            written_.notify();
+            for (std::size_t i = 0; i < done_here && !e_.aborting(); ++i)
+                e_.queue.task_done();
+            if (e_.shared)
+                e_.leases.poke();
+            e_.pump.pump();
+        }
+    } catch (...) {
+        e_.fail(std::current_exception());
+    }
+    phase_ = phase::ended;
+    written_.notify();
+}
+
+asio::awaitable<void> committer::open_state() {
+    auto& config = e_.config;
+    auto& state = e_.state;
+    e_.storage.emplace(1);
+    const std::string definition = crawl_definition_json(config);
+    const std::uint64_t fresh_seed = state.seed();
+    auto& seen = state.seen_set();
+    auto open = [&]() {
+        const std::filesystem::path dir = config.state.dir;
+        if (config.state.reset)
+            state_store::reset(dir);
+        auto s = state_store::open(dir);
+        auto meta = s->meta();
+        if (!meta) {
+            s->write_meta({fresh_seed, definition});
+            return std::tuple{std::move(s), fresh_seed, restored_state{}};
+        }
+        if (auto change = describe_definition_change(meta->definition, definition))
+            throw crawl_error(asiocrawl::error::state_mismatch,
+                              "state directory " + dir.string() + " belongs to another crawl: " + *change +
+                                  " (use --state-reset to start over, or another state directory)");
+        auto loaded = s->load(seen);
+        return std::tuple{std::move(s), meta->seed, std::move(loaded)};
+    };
+    auto [opened, seed, restored] = co_await e_.on_storage(open);
+    e_.store = std::move(opened);
+    state.set_seed(seed);
+    state.restore(restored);
+    if (state.result().runs > 0)
+        e_.log(log_level::info, "resuming the crawl from " + config.state.dir + ": " +
+                                    std::to_string(state.result().done) + " URLs done, " +
+                                    std::to_string(e_.queue.unfinished()) + " waiting");
+}
+
+asio::awaitable<void> committer::close_state() {
+    std::vector<record> records;
+    const bool keep = e_.config.keep_records;
+    auto read_and_close = [&] {
+        if (keep) {
+            e_.store->for_each_record([&](std::string_view url, std::string_view bytes) {
+                auto r = decode_record(bytes);
+                if (!r)
+                    throw crawl_error(asiocrawl::error::store_damaged,
+                                      "state directory " + e_.config.state.dir + ": the record of " +
+                                          std::string(url) + " does not decode (damaged)");
+                records.push_back(std::move(*r));
+            });
+        }
+        e_.store.reset();
+    };
+    co_await e_.on_storage(read_and_close);
+    e_.state.result().records = std::move(records);
+}
+
+} // namespace asiocrawl::detail

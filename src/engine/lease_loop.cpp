@@ -1,0 +1,234 @@
+// The Redis side of a shared crawl (state.redis, docs/DEPLOY.md): joining it, committing batches, the lease
+// loop that takes URLs from the shared frontier, robots.txt fetched once for all instances, and the end
+// (leases given back, the combined report).
+#include "engine/crawler_impl.hpp"
+#include "engine/lease_pacing.hpp"
+
+#include "policy/backoff.hpp"
+#include "state/crawl_definition.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+
+#include <unistd.h>
+
+namespace asiocrawl::detail {
+
+namespace asio = boost::asio;
+using clock_type = std::chrono::steady_clock;
+using namespace asio::experimental::awaitable_operators;
+
+lease_loop::lease_loop(engine& e)
+    : e_(e)
+    , poked_(e.executor) {}
+
+// g++ 12 sees this coroutine's frame allocated and freed in one place and warns, wrongly, that Asio's frame
+// allocation and its sized delete do not match (-Wmismatched-new-delete; src/cli/main.cpp has the same case).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+/// A shared crawl's worker named by no one (state.instance empty): 64 random bits, unique enough among the
+/// workers of one crawl. The CLI names its workers by host and process id instead.
+static std::string random_instance_name() {
+    std::random_device random;
+    const std::uint64_t bits = (std::uint64_t{random()} << 32) | random();
+    char text[17] = {};
+    std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(bits));
+    return std::string("instance-") + text;
+}
+
+asio::awaitable<void> lease_loop::open() {
+    auto where = redis::parse_url(e_.config.state.redis, e_.config.state.redis_password);
+    if (!where.value)
+        throw crawl_error(error::invalid_config, "state.redis: " + where.error);
+    e_.redis_name = redis::redacted(*where.value);
+    redis::client_options options;
+    options.where = *where.value;
+    const redis_tls_config& tls = e_.config.state.redis_tls;
+    options.tls = {tls.ca_file, tls.cert_file, tls.key_file, tls.insecure};
+    if (where.value->tls && tls.insecure)
+        e_.log(log_level::warning, "state.redis_tls.insecure: the certificate of " +
+                                       redis::redacted(*where.value) + " is not verified");
+    options.give_up_after = e_.config.state.redis_timeout;
+    options.on_retry = [this](int attempt, const std::string& why) {
+        if (attempt == 1 || attempt % 10 == 0)
+            e_.log(log_level::warning, "Redis unreachable (attempt " + std::to_string(attempt) + "): " + why);
+    };
+    try {
+        e_.redis_client.emplace(e_.executor, std::move(options));
+    } catch (const redis::tls_file_error& e) {
+        throw crawl_error(error::invalid_config, "state.redis_tls." + e.which + ": " + e.what());
+    }
+    const std::string definition = crawl_definition_json(e_.config);
+    shared_store::settings settings;
+    settings.crawl_id =
+        e_.config.state.crawl_id.empty() ? default_crawl_id(definition) : e_.config.state.crawl_id;
+    settings.instance = e_.config.state.instance.empty() ? random_instance_name() : e_.config.state.instance;
+    settings.lease = e_.config.state.lease;
+    settings.max_per_host = e_.config.politeness.max_per_host;
+    settings.delay = std::chrono::duration_cast<std::chrono::milliseconds>(e_.config.politeness.delay);
+    e_.shared.emplace(*e_.redis_client, settings);
+    // A Redis unreachable from the start (down, or refusing its TLS certificate) is given up like one
+    // lost mid-crawl: after state.redis_timeout, exit status 2.
+    std::uint64_t seed = 0;
+    try {
+        seed = co_await e_.shared->join(e_.state.seed(), definition);
+    } catch (const redis::unreachable& e) {
+        throw e_.gave_up_on_redis(e);
+    }
+    e_.state.set_seed(seed);
+    e_.log(log_level::info, "joined the shared crawl " + settings.crawl_id + " at " +
+                                redis::redacted(*where.value) + " as " + settings.instance);
+}
+
+#pragma GCC diagnostic pop
+
+/// Commits a batch to Redis, again and again while Redis is away (the client reconnects with backoff):
+/// the batch is held here meanwhile, and a repeated commit changes nothing that the first one did.
+asio::awaitable<void> lease_loop::commit(const state_batch& batch) {
+    for (int attempt = 1;; ++attempt) {
+        try {
+            co_await e_.shared->commit(batch);
+            break;
+        } catch (const redis::connection_lost& e) {
+            if (attempt == 1)
+                e_.log(log_level::warning, std::string(e.what()) + ": results held, retrying");
+        } catch (const redis::unreachable& e) {
+            throw e_.gave_up_on_redis(e);
+        }
+    }
+    for (const auto& finished : batch.finished)
+        leased_ids_.erase(finished.second);
+}
+
+/// robots.txt of an origin is fetched by one instance of a shared crawl; the others take its answer from
+/// Redis (waiting for it at most a lease). Without Redis each instance fetches it itself.
+asio::awaitable<void> lease_loop::fetch_robots_once(const work_item& item,
+                                                    std::unique_ptr<fetch_result>& response) {
+    bool mine = false;
+    try {
+        const auto give_up_at = clock_type::now() + e_.config.state.lease;
+        asio::steady_timer pause(e_.executor);
+        while (!e_.aborting()) {
+            if (auto cached = co_await e_.shared->cached_robots(item.url, robots_cache_lifetime)) {
+                response = std::make_unique<fetch_result>();
+                response->status = cached->status;
+                response->location = std::move(cached->location);
+                response->body = std::move(cached->body);
+                co_return;
+            }
+            if (co_await e_.shared->claim_robots(item.url)) {
+                mine = true;
+                break;
+            }
+            if (clock_type::now() >= give_up_at)
+                break;
+            pause.expires_after(std::chrono::milliseconds(20));
+            co_await pause.async_wait(asio::as_tuple(asio::use_awaitable));
+        }
+    } catch (const std::exception& e) {
+        e_.log(log_level::warning, item.url + ": robots.txt is not shared (" + e.what() + "): fetched here");
+    }
+    if (e_.aborting())
+        co_return; // the worker leaves the URL unfinished
+    co_await e_.fetch.fetch_into(item.url, e_.workers.options_for(item), response);
+    // Only a final answer is shared: a network failure or a 429/503 is this instance's to retry.
+    if (!mine || !response || response->error || is_retryable_status(response->status))
+        co_return;
+    try {
+        shared_store::robots_answer answer{response->status, response->location, response->body};
+        co_await e_.shared->store_robots(item.url, answer);
+    } catch (const std::exception& e) {
+        e_.log(log_level::warning, item.url + ": robots.txt answer not shared (" + e.what() + ")");
+    }
+}
+
+/// After the lease loop: the URLs leased here and not finished are handed back at once (their leases made to
+/// expire now), so the other instances take them without waiting a lease.
+asio::awaitable<void> lease_loop::give_back_leases() {
+    if (leased_ids_.empty())
+        co_return;
+    const std::vector<std::uint64_t> held(leased_ids_.begin(), leased_ids_.end());
+    try {
+        co_await e_.shared->give_back(held);
+        e_.log(log_level::info,
+               "gave back " + std::to_string(held.size()) + " leased URLs to the shared crawl");
+        leased_ids_.clear();
+    } catch (const redis::unreachable& e) {
+        throw e_.gave_up_on_redis(e);
+    }
+}
+
+/// Every instance's final report counts the whole crawl: the counters of every instance, added up.
+asio::awaitable<void> lease_loop::take_combined_report() {
+    try {
+        const auto status = co_await e_.shared->read_status();
+        const auto combined = combined_report(status.counters);
+        auto& result = e_.state.result();
+        result.stats = combined.stats;
+        result.done = combined.done;
+        result.runs = combined.runs;
+        result.started_at = combined.started_at;
+    } catch (const redis::connection_lost& e) {
+        e_.log(log_level::warning, std::string(e.what()) + ": the report counts this instance only");
+    } catch (const redis::unreachable& e) {
+        throw e_.gave_up_on_redis(e);
+    }
+}
+
+/// Leases URLs from the shared frontier as workers have room for them, renews the leases held here, and
+/// ends when the crawl-wide unfinished counter reaches zero (nothing waits, nothing is leased).
+asio::awaitable<void> lease_loop::run() {
+    lease_pacing pacing(e_.config.max_tasks);
+    auto renewed_at = clock_type::now();
+    try {
+        while (e_.stopping == stop_level::none) {
+            const auto ask = pacing.next(e_.queue.unfinished(), e_.commits.awaiting_commit());
+            shared_store::lease_answer answer;
+            try {
+                if (clock_type::now() - renewed_at > e_.config.state.lease / 3) {
+                    const std::vector<std::uint64_t> held(leased_ids_.begin(), leased_ids_.end());
+                    co_await e_.shared->renew(held);
+                    renewed_at = clock_type::now();
+                }
+                answer = co_await e_.shared->lease(ask.room, ask.idle);
+            } catch (const redis::connection_lost& e) {
+                e_.log(log_level::warning, std::string(e.what()) + ": retrying");
+                continue;
+            } catch (const redis::unreachable& e) {
+                throw e_.gave_up_on_redis(e);
+            }
+            if (e_.stopping != stop_level::none)
+                break;
+            const std::size_t leased = answer.items.size();
+            for (auto& taken : answer.items) {
+                const auto id = taken.id;
+                if (e_.state.take_leased(id, std::move(taken.item)))
+                    leased_ids_.insert(id);
+            }
+            if (leased > 0)
+                e_.pump.pump();
+            const auto next = pacing.after(ask, leased, answer.unfinished, answer.wait_ms);
+            if (next.what == lease_pacing::then::finished)
+                break; // every instance sees the same zero
+            if (next.what == lease_pacing::then::ask_again)
+                continue;
+            // A poke during the round trip (a commit written, a stop) is kept by the event: the wait ends at
+            // once.
+            co_await (poked_.wait() || pause(next.wait));
+        }
+    } catch (...) {
+        e_.fail(std::current_exception());
+    }
+}
+
+asio::awaitable<void> lease_loop::pause(std::chrono::milliseconds wait) {
+    asio::steady_timer timer(e_.executor, wait);
+    co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+}
+
+} // namespace asiocrawl::detail

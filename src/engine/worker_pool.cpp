@@ -1,0 +1,180 @@
+// The worker pool: max_tasks workers, started together in one parallel group and joined by it. Each takes a
+// ticket from the work queue, fetches it, hands the answer to the crawl state and calls task_done once.
+#include "engine/crawler_impl.hpp"
+
+#include "html/page_links.hpp"
+
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/deferred.hpp>
+#include <boost/asio/experimental/parallel_group.hpp>
+#include <boost/url/parse.hpp>
+
+#include <vector>
+
+namespace asiocrawl::detail {
+
+namespace asio = boost::asio;
+
+namespace {
+
+asio::awaitable<resolved_links> resolve_links_task(std::string page_url, std::string body,
+                                                   link_options options) {
+    co_return resolve_links(boost::urls::parse_uri(page_url).value(), std::move(body), options);
+}
+
+/// In flight from the request's start to the end of the fetch, however it ends.
+struct in_flight_guard {
+    crawl_state& state;
+    crawl_state::ticket& t;
+    ~in_flight_guard() { state.fetch_finished(t); }
+};
+
+} // namespace
+
+worker_pool::worker_pool(engine& e)
+    : outputs_drained(e.executor)
+    , e_(e) {}
+
+asio::awaitable<void> worker_pool::run() {
+    using worker_op = decltype(asio::co_spawn(e_.executor, work(), asio::deferred));
+    std::vector<worker_op> ops;
+    ops.reserve(e_.config.max_tasks);
+    for (std::size_t i = 0; i < e_.config.max_tasks; ++i)
+        ops.push_back(asio::co_spawn(e_.executor, work(), asio::deferred));
+    // A worker ends when the queue closes, or with the operation_aborted of a terminal cancellation
+    // (abort()): either way its URL is accounted for (done, or left unfinished: todo), so what it ended with
+    // is dropped.
+    auto [order, failures] =
+        co_await asio::experimental::make_parallel_group(std::move(ops))
+            .async_wait(asio::experimental::wait_for_all(),
+                        asio::bind_cancellation_slot(abort_.slot(), asio::use_awaitable));
+    (void)order;
+    (void)failures;
+}
+
+void worker_pool::abort() {
+    abort_.emit(asio::cancellation_type::terminal);
+}
+
+fetch_options worker_pool::options_for(const work_item& item) const {
+    fetch_options options;
+    options.capture = static_cast<bool>(e_.exchanges);
+    if (item.kind == item_kind::robots)
+        options.truncate_body_at = e_.config.robots.max_bytes;
+    if (item.kind == item_kind::page && !e_.config.accept_types.empty())
+        options.accept_types = &e_.config.accept_types;
+    return options;
+}
+
+void worker_pool::report_exchange(const work_item& item, const fetch_result& response) {
+    if (!e_.exchanges || (response.raw_request.empty() && response.raw_response.empty()))
+        return;
+    http_exchange x;
+    x.kind = item.kind == item_kind::robots    ? http_exchange::purpose::robots
+             : item.kind == item_kind::sitemap ? http_exchange::purpose::sitemap
+                                               : http_exchange::purpose::page;
+    x.url = item.url;
+    x.remote_ip = response.remote_ip;
+    x.started = response.started;
+    x.request = response.raw_request;
+    x.response = response.raw_response;
+    x.response_head_bytes = response.raw_head_bytes;
+    x.complete = !response.error;
+    x.error = response.error;
+    e_.exchanges(x);
+}
+
+/// An output that fell behind holds new fetches back until it says it drained; the slot stays reserved
+/// meanwhile.
+asio::awaitable<void> worker_pool::wait_for_outputs() {
+    while (e_.busy && e_.busy() && !e_.aborting())
+        co_await outputs_drained.wait();
+}
+
+/// What comes of one attempt's answer (or failure). Its frame exists only while the answer is handled.
+asio::awaitable<void> worker_pool::handle(crawl_state::ticket& t, fetch_result& response) {
+    report_exchange(t.item, response);
+    record r;
+    switch (e_.state.on_response(t, response, is_retryable(response.error), r)) {
+    case crawl_state::next_step::done:
+        break;
+    case crawl_state::next_step::parse_page: {
+        resolved_links links;
+        if (e_.parse_pool) {
+            // The body travels to the pool and back by move: no copy, and no crawl state leaves this thread.
+            links = co_await asio::co_spawn(e_.parse_pool->get_executor(),
+                                            resolve_links_task(t.item.url, std::move(response.body),
+                                                               link_options_for(e_.config, r.charset)),
+                                            asio::use_awaitable);
+        } else {
+            links = resolve_links(boost::urls::parse_uri(t.item.url).value(), std::move(response.body),
+                                  link_options_for(e_.config, r.charset));
+        }
+        response.body = std::move(links.body);
+        if (e_.aborting())
+            co_return;
+        e_.state.on_links(t, r, links);
+        [[fallthrough]];
+    }
+    case crawl_state::next_step::record_ready:
+        if (e_.bodies && r.status >= 200 && r.status < 300 && !response.body.empty())
+            e_.bodies(r, response.body);
+        e_.state.finish(t, std::move(r));
+        break;
+    }
+    e_.pump.pump();
+}
+
+/// A worker: one ticket at a time, each to exactly one task_done. This frame is what waits for the server,
+/// thousands at once, so it holds the ticket and a pointer to the result and nothing sized by the response
+/// (see fetcher::fetch_into); the work on the answer happens in handle().
+asio::awaitable<void> worker_pool::work() {
+    auto& state = e_.state;
+    std::optional<crawl_state::ticket> t;
+    while (co_await e_.queue.get(t)) {
+        try {
+            if (state.begin_attempt(*t)) {
+                if (e_.busy && e_.busy() && !e_.aborting())
+                    co_await wait_for_outputs();
+                std::unique_ptr<fetch_result> response;
+                {
+                    in_flight_guard guard{state, *t};
+                    state.fetch_started(*t);
+                    e_.pump.pump();
+                    if (e_.shared && t->item.kind == item_kind::robots)
+                        co_await e_.leases.fetch_robots_once(t->item, response);
+                    else
+                        co_await e_.fetch.fetch_into(t->item.url, options_for(t->item), response);
+                }
+                e_.pump.pump();
+                // After an abort the URL stays unfinished: part of the todo.
+                if (!e_.aborting())
+                    co_await handle(*t, *response);
+            }
+        } catch (const std::exception& e) {
+            if (!e_.aborting())
+                state.internal_error(*t, e.what());
+        } catch (...) {
+            if (!e_.aborting())
+                state.internal_error(*t, "unknown exception");
+        }
+        t.reset(); // the host slot goes back before the commit
+        if (e_.aborting())
+            continue;
+        if (e_.shared) {
+            // Done once its changes are in Redis; the committer says so, and this worker fetches the next URL
+            // meanwhile instead of idling through the round trip. A kill costs at most the URLs leased here,
+            // which these still are.
+            e_.commits.done_after_commit();
+            continue;
+        }
+        // With a state dir a kill costs at most the max_tasks URLs in flight: a worker takes its next URL
+        // once its last one is written.
+        if (state.durable())
+            co_await e_.commits.committed();
+        if (!e_.aborting())
+            e_.queue.task_done();
+    }
+}
+
+} // namespace asiocrawl::detail
