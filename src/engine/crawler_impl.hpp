@@ -1,7 +1,8 @@
 // The crawl engine behind asiocrawl::crawler: what the concurrent parts share, and the parts themselves.
 // docs/ARCHITECTURE.md, "The engine", draws it. Private to src/engine/.
 //
-// Parts (each a component in a file of its own, started and joined by crawler::impl::run with awaitable operators):
+// Parts (each a component in a file of its own, started and joined by crawler::impl::run with awaitable
+// operators):
 // - frontier_pump: moves tickets the crawl state lets start into the work queue, and wakes up when the next
 //   delay or backoff ends.
 // - seed_feeder: reads the seed file (crawler_config::input_file) a chunk at a time when the state wants
