@@ -107,9 +107,9 @@ int main(int argc, char** argv) {
     const double cpu_before = cpu_seconds();
     const auto started = std::chrono::steady_clock::now();
     std::optional<report> result;
-    crawl.async_run([&](std::exception_ptr e, report r) {
-        if (e)
-            std::rethrow_exception(e);
+    crawl.async_run([&](boost::system::error_code ec, report r) {
+        if (ec)
+            throw boost::system::system_error(ec, r.failure);
         result = std::move(r);
     });
     ctx.run();

@@ -177,8 +177,16 @@ struct application {
         asio::co_spawn(ctx, heartbeat(), asio::detached);
 
         std::cout << "embed: crawling " << config.roots[0] << "\n";
-        const asiocrawl::report report = co_await crawl.async_run(asio::use_awaitable);
+        // The completion is void(error_code, report): as_tuple takes both, where use_awaitable alone would
+        // throw the code as a boost::system::system_error.
+        const auto [ec, report] = co_await crawl.async_run(asio::as_tuple(asio::use_awaitable));
         signals.cancel();
+        if (ec) {
+            // A crawl failure (a state directory of another crawl, a full disk, Redis unreachable...): the
+            // code says which (ec == asiocrawl::error::store_write_failed), report.failure says where.
+            std::cerr << "embed: crawl failed: " << ec.message() << ": " << report.failure << "\n";
+            exit_code = 1;
+        }
 
         std::cout << "embed: crawl finished: " << report.done << " records, " << errors << " with errors, "
                   << report.todo << " left to do\n";

@@ -291,20 +291,26 @@ struct state_config {
     /// A shared crawl (docs/DEPLOY.md): redis://[[user]:password@]host[:port][/db], or rediss:// for Redis
     /// over TLS (see redis_tls). Set: this process is
     /// one worker of a crawl whose seen set, frontier, leases and counters live in that Redis, and every
-    /// worker runs the same command. The password may come from the ASIOCRAWL_REDIS_PASSWORD environment
-    /// variable instead; it is never logged. Excludes `dir`. Default empty.
+    /// worker runs the same command. The password may be given apart instead (redis_password). Excludes
+    /// `dir`. Default empty.
     std::string redis;
+    /// The password for `redis` when its URL carries none (the CLI takes it from the
+    /// ASIOCRAWL_REDIS_PASSWORD environment variable; the library reads no environment). Never logged.
+    /// Default empty: no password unless the URL has one.
+    std::string redis_password;
     /// The shared crawl's name in Redis. Empty: a hash of the crawl's definition (roots, scope, ...), so
     /// that instances started with the same command join the same crawl. Default empty.
     std::string crawl_id;
-    /// This worker's name in the shared crawl (its leases carry it). Empty: host name and process id.
+    /// This worker's name in the shared crawl (its leases and counters carry it): unique among the workers
+    /// running at once. Empty: a random name ("instance-" and 16 hex digits). The CLI fills it from
+    /// --instance, JOB_COMPLETION_INDEX, or else the host name and process id. Default empty.
     std::string instance;
     /// How long a leased URL belongs to the worker that took it; a worker renews its leases every third of
     /// it, and the URLs of a worker that stops renewing (killed) go to another after it. Default 30 s.
     std::chrono::milliseconds lease{30000};
-    /// How long a worker of a shared crawl waits for an unreachable Redis before it gives up (exit status 2;
-    /// its leases go back to the crawl when they expire, and its outputs are complete for what it
-    /// committed). Default 5 minutes.
+    /// How long a worker of a shared crawl waits for an unreachable Redis before it gives up (async_run
+    /// completes with error::redis_unreachable, the CLI's exit status 1; its leases go back to the crawl
+    /// when they expire, and its outputs are complete for what it committed). Default 5 minutes.
     std::chrono::milliseconds redis_timeout{300000};
     /// TLS settings for a rediss:// `redis` URL.
     redis_tls_config redis_tls;
@@ -364,13 +370,19 @@ struct crawler_config {
     /// Content-Type, and robots.txt and sitemaps are always read, so the crawl can go through pages. Empty:
     /// every type. Default empty.
     std::vector<std::string> accept_types;
-    /// Seeds read from this file ("-": standard input), one URL a line, besides `roots` (either may be
-    /// empty, not both). Blank lines and lines starting with '#' are skipped; a line that is not an http(s)
-    /// URL is logged with its line number, counted as skipped_invalid_seed and skipped. The file is read a
-    /// chunk at a time on a thread of its own, as the frontier runs low, never whole; seeds extend the scope
-    /// as roots do (their hosts join the roots' hosts as they are read). With a state dir, the byte offset
-    /// of the seeds admitted so far is kept, and a resumed crawl reads on from there. Default empty.
+    /// Seeds read from this file, one URL a line, besides `roots` (either may be empty, not both). With
+    /// input_fd set, the seeds are read from that descriptor instead and input_file only names them (in
+    /// messages and in the crawl's definition; the CLI names standard input "-"). Blank lines and lines
+    /// starting with '#' are skipped; a line that is not an http(s) URL is logged with its line number,
+    /// counted as skipped_invalid_seed and skipped. The file is read a chunk at a time on a thread of its
+    /// own, as the frontier runs low, never whole; seeds extend the scope as roots do (their hosts join the
+    /// roots' hosts as they are read). With a state dir, the byte offset of the seeds admitted so far is
+    /// kept, and a resumed crawl reads on from there. Default empty.
     std::string input_file;
+    /// An already-open descriptor to read the seeds from instead of opening input_file (which must name
+    /// them): a pipe or a terminal is read as it comes, never closed by the crawler (the CLI passes
+    /// standard input for `-i -`). -1: open input_file. Default -1.
+    int input_fd = -1;
     /// Largest link depth crawled: roots are depth 0, a link found on a depth-d page is depth d+1. A redirect
     /// keeps the depth of the URL that redirected. Unset: unlimited. Default unset.
     std::optional<int> max_depth;
@@ -412,8 +424,25 @@ struct crawler_config {
     state_config state;
 };
 
-/// Checks a config without touching the network. Returns one message per problem, each naming the field
-/// ("max_tasks must be at least 1"); empty when the config is usable.
-std::vector<std::string> validate(const crawler_config& config);
+/// One problem with a config: the field it concerns and what is wrong with it.
+struct config_problem {
+    /// The field's path, as config files and the CLI's config keys write it: "max_tasks", "roots" (for
+    /// roots[1]), "fetch.proxy", "state.redis_tls.key_file".
+    std::string key;
+    /// The whole sentence, naming the field (with its index or key where it has one) and saying what is
+    /// wrong: "max_tasks must be at least 1", "roots[1] must be an http or https URL (...)", "fetch.proxy:
+    /// only http:// proxies". A value that may hold a password is never repeated. The CLI prints it.
+    std::string message;
+
+    /// A problem whose message starts with the field's path, ended by a space, '[' or ':'.
+    static config_problem about(std::string message);
+
+    friend bool operator==(const config_problem&, const config_problem&) = default;
+};
+
+/// Checks a config without touching the network. Returns one problem per mistake, in the order of the
+/// fields; empty when the config is usable. crawler's constructor throws std::invalid_argument with these
+/// messages when it is not.
+std::vector<config_problem> validate(const crawler_config& config);
 
 } // namespace asiocrawl

@@ -2,48 +2,20 @@
 #pragma once
 
 #include <asiocrawl/config.hpp>
+#include <asiocrawl/error.hpp>
 #include <asiocrawl/report.hpp>
 #include <asiocrawl/sink.hpp>
 
+#include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/any_io_executor.hpp>
-#include <boost/asio/associated_cancellation_slot.hpp>
-#include <boost/asio/associated_executor.hpp>
 #include <boost/asio/async_result.hpp>
-#include <boost/asio/awaitable.hpp>
-#include <boost/asio/bind_executor.hpp>
-#include <boost/asio/cancellation_type.hpp>
-#include <boost/asio/co_spawn.hpp>
+#include <boost/system/error_code.hpp>
 
-#include <exception>
 #include <functional>
 #include <memory>
-#include <stdexcept>
 #include <string>
-#include <utility>
 
 namespace asiocrawl {
-
-/// The crawl's state store refuses it, which only a change of configuration or command cures: a state
-/// directory that belongs to another crawl definition (the message names what changed), holds something
-/// else, is damaged or is in use by a running crawl; a shared crawl's Redis that refuses the password
-/// (WRONGPASS, NOAUTH), holds another definition under the crawl id, or answers another error than a full
-/// one. async_run completes with it, before anything is fetched unless Redis refuses a reconnection
-/// mid-crawl (the CLI's exit status 2). docs/DEPLOY.md, "Exit status".
-class state_error : public std::runtime_error {
-public:
-    using std::runtime_error::runtime_error;
-};
-
-/// A write failed: the state directory's (no space left on device, an I/O error), or an output's, which the
-/// output flush (set_output_flush) reports; or a shared crawl's Redis failed: unreachable for
-/// state.redis_timeout, out of memory (OOM) or unable to persist (MISCONF), the connection lost. Before or
-/// during the crawl alike. The crawl stops there; what was committed stays whole, and the same crawl run
-/// again with the same state directory or Redis resumes from its last commit once the cause is gone (the
-/// CLI's exit status 1).
-class state_write_error : public state_error {
-public:
-    using state_error::state_error;
-};
 
 /// A crawl over one executor. All crawl state lives on that executor (one thread, no locks), like the
 /// asyncio crawler it descends from: `max_tasks` worker coroutines pull (url, max_redirect) items from a
@@ -58,13 +30,15 @@ class crawler {
 public:
     using executor_type = boost::asio::any_io_executor;
 
-    /// Throws std::invalid_argument listing every problem when the config does not validate (see validate())
-    /// or a pattern is not a valid regular expression. Nothing touches the network before async_run.
+    /// Throws std::invalid_argument listing every problem when the config does not validate (see validate(),
+    /// which returns them one by one), a pattern is not a valid regular expression, or config.input_file
+    /// cannot be opened. Nothing touches the network before async_run.
     ///
     /// With a state directory (config.state.dir) the constructor locks it (creating it when absent) before
     /// anything else reads, resets or writes it, and holds it until async_run has completed (or, never
     /// run, until the crawler is destroyed): a directory that another crawl holds, in this process or
-    /// another, throws state_error naming that process's pid.
+    /// another, throws crawl_error with error::state_locked, its detail() naming that process's pid
+    /// (error::state_unusable: a directory that cannot be created, opened or locked).
     crawler(executor_type executor, crawler_config config);
     ~crawler();
     crawler(const crawler&) = delete;
@@ -72,6 +46,9 @@ public:
 
     executor_type get_executor() const noexcept;
     const crawler_config& config() const noexcept;
+
+    /// The set_* hooks below are set before async_run: called once the crawl has started, they throw
+    /// std::logic_error (a hook that came late would miss what was already made, silently).
 
     /// Receives every record as it is made. Set before async_run.
     void set_record_sink(record_sink sink);
@@ -91,7 +68,7 @@ public:
     /// (from any thread) once everything handed to the sinks so far has been written out; `sync` asks for
     /// fsync too (state.fsync). The commit waits for it, so a resumed crawl never lacks the output of a URL
     /// its state counts as done. A non-empty error ends the crawl (async_run completes with a
-    /// state_write_error) instead of counting as done URLs whose output was lost. Set before async_run.
+    /// error::output_failed) instead of counting as done URLs whose output was lost. Set before async_run.
     using output_flush = std::function<void(bool sync, std::function<void(const std::string& error)> done)>;
     void set_output_flush(output_flush flush);
 
@@ -102,34 +79,26 @@ public:
     crawl_progress progress() const;
 
     /// Runs the crawl to the end: until no URL is queued, waiting or in flight, or until stop().
-    /// Completion signature: void(std::exception_ptr, asiocrawl::report). Works with any Asio completion
-    /// token (use_awaitable, deferred, use_future, a plain callback). Call at most once per crawler.
+    /// Completion signature: void(boost::system::error_code, asiocrawl::report). Works with any Asio
+    /// completion token (use_awaitable, deferred, use_future, a plain callback). Call at most once per
+    /// crawler (a second call completes with boost::asio::error::already_started).
+    ///
+    /// The code is empty when the crawl ran to its end or was stopped (stop(), abort(), a cancellation, a
+    /// quota): the report then says how far it got (report::todo). Otherwise it is one of the crawl's own
+    /// failures, values of asiocrawl::error_category() (state_mismatch, store_damaged, store_write_failed,
+    /// redis_unreachable, output_failed... see error.hpp), or error::internal_error for an unexpected
+    /// exception; report::failure then holds the text naming what failed (the path, the key, the pid), and
+    /// the report counts what was done before. Nothing is thrown through the completion.
     ///
     /// Per-operation cancellation: a cancellation slot bound to the token (bind_cancellation_slot, or the
     /// awaiting coroutine's own) is honoured. Partial or total cancellation drains gracefully, as stop();
     /// terminal cancellation aborts, as abort(). Either way the operation completes with the report so far.
+    ///
+    /// The operation itself is compiled into the library (start()): this template only adapts the token.
     template <class CompletionToken>
     auto async_run(CompletionToken&& token) {
-        return boost::asio::async_initiate<CompletionToken, void(std::exception_ptr, report)>(
-            [](auto handler, std::shared_ptr<impl> self) {
-                auto slot = boost::asio::get_associated_cancellation_slot(handler);
-                if (slot.is_connected()) {
-                    slot.assign([weak = std::weak_ptr<impl>(self)](boost::asio::cancellation_type type) {
-                        if (auto alive = weak.lock())
-                            on_cancellation(alive, type);
-                    });
-                }
-                auto executor = self_executor(*self);
-                auto handler_executor = boost::asio::get_associated_executor(handler, executor);
-                boost::asio::co_spawn(
-                    executor, run(std::move(self)),
-                    boost::asio::bind_executor(handler_executor, [handler = std::move(handler), slot](
-                                                                     std::exception_ptr e, report r) mutable {
-                        if (slot.is_connected())
-                            slot.clear();
-                        std::move(handler)(e, std::move(r));
-                    }));
-            },
+        return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code, report)>(
+            [](auto handler, std::shared_ptr<impl> self) { start(std::move(self), std::move(handler)); },
             token, impl_);
     }
 
@@ -143,9 +112,9 @@ public:
 
 private:
     struct impl;
-    static boost::asio::awaitable<report> run(std::shared_ptr<impl> self);
-    static void on_cancellation(const std::shared_ptr<impl>& self, boost::asio::cancellation_type type);
-    static executor_type self_executor(const impl& self) noexcept;
+    using run_handler = boost::asio::any_completion_handler<void(boost::system::error_code, report)>;
+    /// async_run's operation: runs the crawl on its executor and completes `handler` on the handler's own.
+    static void start(std::shared_ptr<impl> self, run_handler handler);
     std::shared_ptr<impl> impl_;
 };
 

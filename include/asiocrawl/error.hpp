@@ -2,7 +2,9 @@
 #pragma once
 
 #include <boost/system/error_code.hpp>
+#include <boost/system/system_error.hpp>
 
+#include <string>
 #include <string_view>
 #include <type_traits>
 
@@ -38,6 +40,23 @@ enum class error {
     internal_error, ///< an unexpected exception while processing one URL (a bug; the crawl goes on)
     // policy, added later (values are stored in durable state: new ones go last)
     type_rejected, ///< a 2xx answer whose Content-Type is not in crawler_config::accept_types (body not read)
+
+    // The crawl's own failures: what crawler::async_run completes with (and crawler's constructor throws as
+    // a crawl_error), never a record's error. The CLI's exit status follows the value (docs/DEPLOY.md, "Exit
+    // status"): the first seven refuse the crawl before anything is fetched (2), the next five end it where
+    // it is, what was committed kept (1).
+    invalid_config, ///< the configuration does not validate (validate() lists every problem)
+    state_mismatch, ///< the state directory or the Redis crawl id belongs to another crawl definition
+    state_locked,   ///< the state directory is in use by another running crawl (the detail names its pid)
+    state_unusable, ///< the state directory cannot be used: not a directory, not empty and not a crawl's
+    store_damaged,  ///< the state directory's database, or what Redis holds for the crawl, does not decode
+    redis_refused,  ///< the shared crawl's Redis refuses it: a wrong password (WRONGPASS, NOAUTH), an error
+    output_exists,  ///< an output file or directory exists and the open mode is create_new
+    output_unavailable, ///< an output cannot be opened (a path that cannot be created, an address in use)
+    store_write_failed, ///< the state store cannot be written: no space left, an I/O error, Redis OOM/MISCONF
+    redis_unreachable,  ///< the shared crawl's Redis did not answer for state.redis_timeout
+    redis_lost,         ///< the connection to the shared crawl's Redis was lost and could not be resumed
+    output_failed,      ///< an output could not be written (its flush failed): the crawl stops
 };
 
 const boost::system::error_category& error_category() noexcept;
@@ -50,6 +69,20 @@ inline boost::system::error_code make_error_code(error e) noexcept {
 /// network's ("connection_refused", "connection_reset", "host_not_found", "eof"...), or "other" when unknown.
 /// Used for the report's fail_<kind> counters and the JSON "error_kind" field.
 std::string_view error_kind(const boost::system::error_code& ec) noexcept;
+
+/// A crawl refused by one of the crawl's own failures (invalid_config ... output_failed), thrown by
+/// crawler's constructor (state_locked, state_unusable: the state directory is locked there); async_run
+/// completes with such a code and the detail in report::failure instead. code() is the value; detail() is the
+/// text that names what failed (the path, the pid, the key), the line the CLI prints. what() is detail()
+/// followed by the code's message.
+class crawl_error : public boost::system::system_error {
+public:
+    crawl_error(error code, std::string detail);
+    const std::string& detail() const noexcept { return detail_; }
+
+private:
+    std::string detail_;
+};
 
 } // namespace asiocrawl
 

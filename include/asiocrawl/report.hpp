@@ -36,6 +36,10 @@ struct report {
     std::size_t runs = 0;
     std::chrono::system_clock::time_point started_at{};
     std::chrono::steady_clock::duration elapsed{};
+    /// Empty, unless the crawl failed (crawler::async_run completed with an error code): then the text that
+    /// names what failed (the state directory and why, the Redis endpoint, the output), what the code's
+    /// message() cannot know. The CLI prints it.
+    std::string failure;
 };
 
 /// A record's failure class, the vocabulary of the CLI's --fail-on: "robots" when robots.txt denied the URL,

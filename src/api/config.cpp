@@ -5,7 +5,9 @@
 
 #include "http/fetch_settings.hpp"
 
+#include <string>
 #include <string_view>
+#include <utility>
 
 #include <arpa/inet.h>
 
@@ -73,9 +75,7 @@ bool is_ip_address(const std::string& text) noexcept {
            ::inet_pton(AF_INET6, text.c_str(), buffer) == 1;
 }
 
-} // namespace
-
-std::vector<std::string> validate(const crawler_config& config) {
+std::vector<std::string> problem_messages(const crawler_config& config) {
     std::vector<std::string> problems;
 
     if (config.roots.empty() && config.input_file.empty()) {
@@ -126,6 +126,8 @@ std::vector<std::string> validate(const crawler_config& config) {
                                config.accept_types[i] + "\"");
     if (has_control_character(config.input_file))
         problems.emplace_back("input_file must not contain control characters");
+    if (config.input_fd >= 0 && config.input_file.empty())
+        problems.emplace_back("input_file must name the seeds read from input_fd");
 
     if (config.max_tasks < 1) {
         problems.emplace_back("max_tasks must be at least 1");
@@ -244,6 +246,20 @@ std::vector<std::string> validate(const crawler_config& config) {
     if (config.requisites.span_hosts && !config.requisites.enabled)
         problems.emplace_back("requisites.span_hosts needs requisites.enabled (--page-requisites)");
 
+    return problems;
+}
+
+} // namespace
+
+config_problem config_problem::about(std::string message) {
+    std::string key = message.substr(0, message.find_first_of(" [:"));
+    return {std::move(key), std::move(message)};
+}
+
+std::vector<config_problem> validate(const crawler_config& config) {
+    std::vector<config_problem> problems;
+    for (std::string& message : problem_messages(config))
+        problems.push_back(config_problem::about(std::move(message)));
     return problems;
 }
 

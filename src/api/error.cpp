@@ -7,6 +7,7 @@
 
 #include <span>
 #include <string>
+#include <utility>
 
 namespace asiocrawl {
 
@@ -61,6 +62,30 @@ error_info describe(error e) noexcept {
         return {"internal_error", "internal error"};
     case error::type_rejected:
         return {"type_rejected", "media type not accepted (accept_types): body not read"};
+    case error::invalid_config:
+        return {"invalid_config", "invalid configuration"};
+    case error::state_mismatch:
+        return {"state_mismatch", "the crawl state belongs to another crawl"};
+    case error::state_locked:
+        return {"state_locked", "the state directory is in use by another crawl"};
+    case error::state_unusable:
+        return {"state_unusable", "the state directory cannot be used"};
+    case error::store_damaged:
+        return {"store_damaged", "the crawl state is damaged"};
+    case error::redis_refused:
+        return {"redis_refused", "Redis refuses the crawl"};
+    case error::output_exists:
+        return {"output_exists", "an output exists already"};
+    case error::output_unavailable:
+        return {"output_unavailable", "an output cannot be opened"};
+    case error::store_write_failed:
+        return {"store_write_failed", "the crawl state cannot be written"};
+    case error::redis_unreachable:
+        return {"redis_unreachable", "Redis unreachable"};
+    case error::redis_lost:
+        return {"redis_lost", "the connection to Redis was lost"};
+    case error::output_failed:
+        return {"output_failed", "an output could not be written"};
     }
     return {"other", "unknown asiocrawl error"};
 }
@@ -120,6 +145,10 @@ std::span<const network_kind> network_kinds() noexcept {
 }
 
 } // namespace
+
+crawl_error::crawl_error(error code, std::string detail)
+    : boost::system::system_error(make_error_code(code), detail)
+    , detail_(std::move(detail)) {}
 
 const boost::system::error_category& error_category() noexcept {
     static const asiocrawl_category category;

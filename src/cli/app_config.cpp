@@ -25,8 +25,9 @@ bool is_host_and_port(std::string_view text) noexcept {
 
 } // namespace
 
-std::vector<std::string> validate(const app_config& config) {
-    auto problems = validate(config.crawl);
+std::vector<config_problem> validate(const app_config& config) {
+    std::vector<config_problem> found = validate(config.crawl);
+    std::vector<std::string> problems;
     const output_config& output = config.output;
     if (!output.metrics_listen.empty() && !is_host_and_port(output.metrics_listen))
         problems.push_back("output.metrics_listen must be HOST:PORT (127.0.0.1:9100, [::1]:9100), got \"" +
@@ -53,7 +54,9 @@ std::vector<std::string> validate(const app_config& config) {
     }
     if (config.run.grace_period.count() < 0)
         problems.emplace_back("run.grace_period must not be negative");
-    return problems;
+    for (std::string& message : problems)
+        found.push_back(config_problem::about(std::move(message)));
+    return found;
 }
 
 std::vector<std::string> effective_fail_on(const run_config& run) {

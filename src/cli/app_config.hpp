@@ -47,7 +47,7 @@ struct app_config {
 
 /// The whole application config's problems: validate(crawl) and the output and run keys, each message
 /// starting with the key's path.
-std::vector<std::string> validate(const app_config& config);
+std::vector<config_problem> validate(const app_config& config);
 
 /// The classes that fail the run under `run`: fail_on when set, else network, 5xx and 4xx when
 /// fail_on_errors, else none.

@@ -310,10 +310,10 @@ std::vector<config_error> apply_environment(const std::vector<std::string>& envi
 
 std::vector<config_error> check_config(const app_config& config, const config_origins& origins) {
     std::vector<config_error> errors;
-    for (std::string& problem : validate(config)) {
+    for (config_problem& found : validate(config)) {
         config_error error;
-        // validate() starts every message with the field's path: "fetch.connect_timeout must be positive".
-        error.key = problem.substr(0, problem.find_first_of(" ["));
+        error.key = std::move(found.key);
+        std::string& problem = found.message;
         if (auto it = origins.find(error.key); it != origins.end()) {
             error.source = it->second.source;
             error.line = it->second.line;

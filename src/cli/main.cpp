@@ -9,6 +9,7 @@
 // With a state directory that holds a crawl already, the run resumes it: outputs are appended to (the WARC
 // series goes on in a new file), and the report covers every run of the crawl.
 
+#include "cli/exit_status.hpp"
 #include "cli/options.hpp"
 #include "cli/shared_report.hpp"
 #include "outputs/text_writer.hpp"
@@ -16,6 +17,7 @@
 
 #include <asiocrawl/crawler.hpp>
 #include <asiocrawl/error.hpp>
+#include <asiocrawl/outputs/files.hpp>
 #include <asiocrawl/outputs/output_set.hpp>
 #include <asiocrawl/outputs/progress.hpp>
 
@@ -41,18 +43,10 @@ namespace {
 
 using namespace asiocrawl;
 
-/// Exit status of a crawl in which no URL got an HTTP answer: nothing was fetched at all (wget's 4,
-/// "network failure", is the closest meaning a shell script already knows).
-constexpr int nothing_fetched_status = 4;
-/// Exit status when a write failed — an output's or the state directory's (no space left on device, an I/O
-/// error) — or a shared crawl's Redis failed (unreachable, out of memory): the one store-failure rule: every
-/// file ends at its last whole record, and with a state store the same command resumes the crawl once the
-/// cause is gone.
-constexpr int write_failed_status = 1;
-/// Exit status of a usage or config error, an output that exists already, or a state store that refuses
-/// this crawl (a state directory of another crawl, in use or damaged; a Redis that refuses the password or
-/// holds another definition): refused before anything is fetched.
-constexpr int refused_status = 2;
+using cli::exit_rule_for;
+using cli::failed_status;
+using cli::nothing_fetched_status;
+using cli::refused_status;
 
 /// Many connections need many file descriptors; the soft limit is often far below what the system allows.
 void raise_open_file_limit() {
@@ -106,7 +100,8 @@ struct received_records {
 // Out of line: where g++ 12 inlines Asio's co_spawn into a large caller, it sees the coroutine frame's
 // allocation and its aligned delete together and warns, wrongly, that they do not match
 // (-Wmismatched-new-delete).
-[[gnu::noinline]] void start_crawl(crawler& crawl, std::function<void(std::exception_ptr, report)> done) {
+[[gnu::noinline]] void start_crawl(crawler& crawl,
+                                   std::function<void(boost::system::error_code, report)> done) {
     crawl.async_run(std::move(done));
 }
 
@@ -117,7 +112,7 @@ int run(const cli::cli_options& options) {
     if (!ca_file.empty() && ::access(ca_file.c_str(), R_OK) != 0) {
         std::cerr << "asiocrawl: cannot read fetch.tls.ca_file " << ca_file << ": " << std::strerror(errno)
                   << "\n";
-        return 2;
+        return refused_status;
     }
 
     outputs::detail::text_writer log_writer{STDERR_FILENO, false, "stderr"};
@@ -133,6 +128,15 @@ int run(const cli::cli_options& options) {
         if (const char* index = std::getenv("JOB_COMPLETION_INDEX"))
             crawl_config.state.instance = index;
     const std::string instance = crawl_config.state.instance;
+    // What the library reads from no environment: the worker's name when nothing names it (its host and
+    // pid), standard input for `-i -` (the Redis password came from parse_command_line).
+    if (!crawl_config.state.redis.empty() && crawl_config.state.instance.empty()) {
+        char host[256] = {};
+        ::gethostname(host, sizeof host - 1);
+        crawl_config.state.instance = std::string(host) + "-" + std::to_string(::getpid());
+    }
+    if (crawl_config.input_file == "-")
+        crawl_config.input_fd = STDIN_FILENO;
     const bool reset = crawl_config.state.reset;
     // The crawler locks its state directory first: a directory another crawl holds is refused before
     // anything (a reset, an output) is touched.
@@ -143,10 +147,12 @@ int run(const cli::cli_options& options) {
         log_writer.close();
         std::cerr << "asiocrawl: " << e.what() << "\n";
         return refused_status;
-    } catch (const state_error& e) {
+    } catch (const crawl_error& e) {
+        // The state directory is locked first: in use by another crawl, or unusable.
         log_writer.close();
-        std::cerr << "asiocrawl: " << e.what() << "\n";
-        return refused_status;
+        const auto rule = exit_rule_for(e.code());
+        std::cerr << "asiocrawl: " << rule.prefix << e.detail() << "\n";
+        return rule.status;
     }
     const bool resuming = !reset && crawler::has_saved_state(config.crawl.state.dir);
     const logger log{config.run.log_level, [&](log_level level, std::string_view message) {
@@ -189,8 +195,10 @@ int run(const cli::cli_options& options) {
                      stderr_is_tty);
     } catch (const std::exception& e) {
         log_writer.close();
-        std::cerr << "asiocrawl: " << e.what() << "\n";
-        return 2;
+        const bool exists = dynamic_cast<const outputs::output_exists*>(&e) != nullptr;
+        const auto rule = exit_rule_for(exists ? error::output_exists : error::output_unavailable);
+        std::cerr << "asiocrawl: " << rule.prefix << e.what() << "\n";
+        return rule.status;
     }
     outs->attach(
         *crawl, [&](const record& r) { received.add(r); }, [&] { return log_writer.busy(); });
@@ -236,9 +244,9 @@ int run(const cli::cli_options& options) {
     signals.async_wait(on_signal);
 
     std::optional<report> result;
-    std::exception_ptr failure;
-    start_crawl(*crawl, [&](std::exception_ptr e, report r) {
-        failure = e;
+    boost::system::error_code failure;
+    start_crawl(*crawl, [&](boost::system::error_code ec, report r) {
+        failure = ec;
         result = std::move(r);
         signals.cancel();
         grace.cancel();
@@ -247,33 +255,26 @@ int run(const cli::cli_options& options) {
     ctx.run();
 
     if (!result)
-        result.emplace(); // the crawl failed before it began (its exception says why)
+        result.emplace();
     // A crawl that failed before it handed anything to its outputs (its state directory refused it, or
-    // was full at the start) leaves no output behind: a run again finds none in its way.
+    // was full at the start) leaves no output behind: a run again finds none in its way. A failed crawl's
+    // summary counts nothing: its counters are the store's to keep, up to its last commit.
     std::vector<std::string> output_problems;
     if (!failure || !outs->discard())
-        output_problems = outs->finish(*result);
+        output_problems = outs->finish(failure ? report{} : *result);
     // One rule for every output, records and summary alike: a write that failed fails the run.
     for (const auto& problem : output_problems)
         log_writer.write("asiocrawl: error: " + problem + "\n");
 
     if (failure) {
+        // A state store that refuses this crawl is a usage error; a full disk, under the state directory or
+        // an output, or a Redis unreachable, out of memory or lost: the state is whole up to its last
+        // commit, the outputs up to their last whole record.
         log_writer.close();
-        try {
-            std::rethrow_exception(failure);
-        } catch (const state_write_error& e) {
-            // A full disk, under the state directory or an output, or a Redis unreachable, out of memory or
-            // lost: the state is whole up to its last commit, the outputs up to their last whole record.
-            std::cerr << "asiocrawl: error: " << e.what() << "\n";
-            return write_failed_status;
-        } catch (const state_error& e) {
-            // The state store (directory or Redis) refuses this crawl: a usage error.
-            std::cerr << "asiocrawl: " << e.what() << "\n";
-            return refused_status;
-        } catch (const std::exception& e) {
-            std::cerr << "asiocrawl: error: crawl failed: " << e.what() << "\n";
-        }
-        return 1;
+        const auto rule = exit_rule_for(failure);
+        std::cerr << "asiocrawl: " << rule.prefix
+                  << (result->failure.empty() ? failure.message() : result->failure) << "\n";
+        return rule.status;
     }
     // Over the whole crawl (every run of a resumed one): did any URL get an HTTP answer?
     const bool answered = std::any_of(result->stats.begin(), result->stats.end(), [](const auto& counter) {
@@ -306,8 +307,8 @@ int run(const cli::cli_options& options) {
     if (nothing_fetched)
         return nothing_fetched_status;
     if (!output_problems.empty())
-        return write_failed_status;
-    return failures > 0 ? 1 : 0;
+        return exit_rule_for(error::output_failed).status;
+    return failures > 0 ? failed_status : 0;
 }
 
 } // namespace

@@ -323,7 +323,7 @@ parse_outcome parse_command_line(int argc, const char* const argv[],
 
     if (print_config) {
         std::string text = to_yaml(config, vm.count("show-secrets") ? secrets::shown : secrets::masked);
-        // The crawler reads it from the environment itself; it is in no key, and never printed.
+        // It is in no key (state.redis_password, filled below), and never printed.
         const bool redis_password = std::any_of(environment.begin(), environment.end(), [](const auto& v) {
             return v.starts_with("ASIOCRAWL_REDIS_PASSWORD=") && v.size() > 25;
         });
@@ -332,6 +332,11 @@ parse_outcome parse_command_line(int argc, const char* const argv[],
                         "# The Redis password comes from ASIOCRAWL_REDIS_PASSWORD (never printed).\n");
         return print_and_exit{std::move(text), options.warnings};
     }
+    // The library reads no environment: the Redis password comes to it in the config.
+    constexpr std::string_view password_variable = "ASIOCRAWL_REDIS_PASSWORD=";
+    for (const auto& variable : environment)
+        if (variable.starts_with(password_variable))
+            config.crawl.state.redis_password = variable.substr(password_variable.size());
     return options;
 }
 

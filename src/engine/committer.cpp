@@ -56,8 +56,9 @@ asio::awaitable<void> committer::flush_outputs() {
         },
         asio::use_awaitable);
     if (!error.empty())
-        throw state_write_error("an output could not be written (" + error +
-                                "): the crawl stops rather than count URLs whose output was lost as done");
+        throw crawl_error(asiocrawl::error::output_failed,
+                          "an output could not be written (" + error +
+                              "): the crawl stops rather than count URLs whose output was lost as done");
 }
 
 asio::awaitable<void> committer::run() {
@@ -128,8 +129,9 @@ asio::awaitable<void> committer::open_state() {
             return std::tuple{std::move(s), fresh_seed, restored_state{}};
         }
         if (auto change = describe_definition_change(meta->definition, definition))
-            throw state_error("state directory " + dir.string() + " belongs to another crawl: " + *change +
-                              " (use --state-reset to start over, or another state directory)");
+            throw crawl_error(asiocrawl::error::state_mismatch,
+                              "state directory " + dir.string() + " belongs to another crawl: " + *change +
+                                  " (use --state-reset to start over, or another state directory)");
         auto loaded = s->load(seen);
         return std::tuple{std::move(s), meta->seed, std::move(loaded)};
     };
@@ -151,8 +153,9 @@ asio::awaitable<void> committer::close_state() {
             e_.store->for_each_record([&](std::string_view url, std::string_view bytes) {
                 auto r = decode_record(bytes);
                 if (!r)
-                    throw state_error("state directory " + e_.config.state.dir + ": the record of " +
-                                      std::string(url) + " does not decode (damaged)");
+                    throw crawl_error(asiocrawl::error::store_damaged,
+                                      "state directory " + e_.config.state.dir + ": the record of " +
+                                          std::string(url) + " does not decode (damaged)");
                 records.push_back(std::move(*r));
             });
         }

@@ -5,11 +5,15 @@
 
 #include "http/fetch_settings.hpp"
 
+#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/post.hpp>
 
 #include <stdexcept>
+#include <tuple>
+#include <utility>
 
 #include <sys/resource.h>
 
@@ -26,7 +30,7 @@ crawler_config checked(crawler_config config) {
     if (!problems.empty()) {
         std::string message = "invalid crawler config:";
         for (const auto& p : problems)
-            message += "\n  " + p;
+            message += "\n  " + p.message;
         throw std::invalid_argument(message);
     }
     return config;
@@ -56,7 +60,7 @@ engine::engine(asio::any_io_executor ex, crawler_config cfg)
         config.keep_records = false; // each instance writes its own; Redis keeps no records
     }
     if (!config.input_file.empty())
-        seeds = std::make_unique<seed_reader>(config.input_file); // throws when it cannot open
+        seeds = std::make_unique<seed_reader>(config.input_file, config.input_fd); // may throw
 }
 
 engine::~engine() {
@@ -152,18 +156,19 @@ crawl_progress engine::snapshot() const {
 
 /// state.redis_timeout passed without an answer: a store that failed (exit status 1, as a full disk),
 /// what is held is safe.
-state_write_error engine::gave_up_on_redis(const redis::unreachable& e) const {
-    return state_write_error(std::string(e.what()) +
-                             ": giving up after state.redis_timeout; the URLs leased here go back to the "
-                             "crawl when their leases expire, and running this instance again continues "
-                             "the crawl");
+crawl_error engine::gave_up_on_redis(const redis::unreachable& e) const {
+    return crawl_error(error::redis_unreachable,
+                       std::string(e.what()) +
+                           ": giving up after state.redis_timeout; the URLs leased here go back to the "
+                           "crawl when their leases expire, and running this instance again continues "
+                           "the crawl");
 }
 
 /// One rule for a state store that fails, whatever the moment (docs/DEPLOY.md, "Exit status"): a store
 /// that refuses this crawl, which only a change of configuration cures (a wrong password, another crawl's
-/// keys), is a state_error (exit 2); one that is full, unreachable or lost is a state_write_error (exit
-/// 1), and the same command continues the crawl once it is back. Redis's own errors are sorted here; the
-/// others pass unchanged.
+/// keys), is error::redis_refused (exit 2); one that is full, unreachable or lost is store_write_failed,
+/// redis_unreachable or redis_lost (exit 1), and the same command continues the crawl once it is back.
+/// Redis's own errors are sorted here; the others pass unchanged.
 [[noreturn]] void engine::rethrow_store_failure(std::exception_ptr failure) const {
     try {
         std::rethrow_exception(failure);
@@ -173,13 +178,15 @@ state_write_error engine::gave_up_on_redis(const redis::unreachable& e) const {
         if (answer.starts_with("redis: "))
             answer.remove_prefix(7);
         if (answer.starts_with("OOM") || answer.starts_with("MISCONF"))
-            throw state_write_error("state.redis: " + redis_name + " cannot store the crawl: " + e.what() +
-                                    "; what was committed is kept, and running this instance again once "
-                                    "Redis has room continues the crawl");
-        throw state_error("state.redis: " + redis_name + " refuses the crawl: " + e.what());
+            throw crawl_error(error::store_write_failed,
+                              "state.redis: " + redis_name + " cannot store the crawl: " + e.what() +
+                                  "; what was committed is kept, and running this instance again once "
+                                  "Redis has room continues the crawl");
+        throw crawl_error(error::redis_refused,
+                          "state.redis: " + redis_name + " refuses the crawl: " + e.what());
     } catch (const redis::connection_lost& e) {
-        throw state_write_error("state.redis: " + redis_name + ": " + e.what() +
-                                "; running this instance again continues the crawl");
+        throw crawl_error(error::redis_lost, "state.redis: " + redis_name + ": " + e.what() +
+                                                 "; running this instance again continues the crawl");
     }
 }
 
@@ -197,32 +204,33 @@ crawler::executor_type crawler::get_executor() const noexcept {
     return impl_->executor;
 }
 
-crawler::executor_type crawler::self_executor(const impl& self) noexcept {
-    return self.executor;
-}
-
 const crawler_config& crawler::config() const noexcept {
     return impl_->config;
 }
 
 void crawler::set_record_sink(record_sink sink) {
+    impl_->before_run("set_record_sink");
     impl_->sink = std::move(sink);
 }
 
 void crawler::set_logger(logger log) {
+    impl_->before_run("set_logger");
     impl_->state_log = log;
     impl_->state.set_logger(std::move(log));
 }
 
 void crawler::set_body_sink(body_sink sink) {
+    impl_->before_run("set_body_sink");
     impl_->bodies = std::move(sink);
 }
 
 void crawler::set_exchange_sink(exchange_sink sink) {
+    impl_->before_run("set_exchange_sink");
     impl_->exchanges = std::move(sink);
 }
 
 void crawler::set_backpressure(std::function<bool()> busy) {
+    impl_->before_run("set_backpressure");
     impl_->busy = std::move(busy);
 }
 
@@ -231,6 +239,7 @@ void crawler::notify_drained() {
 }
 
 void crawler::set_output_flush(output_flush flush) {
+    impl_->before_run("set_output_flush");
     impl_->output_flush = std::move(flush);
 }
 
@@ -250,18 +259,77 @@ void crawler::abort() {
     asio::dispatch(impl_->executor, [self = impl_] { self->request_abort(); });
 }
 
-void crawler::on_cancellation(const std::shared_ptr<impl>& self, asio::cancellation_type type) {
-    // Any cancellation drains gracefully; a terminal one (the strongest) also cancels what is in flight.
-    if ((type & asio::cancellation_type::terminal) != asio::cancellation_type::none)
-        asio::dispatch(self->executor, [self] { self->request_abort(); });
-    else
-        asio::dispatch(self->executor, [self] { self->request_stop(); });
+namespace {
+
+using run_result = std::tuple<boost::system::error_code, report>;
+
+/// async_run's completion for a crawl that `failure` ended: its code, and the report of what was done
+/// before with the failure's text. One place turns what the layers below throw into codes: theirs
+/// (crawl_error), or internal_error for anything else (a bug, or memory exhausted).
+run_result failed_run(std::exception_ptr failure, report done) {
+    try {
+        std::rethrow_exception(failure);
+    } catch (const crawl_error& e) {
+        done.failure = e.detail();
+        return {e.code(), std::move(done)};
+    } catch (const std::exception& e) {
+        done.failure = e.what();
+    } catch (...) {
+        done.failure = "unknown exception";
+    }
+    return {make_error_code(error::internal_error), std::move(done)};
 }
 
-asio::awaitable<report> crawler::run(std::shared_ptr<impl> self) {
-    if (self->started)
-        throw std::logic_error("crawler::async_run called twice");
-    self->started = true;
+} // namespace
+
+asio::awaitable<run_result> crawler::impl::run_to_code(std::shared_ptr<impl> self) {
+    std::exception_ptr failure;
+    try {
+        co_return run_result{boost::system::error_code{}, co_await run(self)};
+    } catch (...) {
+        failure = std::current_exception();
+    }
+    // The counters of what was done before the failure (a resumed crawl's, every run's).
+    co_return failed_run(failure, std::move(self->state.result()));
+}
+
+void crawler::start(std::shared_ptr<impl> self, run_handler handler) {
+    auto handler_executor = asio::get_associated_executor(handler, self->executor);
+    if (std::exchange(self->started, true)) {
+        asio::post(self->executor,
+                   asio::bind_executor(handler_executor, [handler = std::move(handler)]() mutable {
+                       std::move(handler)(asio::error::already_started, report{});
+                   }));
+        return;
+    }
+    auto slot = asio::get_associated_cancellation_slot(handler);
+    if (slot.is_connected()) {
+        // Any cancellation drains gracefully; a terminal one (the strongest) also cancels what is in flight.
+        slot.assign([weak = std::weak_ptr<impl>(self)](asio::cancellation_type type) {
+            auto alive = weak.lock();
+            if (!alive)
+                return;
+            if ((type & asio::cancellation_type::terminal) != asio::cancellation_type::none)
+                asio::dispatch(alive->executor, [alive] { alive->request_abort(); });
+            else
+                asio::dispatch(alive->executor, [alive] { alive->request_stop(); });
+        });
+    }
+    auto executor = self->executor;
+    asio::co_spawn(
+        executor, impl::run_to_code(std::move(self)),
+        asio::bind_executor(handler_executor, [handler = std::move(handler),
+                                               slot](std::exception_ptr e, run_result result) mutable {
+            if (slot.is_connected())
+                slot.clear();
+            auto& [ec, r] = result;
+            if (e) // run_to_code's own frame could not be made
+                std::tie(ec, r) = failed_run(e, report{});
+            std::move(handler)(ec, std::move(r));
+        }));
+}
+
+asio::awaitable<report> crawler::impl::run(std::shared_ptr<impl> self) {
     auto& state = self->state;
     // However the run ends, the state directory is another crawl's to take afterwards (the store closed
     // first; it normally is by then, on the storage thread).

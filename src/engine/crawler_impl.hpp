@@ -1,7 +1,8 @@
 // The crawl engine behind asiocrawl::crawler: what the concurrent parts share, and the parts themselves.
 // docs/ARCHITECTURE.md, "The engine", draws it. Private to src/engine/.
 //
-// Parts (each a component in a file of its own, started and joined by crawler::run with awaitable operators):
+// Parts (each a component in a file of its own, started and joined by crawler::impl::run with awaitable
+// operators):
 // - frontier_pump: moves tickets the crawl state lets start into the work queue, and wakes up when the next
 //   delay or backoff ends.
 // - seed_feeder: reads the seed file (crawler_config::input_file) a chunk at a time when the state wants
@@ -39,7 +40,9 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
+#include <tuple>
 #include <type_traits>
 #include <unordered_set>
 
@@ -210,7 +213,7 @@ struct engine {
 
     /// state.redis_timeout passed without an answer: a store that failed (exit status 1, as a full disk),
     /// what is held is safe.
-    state_write_error gave_up_on_redis(const redis::unreachable& e) const;
+    crawl_error gave_up_on_redis(const redis::unreachable& e) const;
     /// One rule for a state store that fails, whatever the moment (docs/DEPLOY.md, "Exit status").
     [[noreturn]] void rethrow_store_failure(std::exception_ptr failure) const;
 
@@ -267,6 +270,18 @@ namespace asiocrawl {
 
 struct crawler::impl : detail::engine {
     using detail::engine::engine;
+
+    /// The hooks are read as the crawl starts and goes: one set later would miss what was made meanwhile.
+    void before_run(const char* setter) const {
+        if (started)
+            throw std::logic_error(std::string("crawler::") + setter + " called after async_run");
+    }
+
+    /// The whole crawl, from opening its state to the report; throws what ends it.
+    static boost::asio::awaitable<report> run(std::shared_ptr<impl> self);
+    /// run() with what ends it turned into async_run's code (see failed_run() in crawler.cpp).
+    static boost::asio::awaitable<std::tuple<boost::system::error_code, report>>
+    run_to_code(std::shared_ptr<impl> self);
 };
 
 } // namespace asiocrawl

@@ -11,7 +11,9 @@
 #include <boost/asio/experimental/awaitable_operators.hpp>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
+#include <random>
 
 #include <unistd.h>
 
@@ -29,11 +31,20 @@ lease_loop::lease_loop(engine& e)
 // allocation and its sized delete do not match (-Wmismatched-new-delete; src/cli/main.cpp has the same case).
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+/// A shared crawl's worker named by no one (state.instance empty): 64 random bits, unique enough among the
+/// workers of one crawl. The CLI names its workers by host and process id instead.
+static std::string random_instance_name() {
+    std::random_device random;
+    const std::uint64_t bits = (std::uint64_t{random()} << 32) | random();
+    char text[17] = {};
+    std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(bits));
+    return std::string("instance-") + text;
+}
+
 asio::awaitable<void> lease_loop::open() {
-    const char* password = std::getenv("ASIOCRAWL_REDIS_PASSWORD");
-    auto where = redis::parse_url(e_.config.state.redis, password ? password : "");
+    auto where = redis::parse_url(e_.config.state.redis, e_.config.state.redis_password);
     if (!where.value)
-        throw state_error("state.redis: " + where.error);
+        throw crawl_error(error::invalid_config, "state.redis: " + where.error);
     e_.redis_name = redis::redacted(*where.value);
     redis::client_options options;
     options.where = *where.value;
@@ -50,18 +61,13 @@ asio::awaitable<void> lease_loop::open() {
     try {
         e_.redis_client.emplace(e_.executor, std::move(options));
     } catch (const redis::tls_file_error& e) {
-        throw state_error("state.redis_tls." + e.which + ": " + e.what());
+        throw crawl_error(error::invalid_config, "state.redis_tls." + e.which + ": " + e.what());
     }
     const std::string definition = crawl_definition_json(e_.config);
     shared_store::settings settings;
     settings.crawl_id =
         e_.config.state.crawl_id.empty() ? default_crawl_id(definition) : e_.config.state.crawl_id;
-    settings.instance = e_.config.state.instance;
-    if (settings.instance.empty()) {
-        char host[256] = {};
-        ::gethostname(host, sizeof host - 1);
-        settings.instance = std::string(host) + "-" + std::to_string(::getpid());
-    }
+    settings.instance = e_.config.state.instance.empty() ? random_instance_name() : e_.config.state.instance;
     settings.lease = e_.config.state.lease;
     settings.max_per_host = e_.config.politeness.max_per_host;
     settings.delay = std::chrono::duration_cast<std::chrono::milliseconds>(e_.config.politeness.delay);

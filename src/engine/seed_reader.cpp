@@ -22,10 +22,10 @@ std::string display(const std::string& path) {
 
 } // namespace
 
-seed_reader::seed_reader(std::string path)
+seed_reader::seed_reader(std::string path, int fd)
     : path_(std::move(path)) {
-    if (path_ == "-") {
-        fd_ = STDIN_FILENO;
+    if (fd >= 0) {
+        fd_ = fd;
         return;
     }
     fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);

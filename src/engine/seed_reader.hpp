@@ -1,5 +1,5 @@
-// Reads the seed file (crawler_config::input_file, "-" for standard input) a chunk at a time, blocking, on
-// a thread of the crawler's own: never on the io thread. Cut into lines by seed_splitter.
+// Reads the seed file (crawler_config::input_file, or the descriptor input_fd) a chunk at a time, blocking,
+// on a thread of the crawler's own: never on the io thread. Cut into lines by seed_splitter.
 #pragma once
 
 #include "state/seed_lines.hpp"
@@ -12,9 +12,9 @@ namespace asiocrawl::detail {
 
 class seed_reader {
 public:
-    /// Opens `path` ("-": standard input, which is not closed). Throws std::invalid_argument naming the file
-    /// and the reason when it cannot be opened.
-    explicit seed_reader(std::string path);
+    /// Opens `path`, or reads the open descriptor `fd` (>= 0; not closed) which `path` then only names.
+    /// Throws std::invalid_argument naming the file and the reason when it cannot be opened.
+    explicit seed_reader(std::string path, int fd = -1);
     ~seed_reader();
     seed_reader(const seed_reader&) = delete;
     seed_reader& operator=(const seed_reader&) = delete;

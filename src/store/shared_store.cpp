@@ -2,7 +2,7 @@
 
 #include "state/fingerprint_set.hpp"
 
-#include <asiocrawl/crawler.hpp>
+#include <asiocrawl/error.hpp>
 
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json/parse.hpp>
@@ -221,8 +221,9 @@ asio::awaitable<std::uint64_t> shared_store::join(std::uint64_t fresh_seed, std:
     for (const auto& a : answers)
         redis::checked(a);
     if (answers[3].str != definition)
-        throw state_error("the shared crawl \"" + settings_.crawl_id +
-                          "\" in Redis was started with another definition (use another --crawl-id)");
+        throw crawl_error(error::state_mismatch,
+                          "the shared crawl \"" + settings_.crawl_id +
+                              "\" in Redis was started with another definition (use another --crawl-id)");
     co_return std::stoull(answers[2].str);
 }
 
@@ -286,7 +287,8 @@ asio::awaitable<shared_store::lease_answer> shared_store::lease(std::size_t max,
     for (std::size_t i = 0; i + 1 < flat.size(); i += 2) {
         auto item = decode_work_item(flat[i + 1].str);
         if (!item)
-            throw state_error("shared crawl: a leased URL does not decode (Redis holds something else)");
+            throw crawl_error(error::store_damaged,
+                              "shared crawl: a leased URL does not decode (Redis holds something else)");
         out.items.push_back({std::stoull(flat[i].str), std::move(*item)});
     }
     out.unfinished = r.elements[1].integer;

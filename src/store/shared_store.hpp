@@ -52,7 +52,8 @@ public:
     shared_store(redis::client& client, settings s);
 
     /// Joins the crawl: the first instance writes the seed and definition, the others read them back.
-    /// Returns the crawl's seed; throws state_error when the crawl under this id has another definition.
+    /// Returns the crawl's seed; throws crawl_error (state_mismatch) when the crawl under this id has another
+    /// definition.
     boost::asio::awaitable<std::uint64_t> join(std::uint64_t fresh_seed, std::string definition);
 
     /// Commits a crawl_state batch in one script: new URLs are tested against the seen set and queued,

@@ -13,7 +13,7 @@
 
 #include "state/varint.hpp"
 
-#include <asiocrawl/crawler.hpp>
+#include <asiocrawl/error.hpp>
 
 #include <rocksdb/db.h>
 #include <rocksdb/filter_policy.h>
@@ -82,19 +82,21 @@ std::string_view view(const rocksdb::Slice& s) {
     return {s.data(), s.size()};
 }
 
-[[noreturn]] void fail(const fs::path& dir, const std::string& what) {
-    throw state_error("state directory " + dir.string() + ": " + what);
+[[noreturn]] void fail(const fs::path& dir, asiocrawl::error code, const std::string& what) {
+    throw crawl_error(code, "state directory " + dir.string() + ": " + what);
 }
 
 /// What a user can do about a write that failed: the state is whole up to the last commit either way.
 [[noreturn]] void fail_write(const fs::path& dir, bool no_space, const std::string& detail) {
     if (no_space)
-        throw state_write_error("state directory " + dir.string() + ": no space left on device (" + detail +
-                                "); the state is kept as of its last commit: free some space, then the same "
-                                "command resumes the crawl");
-    throw state_write_error("state directory " + dir.string() + ": cannot write (" + detail +
-                            "); the state is kept as of its last commit: the same command resumes the crawl "
-                            "once the cause is mended");
+        throw crawl_error(asiocrawl::error::store_write_failed,
+                          "state directory " + dir.string() + ": no space left on device (" + detail +
+                              "); the state is kept as of its last commit: free some space, then the same "
+                              "command resumes the crawl");
+    throw crawl_error(asiocrawl::error::store_write_failed,
+                      "state directory " + dir.string() + ": cannot write (" + detail +
+                          "); the state is kept as of its last commit: the same command resumes the crawl "
+                          "once the cause is mended");
 }
 
 /// The pid of the process holding a flock(2) on the file `info` describes, read from /proc/locks
@@ -130,20 +132,22 @@ void claim(const fs::path& dir) {
         std::stringstream text;
         text << in.rdbuf();
         if (text.str() != marker_text)
-            fail(dir, "written by another version of asiocrawl (" + marker.string() + " says \"" +
-                          text.str().substr(0, 60) + "\"); use --state-reset to start over");
+            fail(dir, asiocrawl::error::state_mismatch,
+                 "written by another version of asiocrawl (" + marker.string() + " says \"" +
+                     text.str().substr(0, 60) + "\"); use --state-reset to start over");
         return;
     }
     if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
-        fail(dir, "exists and is not a directory");
+        fail(dir, asiocrawl::error::state_unusable, "exists and is not a directory");
     const auto draft = dir / (std::string(marker_name) + ".tmp");
     fs::remove(draft, ec); // a claim cut short by a kill
     if (fs::exists(dir, ec) && !fs::is_empty(dir, ec))
-        fail(dir, "is not empty and holds no crawl state (no " + std::string(marker_name) +
-                      " file): refusing to write into it");
+        fail(dir, asiocrawl::error::state_unusable,
+             "is not empty and holds no crawl state (no " + std::string(marker_name) +
+                 " file): refusing to write into it");
     fs::create_directories(dir, ec);
     if (ec)
-        fail(dir, "cannot be created: " + ec.message());
+        fail(dir, asiocrawl::error::state_unusable, "cannot be created: " + ec.message());
     // Written aside and renamed: a kill never leaves a half-written marker.
     const int fd = ::open(draft.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     int error = fd < 0 ? errno : 0;
@@ -162,7 +166,7 @@ void claim(const fs::path& dir) {
         const std::string detail = "cannot write " + marker.string() + ": " + std::strerror(error);
         if (error == ENOSPC || error == EDQUOT || error == EIO)
             fail_write(dir, error != EIO, detail);
-        fail(dir, detail);
+        fail(dir, asiocrawl::error::state_unusable, detail);
     }
 }
 
@@ -214,13 +218,13 @@ private:
 state_lock::state_lock(const fs::path& dir) {
     std::error_code ec;
     if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
-        fail(dir, "exists and is not a directory");
+        fail(dir, asiocrawl::error::state_unusable, "exists and is not a directory");
     fs::create_directories(dir, ec);
     if (ec)
-        fail(dir, "cannot be created: " + ec.message());
+        fail(dir, asiocrawl::error::state_unusable, "cannot be created: " + ec.message());
     fd_ = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd_ < 0)
-        fail(dir, std::string("cannot be opened: ") + std::strerror(errno));
+        fail(dir, asiocrawl::error::state_unusable, std::string("cannot be opened: ") + std::strerror(errno));
     if (::flock(fd_, LOCK_EX | LOCK_NB) == 0)
         return;
     const int error = errno;
@@ -229,13 +233,14 @@ state_lock::state_lock(const fs::path& dir) {
     ::close(fd_);
     fd_ = -1;
     if (error != EWOULDBLOCK)
-        fail(dir, std::string("cannot be locked: ") + std::strerror(error));
+        fail(dir, asiocrawl::error::state_unusable, std::string("cannot be locked: ") + std::strerror(error));
     // Nothing to reset or repair here: the other crawl is running. Two crawls in one directory would
     // corrupt each other, so this one does not start.
-    fail(dir, "is in use by another crawl (" +
-                  (holder ? "pid " + std::to_string(*holder) : std::string("another process")) +
-                  "): one directory serves one running crawl at a time; wait for that one to end, or give "
-                  "this crawl another state directory");
+    fail(dir, asiocrawl::error::state_locked,
+         "is in use by another crawl (" +
+             (holder ? "pid " + std::to_string(*holder) : std::string("another process")) +
+             "): one directory serves one running crawl at a time; wait for that one to end, or give "
+             "this crawl another state directory");
 }
 
 state_lock::~state_lock() {
@@ -254,7 +259,7 @@ struct state_store::impl {
 
     void check(const rocksdb::Status& status, std::string_view doing) const {
         if (!status.ok())
-            fail(dir, std::string(doing) + ": " + status.ToString());
+            fail(dir, asiocrawl::error::store_damaged, std::string(doing) + ": " + status.ToString());
     }
 
     void check_write(const rocksdb::Status& status) {
@@ -343,10 +348,12 @@ std::unique_ptr<state_store> state_store::open(const fs::path& dir) {
     if (!status.ok() && (status.IsNoSpace() || impl::is_no_space(status)))
         fail_write(dir, true, "the database does not open: " + status.ToString());
     if (!status.ok() && status.IsIOError() && status.ToString().find("lock") != std::string::npos)
-        fail(dir, "its database is in use by another process (" + status.ToString() + ")");
+        fail(dir, asiocrawl::error::state_locked,
+             "its database is in use by another process (" + status.ToString() + ")");
     if (!status.ok())
-        fail(dir, "the database does not open (" + status.ToString() +
-                      "); it may be damaged: use --state-reset to start over");
+        fail(dir, asiocrawl::error::store_damaged,
+             "the database does not open (" + status.ToString() +
+                 "); it may be damaged: use --state-reset to start over");
     self->db.reset(db);
     return std::unique_ptr<state_store>(new state_store(std::move(self)));
 }
@@ -356,12 +363,13 @@ void state_store::reset(const fs::path& dir) {
     if (!fs::exists(dir, ec))
         return;
     if (!fs::exists(dir / marker_name, ec) && !fs::is_empty(dir, ec))
-        fail(dir, "is not empty and holds no crawl state (no " + std::string(marker_name) +
-                      " file): --state-reset will not delete it");
+        fail(dir, asiocrawl::error::state_unusable,
+             "is not empty and holds no crawl state (no " + std::string(marker_name) +
+                 " file): --state-reset will not delete it");
     for (const auto& entry : fs::directory_iterator(dir, ec))
         fs::remove_all(entry.path(), ec);
     if (ec)
-        fail(dir, "cannot be emptied: " + ec.message());
+        fail(dir, asiocrawl::error::state_unusable, "cannot be emptied: " + ec.message());
 }
 
 bool state_store::holds_state(const fs::path& dir) {
@@ -375,7 +383,7 @@ std::optional<state_meta> state_store::meta() const {
         return std::nullopt;
     state_meta meta;
     if (seed->size() != 8)
-        fail(impl_->dir, "the database is damaged (bad seed)");
+        fail(impl_->dir, asiocrawl::error::store_damaged, "the database is damaged (bad seed)");
     meta.seed = get_be(*seed, 8);
     meta.definition = impl_->get(meta_key("definition")).value_or("");
     return meta;
@@ -398,7 +406,7 @@ restored_state state_store::load(fingerprint_set& seen) {
     out.seed_position = impl_->get(meta_key("seed_position")).value_or("");
     impl_->scan("H", [&](std::string_view key, std::string_view value) {
         if (key.size() != 5 || get_be(key.substr(1), 4) != out.hosts.size())
-            fail(impl_->dir, "the database is damaged (host numbers)");
+            fail(impl_->dir, asiocrawl::error::store_damaged, "the database is damaged (host numbers)");
         out.hosts.emplace_back(value);
         return true;
     });
@@ -410,14 +418,14 @@ restored_state state_store::load(fingerprint_set& seen) {
         const auto waiting = in.varint();
         const auto next_seq = in.varint();
         if (host >= out.hosts.size() || !waiting || !next_seq || !in.at_end())
-            fail(impl_->dir, "the database is damaged (host lines)");
+            fail(impl_->dir, asiocrawl::error::store_damaged, "the database is damaged (host lines)");
         out.waiting[static_cast<std::size_t>(host)] = static_cast<std::size_t>(*waiting);
         out.next_seq[static_cast<std::size_t>(host)] = *next_seq;
         return true;
     });
     impl_->scan("S", [&](std::string_view key, std::string_view value) {
         if (key.size() != 9 || value.size() % 8 != 0)
-            fail(impl_->dir, "the database is damaged (fingerprints)");
+            fail(impl_->dir, asiocrawl::error::store_damaged, "the database is damaged (fingerprints)");
         for (std::size_t i = 0; i < value.size(); i += 8)
             seen.insert(get_be(value.substr(i), 8));
         impl_->next_chunk = get_be(key.substr(1), 8) + 1;

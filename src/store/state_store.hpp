@@ -33,9 +33,9 @@ struct state_meta {
 /// under the lock, and a foreign directory gets no file of ours.
 class state_lock {
 public:
-    /// Creates `dir` when it is absent, then locks it without waiting. Throws state_error when another
-    /// crawl holds it (naming that process's pid when /proc/locks tells it), or when it cannot be created
-    /// or opened.
+    /// Creates `dir` when it is absent, then locks it without waiting. Throws crawl_error (state_locked,
+    /// state_unusable) when another crawl holds it (naming that process's pid when /proc/locks tells it), or
+    /// when it cannot be created or opened.
     explicit state_lock(const std::filesystem::path& dir);
     ~state_lock();
     state_lock(const state_lock&) = delete;
@@ -47,12 +47,12 @@ private:
 
 class state_store {
 public:
-    /// Opens (creating when absent) the state in `dir`; hold its state_lock first. Throws state_error with a
+    /// Opens (creating when absent) the state in `dir`; hold its state_lock first. Throws crawl_error with a
     /// message meant for a user: a directory that holds something else, a newer or older format, a damaged
-    /// database; state_write_error when it cannot be written (no space left on device).
+    /// database (its code says which); store_write_failed when it cannot be written (no space left).
     static std::unique_ptr<state_store> open(const std::filesystem::path& dir);
-    /// Removes a state directory's contents (--state-reset). Refuses, with state_error, a non-empty
-    /// directory that is not a crawl state.
+    /// Removes a state directory's contents (--state-reset). Refuses, with crawl_error (state_unusable), a
+    /// non-empty directory that is not a crawl state.
     static void reset(const std::filesystem::path& dir);
     /// True when `dir` carries the marker of a crawl state (without opening the database).
     static bool holds_state(const std::filesystem::path& dir);
@@ -70,8 +70,8 @@ public:
     restored_state load(fingerprint_set& seen);
 
     /// Applies a batch atomically. `sync`: fsync before returning (survives a power loss, not only a kill).
-    /// Throws state_write_error when the write fails (no space left, an I/O error): the batch is not
-    /// applied, what was written before stays, and this store takes no more writes.
+    /// Throws crawl_error (store_write_failed) when the write fails (no space left, an I/O error): the batch
+    /// is not applied, what was written before stays, and this store takes no more writes.
     void write(const state_batch& batch, bool sync);
 
     /// Up to `count` waiting URLs of `host` from sequence `from_seq` on, in order: (seq, encoded item).

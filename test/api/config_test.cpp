@@ -14,6 +14,13 @@ using asiocrawl::crawler_config;
 using asiocrawl::validate;
 using namespace std::chrono_literals;
 
+std::vector<std::string> messages(const std::vector<asiocrawl::config_problem>& problems) {
+    std::vector<std::string> out;
+    for (const auto& p : problems)
+        out.push_back(p.message);
+    return out;
+}
+
 crawler_config valid_config() {
     crawler_config config;
     config.roots = {"http://example.com/"};
@@ -58,7 +65,7 @@ class ValidateRejects : public testing::TestWithParam<invalid_case> {};
 TEST_P(ValidateRejects, WithExactlyOneMessageNamingTheField) {
     crawler_config config = valid_config();
     GetParam().break_config(config);
-    EXPECT_THAT(validate(config), testing::ElementsAre(GetParam().message));
+    EXPECT_THAT(messages(validate(config)), testing::ElementsAre(GetParam().message));
 }
 
 const invalid_case invalid_cases[] = {
@@ -120,10 +127,28 @@ TEST(Validate, ReportsEveryProblem) {
     config.max_tasks = 0;
     config.max_tries = 0;
     config.fetch.request_timeout = 0ms;
-    EXPECT_THAT(validate(config),
+    EXPECT_THAT(messages(validate(config)),
                 testing::ElementsAre("roots must contain at least one URL (or give input_file)",
                                      "max_tasks must be at least 1", "max_tries must be at least 1",
                                      "fetch.request_timeout must be positive"));
+}
+
+TEST(Validate, NamesTheKeyOfEveryProblemApartFromItsMessage) {
+    crawler_config config = valid_config();
+    config.roots = {"http://a.example/", "not a url"};
+    config.max_tasks = 0;
+    config.fetch.proxy = "https://user:secret@p:1";
+    config.input_fd = 0; // standard input, unnamed
+    const auto problems = validate(config);
+    ASSERT_EQ(problems.size(), 4u) << testing::PrintToString(messages(problems));
+    EXPECT_EQ(problems[0].key, "roots");
+    EXPECT_THAT(problems[0].message, testing::StartsWith("roots[1] must be an http or https URL"));
+    EXPECT_EQ(problems[1].key, "input_file");
+    EXPECT_EQ(problems[1].message, "input_file must name the seeds read from input_fd");
+    EXPECT_EQ(problems[2].key, "max_tasks");
+    EXPECT_EQ(problems[2].message, "max_tasks must be at least 1");
+    EXPECT_EQ(problems[3].key, "fetch.proxy");
+    EXPECT_THAT(problems[3].message, testing::StartsWith("fetch.proxy: only http://"));
 }
 
 TEST(Validate, JudgesPatternsRootsAndDomains) {
@@ -134,7 +159,7 @@ TEST(Validate, JudgesPatternsRootsAndDomains) {
     config.domains = {"b.example", "http://c.example/"};
     config.exclude_domains = {""};
     config.accept = {"pdf", "a/b"};
-    const auto problems = validate(config);
+    const auto problems = messages(validate(config));
     ASSERT_EQ(problems.size(), 7u) << testing::PrintToString(problems);
     EXPECT_THAT(problems[0], testing::StartsWith(
                                  "roots[1] must be an http or https URL (invalid URL), got \"not a url\""));

@@ -653,8 +653,10 @@ TEST(config_precedence, page_requisites_are_off_unless_asked_for) {
     crawler_config alone;
     alone.roots = {"http://a.example/"};
     alone.requisites.span_hosts = true;
-    EXPECT_THAT(validate(alone),
-                ::testing::ElementsAre(HasSubstr("requisites.span_hosts needs requisites.enabled")));
+    const auto problems = validate(alone);
+    ASSERT_EQ(problems.size(), 1u);
+    EXPECT_EQ(problems[0].key, "requisites.span_hosts");
+    EXPECT_THAT(problems[0].message, HasSubstr("requisites.span_hosts needs requisites.enabled"));
 }
 
 TEST(config_precedence, flags_cover_the_important_keys) {

@@ -9,6 +9,7 @@
 
 #include <asiocrawl/error.hpp>
 
+#include <boost/asio/co_spawn.hpp>
 #include <boost/url/parse.hpp>
 
 #include <gmock/gmock.h>
@@ -231,10 +232,10 @@ TEST_F(options_fixture, a_resumed_crawl_reads_on_where_the_seed_file_was_left) {
         crawler c{ctx.get_executor(), config};
         c.set_record_sink([&](const record& r) { fetched.push_back(r.url); });
         std::optional<report> result;
-        c.async_run([&](std::exception_ptr e, report r) {
+        c.async_run([&](boost::system::error_code ec, report r) {
             ctx.stop(); // the server stays up for the next run
-            if (e)
-                std::rethrow_exception(e);
+            if (ec)
+                throw boost::system::system_error(ec, r.failure);
             result = std::move(r);
         });
         ctx.run_for(std::chrono::seconds(30));

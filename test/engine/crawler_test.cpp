@@ -6,6 +6,8 @@
 #include <asiocrawl/error.hpp>
 #include <asiocrawl_demo/site.hpp>
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/http/field.hpp>
 
 #include <gmock/gmock.h>
@@ -47,12 +49,12 @@ struct crawler_fixture : ::testing::Test {
 
     /// Starts `c`; when it completes, `result` gets the report and the servers stop, so the context runs dry.
     void start(crawler& c, std::optional<report>& result, std::vector<demo::http_server*> more_servers = {}) {
-        c.async_run([this, &result, more_servers](std::exception_ptr e, report r) {
+        c.async_run([this, &result, more_servers](boost::system::error_code ec, report r) {
             server.stop();
             for (auto* s : more_servers)
                 s->stop();
-            if (e)
-                std::rethrow_exception(e);
+            if (ec)
+                throw boost::system::system_error(ec, r.failure);
             result = std::move(r);
         });
     }

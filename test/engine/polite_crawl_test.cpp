@@ -398,11 +398,11 @@ TEST_F(polite_fixture, total_cancellation_drains_and_terminal_cancellation_abort
     config.roots = {hanging.origin() + "/"};
     crawler c{ctx.get_executor(), config};
     std::optional<report> result;
-    c.async_run(asio::bind_cancellation_slot(signal.slot(), [&](std::exception_ptr e, report r) {
+    c.async_run(asio::bind_cancellation_slot(signal.slot(), [&](boost::system::error_code ec, report r) {
         hanging.stop();
         server.stop();
-        if (e)
-            std::rethrow_exception(e);
+        if (ec)
+            throw boost::system::system_error(ec, r.failure);
         result = std::move(r);
     }));
     run_bounded(ctx);

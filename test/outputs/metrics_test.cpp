@@ -7,6 +7,7 @@
 #include "support/loopback_crawl.hpp"
 
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/empty_body.hpp>
@@ -364,9 +365,9 @@ TEST(OutputSetMetrics, ScrapedDuringACrawlAndAfterIt) {
             if (e)
                 std::rethrow_exception(e);
         });
-    crawl.async_run([&](std::exception_ptr e, report r) {
-        if (e)
-            std::rethrow_exception(e);
+    crawl.async_run([&](boost::system::error_code ec, report r) {
+        if (ec)
+            throw boost::system::system_error(ec, r.failure);
         result = std::move(r);
         asio::co_spawn(
             ctx,

@@ -85,9 +85,13 @@ asio::awaitable<int> crawl(tcp::acceptor& acceptor, std::filesystem::path out_di
             found.insert(r.url.substr(r.url.rfind('/')));
     });
     out.start();
-    const asiocrawl::report report = co_await crawler.async_run(asio::use_awaitable);
+    const auto [ec, report] = co_await crawler.async_run(asio::as_tuple(asio::use_awaitable));
     out.stop();
     acceptor.close();
+    if (ec) {
+        std::cerr << "consumer: crawl failed: " << ec.message() << ": " << report.failure << "\n";
+        co_return 1;
+    }
     if (!out.finish(report).empty())
         co_return 1;
     std::cout << "consumer: asiocrawl " << asiocrawl::version() << " crawled " << report.done << " URLs\n";

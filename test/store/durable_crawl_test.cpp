@@ -45,7 +45,9 @@ struct durable_crawl : ::testing::Test {
 
     struct run_result {
         std::optional<report> result;
-        std::exception_ptr failure;
+        /// async_run's code, and report::failure: what failed.
+        boost::system::error_code failure;
+        std::string detail;
         std::vector<record> streamed;
     };
 
@@ -70,9 +72,10 @@ struct durable_crawl : ::testing::Test {
             if (after_records && out.streamed.size() == *after_records)
                 abort ? c.abort() : c.stop();
         });
-        c.async_run([&](std::exception_ptr e, report r) {
-            out.failure = e;
-            if (!e)
+        c.async_run([&](boost::system::error_code ec, report r) {
+            out.failure = ec;
+            out.detail = r.failure;
+            if (!ec)
                 out.result = std::move(r);
             server.stop();
         });
@@ -109,20 +112,11 @@ struct durable_crawl : ::testing::Test {
     }
 };
 
-std::string message_of(std::exception_ptr e) {
-    try {
-        std::rethrow_exception(e);
-    } catch (const std::exception& x) {
-        return x.what();
-    }
-    return {};
-}
-
 } // namespace
 
 TEST_F(durable_crawl, requests_exactly_what_a_memory_crawl_does) {
     const auto first = run();
-    ASSERT_FALSE(first.failure) << message_of(first.failure);
+    ASSERT_FALSE(first.failure) << first.detail;
     EXPECT_EQ(requested(), site.expected_requests) << difference();
     EXPECT_EQ(fetched_twice(), 0u);
     EXPECT_EQ(first.result->todo, 0u);
@@ -133,10 +127,10 @@ TEST_F(durable_crawl, requests_exactly_what_a_memory_crawl_does) {
 
 TEST_F(durable_crawl, stopped_and_started_again_it_fetches_nothing_twice) {
     const auto first = run(40);
-    ASSERT_FALSE(first.failure) << message_of(first.failure);
+    ASSERT_FALSE(first.failure) << first.detail;
     EXPECT_GT(first.result->todo, 0u) << "the first run was stopped before the end";
     const auto second = run();
-    ASSERT_FALSE(second.failure) << message_of(second.failure);
+    ASSERT_FALSE(second.failure) << second.detail;
     EXPECT_EQ(requested(), site.expected_requests) << difference();
     EXPECT_EQ(fetched_twice(), 0u) << "a graceful stop finishes and commits what is in flight";
     EXPECT_EQ(second.result->todo, 0u);
@@ -149,9 +143,9 @@ TEST_F(durable_crawl, stopped_and_started_again_it_fetches_nothing_twice) {
 
 TEST_F(durable_crawl, aborted_and_started_again_only_what_was_in_flight_is_fetched_twice) {
     const auto first = run(30, true);
-    ASSERT_FALSE(first.failure) << message_of(first.failure);
+    ASSERT_FALSE(first.failure) << first.detail;
     const auto second = run();
-    ASSERT_FALSE(second.failure) << message_of(second.failure);
+    ASSERT_FALSE(second.failure) << second.detail;
     EXPECT_EQ(requested(), site.expected_requests) << difference();
     EXPECT_LE(fetched_twice(), 4u) << "at most max_tasks fetches were in flight at the abort";
     EXPECT_EQ(second.result->todo, 0u);
@@ -161,7 +155,7 @@ TEST_F(durable_crawl, a_finished_crawl_started_again_has_nothing_to_do) {
     ASSERT_FALSE(run().failure);
     requests.clear();
     const auto again = run();
-    ASSERT_FALSE(again.failure) << message_of(again.failure);
+    ASSERT_FALSE(again.failure) << again.detail;
     EXPECT_TRUE(requests.empty()) << "nothing is fetched again";
     EXPECT_TRUE(again.streamed.empty());
     EXPECT_EQ(again.result->done, site.expected_requests.size());
@@ -173,7 +167,7 @@ TEST_F(durable_crawl, waiting_urls_beyond_the_window_come_back_from_disk_in_orde
         c.state.window = 2;
         c.max_tasks = 2;
     });
-    ASSERT_FALSE(first.failure) << message_of(first.failure);
+    ASSERT_FALSE(first.failure) << first.detail;
     EXPECT_EQ(requested(), site.expected_requests) << difference();
     EXPECT_EQ(fetched_twice(), 0u);
 }
@@ -182,8 +176,8 @@ TEST_F(durable_crawl, a_changed_definition_is_refused_and_named) {
     ASSERT_FALSE(run(10).failure);
     const auto changed = run(std::nullopt, false, [](crawler_config& c) { c.exclude = {"\\.pdf$"}; });
     ASSERT_TRUE(changed.failure);
-    EXPECT_THROW(std::rethrow_exception(changed.failure), state_error);
-    const auto message = message_of(changed.failure);
+    EXPECT_EQ(changed.failure, error::state_mismatch);
+    const auto message = changed.detail;
     EXPECT_NE(message.find("exclude changed"), std::string::npos) << message;
     EXPECT_NE(message.find("--state-reset"), std::string::npos) << message;
     EXPECT_TRUE(changed.streamed.empty()) << "nothing was fetched";
@@ -195,7 +189,7 @@ TEST_F(durable_crawl, a_budget_may_change_between_runs) {
         c.max_tasks = 2;
         c.max_pages = 100'000;
     });
-    ASSERT_FALSE(second.failure) << message_of(second.failure);
+    ASSERT_FALSE(second.failure) << second.detail;
     EXPECT_EQ(requested(), site.expected_requests) << difference();
 }
 
@@ -205,7 +199,7 @@ TEST_F(durable_crawl, state_reset_starts_over) {
         c.exclude = {"never-matches"};
         c.state.reset = true;
     });
-    ASSERT_FALSE(changed.failure) << message_of(changed.failure);
+    ASSERT_FALSE(changed.failure) << changed.detail;
     EXPECT_EQ(changed.result->runs, 1u);
     EXPECT_EQ(changed.result->done, site.expected_requests.size());
     EXPECT_EQ(fetched_twice(), site.expected_requests.size()) << "everything fetched again, once";
@@ -217,9 +211,8 @@ TEST_F(durable_crawl, a_directory_that_holds_something_else_is_refused_untouched
     for (const bool reset : {false, true}) {
         const auto refused = run(std::nullopt, false, [reset](crawler_config& c) { c.state.reset = reset; });
         ASSERT_TRUE(refused.failure);
-        EXPECT_THROW(std::rethrow_exception(refused.failure), state_error);
-        EXPECT_NE(message_of(refused.failure).find("holds no crawl state"), std::string::npos)
-            << message_of(refused.failure);
+        EXPECT_EQ(refused.failure, error::state_unusable);
+        EXPECT_NE(refused.detail.find("holds no crawl state"), std::string::npos) << refused.detail;
         EXPECT_TRUE(fs::exists(state_dir / "thesis.tex"));
     }
     EXPECT_TRUE(requests.empty());
@@ -232,8 +225,8 @@ TEST_F(durable_crawl, a_damaged_database_is_a_clear_error) {
             std::ofstream(entry.path(), std::ios::trunc) << "garbage\n";
     const auto damaged = run();
     ASSERT_TRUE(damaged.failure);
-    EXPECT_THROW(std::rethrow_exception(damaged.failure), state_error);
-    EXPECT_NE(message_of(damaged.failure).find("damaged"), std::string::npos) << message_of(damaged.failure);
+    EXPECT_EQ(damaged.failure, error::store_damaged);
+    EXPECT_NE(damaged.detail.find("damaged"), std::string::npos) << damaged.detail;
 }
 
 TEST_F(durable_crawl, a_held_directory_is_refused_to_a_second_crawler_until_the_first_has_run) {
@@ -248,8 +241,9 @@ TEST_F(durable_crawl, a_held_directory_is_refused_to_a_second_crawler_until_the_
         try {
             crawler refused{ctx.get_executor(), second};
             ADD_FAILURE() << "a second crawler took a held directory";
-        } catch (const state_error& e) {
-            const std::string message = e.what();
+        } catch (const crawl_error& e) {
+            EXPECT_EQ(e.code(), error::state_locked);
+            const std::string message = e.detail();
             EXPECT_NE(message.find("is in use by another crawl (pid " + std::to_string(::getpid()) + ")"),
                       std::string::npos)
                 << message;
@@ -257,12 +251,14 @@ TEST_F(durable_crawl, a_held_directory_is_refused_to_a_second_crawler_until_the_
         }
     }
     // Held from construction, and released when the crawl is over, though the crawler object lives on.
-    std::exception_ptr failure;
-    first->async_run([&](std::exception_ptr e, report) {
-        failure = e;
+    boost::system::error_code failure;
+    std::string detail;
+    first->async_run([&](boost::system::error_code ec, report r) {
+        failure = ec;
+        detail = r.failure;
         server.stop();
     });
     run_bounded(ctx);
-    ASSERT_FALSE(failure) << message_of(failure);
+    ASSERT_FALSE(failure) << detail;
     EXPECT_NO_THROW((crawler{ctx.get_executor(), config}));
 }

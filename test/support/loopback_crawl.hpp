@@ -9,6 +9,7 @@
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/system/system_error.hpp>
 
 #include <chrono>
 #include <cstddef>
@@ -102,10 +103,10 @@ template <class WhenDone>
 std::optional<report> run_crawl(boost::asio::io_context& ctx, crawler& c, WhenDone when_done,
                                 std::chrono::seconds limit = std::chrono::seconds{60}) {
     std::optional<report> result;
-    c.async_run([&](std::exception_ptr e, report r) {
+    c.async_run([&](boost::system::error_code ec, report r) {
         when_done();
-        if (e)
-            std::rethrow_exception(e);
+        if (ec) // out of ctx.run(): the test fails, naming the code and what failed
+            throw boost::system::system_error(ec, r.failure);
         result = std::move(r);
     });
     run_bounded(ctx, limit);
