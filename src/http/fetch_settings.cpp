@@ -3,6 +3,7 @@
 #include "url/url_host.hpp"
 #include "util/ascii.hpp"
 
+#include "url/percent.hpp"
 #include "url/url.hpp"
 
 #include <boost/url/parse.hpp>
@@ -27,20 +28,6 @@ bool has_control_character(std::string_view text) noexcept {
         if ((static_cast<unsigned char>(c) < 0x20 && c != '\t') || c == 0x7f)
             return true;
     return false;
-}
-
-std::string percent_decoded(std::string_view text) {
-    std::string out;
-    for (std::size_t i = 0; i < text.size(); ++i) {
-        if (text[i] == '%' && i + 2 < text.size() && ascii::is_hex_digit(text[i + 1]) &&
-            ascii::is_hex_digit(text[i + 2])) {
-            out += static_cast<char>(ascii::hex_value(text[i + 1]) * 16 + ascii::hex_value(text[i + 2]));
-            i += 2;
-        } else {
-            out += text[i];
-        }
-    }
-    return out;
 }
 
 /// Standard base64 with padding (RFC 4648 4), as Basic credentials are written (RFC 7617 2).
@@ -181,9 +168,9 @@ std::map<std::string, std::string> credentials_in_roots(const std::vector<std::s
         auto origin = origin_key(text);
         if (!origin)
             continue;
-        std::string userinfo = percent_decoded(parsed->encoded_user());
+        std::string userinfo = percent_decode(parsed->encoded_user());
         userinfo += ':';
-        userinfo += percent_decoded(parsed->encoded_password());
+        userinfo += percent_decode(parsed->encoded_password());
         found.emplace(std::move(*origin), std::move(userinfo));
     }
     return found;
@@ -235,9 +222,9 @@ std::optional<proxy_endpoint> parse_proxy(std::string_view text, std::string* pr
         port_number > 65535)
         return fail("the proxy's port is not a number from 1 to 65535");
     if (parsed->has_userinfo()) {
-        std::string userinfo = percent_decoded(parsed->encoded_user());
+        std::string userinfo = percent_decode(parsed->encoded_user());
         userinfo += ':';
-        userinfo += percent_decoded(parsed->encoded_password());
+        userinfo += percent_decode(parsed->encoded_password());
         proxy.authorization = basic_authorization(userinfo);
     }
     const bool v6 = proxy.host.find(':') != std::string::npos;
