@@ -1,5 +1,5 @@
-// What one fetch attempt produced: plain data from the transport. The engine hands the crawl state its view of
-// it (src/state/fetch_outcome.hpp, made by src/engine/fetch_outcome.cpp).
+// What one fetch attempt produced: plain data from the transport. The engine hands the crawl state its view
+// of it (src/state/fetch_outcome.hpp, made by src/engine/fetch_outcome.cpp).
 #pragma once
 
 #include <boost/system/error_code.hpp>
