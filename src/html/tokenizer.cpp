@@ -1,4 +1,7 @@
 // The tokenizer states of the link extractor, and the doctype quirks table (see tokenizer.hpp).
+//
+// The member functions other than run() are defined `inline`, as tree_builder.cpp's are (only this file calls
+// them; see there why).
 #include "html/tokenizer.hpp"
 
 #include "html/text.hpp"
@@ -140,7 +143,7 @@ void tokenizer::run() {
     builder_.end_of_input();
 }
 
-const char* tokenizer::text_end_of_input(const char* from, const char* to) noexcept {
+inline const char* tokenizer::text_end_of_input(const char* from, const char* to) noexcept {
     for (const char* amp = from;
          amp < to && (amp = static_cast<const char*>(
                           std::memchr(amp, '&', static_cast<std::size_t>(to - amp)))) != nullptr;) {
@@ -154,7 +157,7 @@ const char* tokenizer::text_end_of_input(const char* from, const char* to) noexc
     return nullptr;
 }
 
-bool tokenizer::text_run(const char* from, const char* to, bool references) {
+inline bool tokenizer::text_run(const char* from, const char* to, bool references) {
     if (from >= to)
         return true;
     gap_ = nullptr;
@@ -243,7 +246,7 @@ bool tokenizer::text_run(const char* from, const char* to, bool references) {
     return true;
 }
 
-void tokenizer::emit_text_char(char_class c) {
+inline void tokenizer::emit_text_char(char_class c) {
     gap_ = nullptr;
     if (builder_.text_is_noop()) {
         builder_.take_ignore_linefeed();
@@ -253,7 +256,7 @@ void tokenizer::emit_text_char(char_class c) {
     builder_.characters(c, 1);
 }
 
-void tokenizer::data() {
+inline void tokenizer::data() {
     const char* lt = static_cast<const char*>(std::memchr(p_, '<', static_cast<std::size_t>(end_ - p_)));
     const char* stop = lt != nullptr ? lt : end_;
     if (!text_run(p_, stop, true))
@@ -266,7 +269,7 @@ void tokenizer::data() {
     markup();
 }
 
-void tokenizer::markup() {
+inline void tokenizer::markup() {
     const char* q = p_ + 1;
     if (q >= end_) {
         emit_text_char(char_class::other);
@@ -288,7 +291,7 @@ void tokenizer::markup() {
     }
 }
 
-void tokenizer::markup_declaration(const char* q) {
+inline void tokenizer::markup_declaration(const char* q) {
     if (end_ - q >= 2 && q[0] == '-' && q[1] == '-') {
         comment(q + 2);
     } else if (starts_with_icase(q, end_, "doctype")) {
@@ -300,7 +303,7 @@ void tokenizer::markup_declaration(const char* q) {
     }
 }
 
-void tokenizer::comment(const char* s) {
+inline void tokenizer::comment(const char* s) {
     gap_ = nullptr;
     for (const char* g = s; g < end_; ++g) {
         g = static_cast<const char*>(std::memchr(g, '>', static_cast<std::size_t>(end_ - g)));
@@ -317,14 +320,14 @@ void tokenizer::comment(const char* s) {
     p_ = end_;
 }
 
-void tokenizer::bogus_comment(const char* s) {
+inline void tokenizer::bogus_comment(const char* s) {
     gap_ = nullptr;
     const char* g = static_cast<const char*>(std::memchr(s, '>', static_cast<std::size_t>(end_ - s)));
     builder_.comment();
     p_ = g != nullptr ? g + 1 : end_;
 }
 
-void tokenizer::cdata(const char* s) {
+inline void tokenizer::cdata(const char* s) {
     gap_ = nullptr;
     const char* e = s;
     const char* found = nullptr;
@@ -354,7 +357,7 @@ void tokenizer::cdata(const char* s) {
     p_ = found != nullptr ? found + 3 : end_;
 }
 
-void tokenizer::doctype(const char* q) {
+inline void tokenizer::doctype(const char* q) {
     gap_ = nullptr;
     if (!builder_.in_initial_mode()) {
         const char* g = static_cast<const char*>(std::memchr(q, '>', static_cast<std::size_t>(end_ - q)));
@@ -486,7 +489,7 @@ void tokenizer::doctype(const char* q) {
     return finish(nullptr);
 }
 
-void tokenizer::end_tag_open(const char* q) {
+inline void tokenizer::end_tag_open(const char* q) {
     if (q >= end_) {
         emit_text_char(char_class::other); // "</"
         p_ = end_;
@@ -506,11 +509,11 @@ void tokenizer::end_tag_open(const char* q) {
     tag_token(q, false);
 }
 
-void tokenizer::start_tag(const char* q) {
+inline void tokenizer::start_tag(const char* q) {
     tag_token(q, true);
 }
 
-void tokenizer::tag_token(const char* name_start, bool start) {
+inline void tokenizer::tag_token(const char* name_start, bool start) {
     const char* q = name_start;
     while (q < end_ && !ascii::is_html_whitespace(*q) && *q != '/' && *q != '>')
         ++q;
@@ -556,11 +559,11 @@ void tokenizer::tag_token(const char* name_start, bool start) {
     }
 }
 
-bool tokenizer::is_c_space(char c) noexcept {
+inline bool tokenizer::is_c_space(char c) noexcept {
     return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
 }
 
-tag tokenizer::lookup(const char* from, const char* to) noexcept {
+inline tag tokenizer::lookup(const char* from, const char* to) noexcept {
     char name[16];
     const auto n = static_cast<std::size_t>(to - from);
     if (n > 14)
@@ -570,7 +573,7 @@ tag tokenizer::lookup(const char* from, const char* to) noexcept {
     return find_tag({name, n});
 }
 
-const char* tokenizer::attributes(const char* q, bool& self_closing, bool collect) {
+inline const char* tokenizer::attributes(const char* q, bool& self_closing, bool collect) {
     enum class st { before_name, name, after_name, before_value, after_quoted, self_closing };
     st state = st::before_name;
     const char* name_begin = nullptr;
@@ -694,7 +697,7 @@ const char* tokenizer::attributes(const char* q, bool& self_closing, bool collec
     return nullptr;
 }
 
-bool tokenizer::finish_name(std::string_view raw, std::size_t leaked) {
+inline bool tokenizer::finish_name(std::string_view raw, std::size_t leaked) {
     const std::size_t start = names_.size();
     if (leaked != 0)
         names_.append(names_, last_name_offset_, leaked);
@@ -745,7 +748,7 @@ bool tokenizer::finish_name(std::string_view raw, std::size_t leaked) {
     return true;
 }
 
-void tokenizer::raw_text(bool references) {
+inline void tokenizer::raw_text(bool references) {
     const char* q = p_;
     while (true) {
         const char* lt = static_cast<const char*>(std::memchr(q, '<', static_cast<std::size_t>(end_ - q)));
@@ -768,7 +771,7 @@ void tokenizer::raw_text(bool references) {
     }
 }
 
-const char* tokenizer::appropriate_end_tag(const char* lt) const noexcept {
+inline const char* tokenizer::appropriate_end_tag(const char* lt) const noexcept {
     if (end_ - lt < 3 || lt[1] != '/' || !ascii::is_alpha(lt[2]))
         return nullptr;
     const char* q = lt + 2;
@@ -779,7 +782,7 @@ const char* tokenizer::appropriate_end_tag(const char* lt) const noexcept {
     return lookup(lt + 2, q) == builder_.raw_text_tag() ? q : nullptr;
 }
 
-void tokenizer::raw_text_end(const char* lt, const char* name_end) {
+inline void tokenizer::raw_text_end(const char* lt, const char* name_end) {
     builder_.raw_text({raw_text_start_, static_cast<std::size_t>(lt - raw_text_start_)});
     state_ = lexer_state::data;
     p_ = lt;
@@ -798,7 +801,7 @@ void tokenizer::raw_text_end(const char* lt, const char* name_end) {
     builder_.end_tag(t);
 }
 
-void tokenizer::script_data() {
+inline void tokenizer::script_data() {
     enum class st {
         plain,
         escaped,

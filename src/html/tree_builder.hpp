@@ -83,6 +83,8 @@ struct element {
     std::uint32_t link_length = 0;
 };
 
+/// What the tokenizer calls per token, and the small functions those call, are defined here (inline: the
+/// tokenizer is another file); the rest is in tree_builder.cpp.
 class tree_builder {
 public:
     tree_builder(const extractor_options& options, extraction& out)
