@@ -68,9 +68,10 @@ for stage in "${stages[@]}"; do
       configure build-tsan -DASIOCRAWL_SANITIZE=thread
       # Only executables whose process runs a second thread: TSan reports races between threads, and a
       # single-threaded test (work_queue_test, fetcher_test, crawler_test) cannot have one; they run under
-      # ASan+UBSan. cli_test runs the TSan-built CLI (parse pool, writer threads) as a child process.
+      # ASan+UBSan. cli_test runs the TSan-built CLI (parse pool, writer threads) as a child process;
+      # durable_crawl_test hands each commit to the RocksDB storage thread and takes its answer back.
       tsan_tests=(polite_crawl_test embed_test warc_test save_dir_test metrics_test cli_test background_writer_test
-                  output_set_test requisites_crawl_test crawl_options_test)
+                  output_set_test requisites_crawl_test crawl_options_test durable_crawl_test)
       cmake --build build-tsan -j "$jobs" --target "${tsan_tests[@]}"
       label="^($(IFS='|'; echo "${tsan_tests[*]}"))\$"
       TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
