@@ -6,11 +6,12 @@
 // happen on the queue's executor.
 #pragma once
 
+#include "engine/async_event.hpp"
+
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/experimental/channel.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 #include <cstddef>
@@ -30,7 +31,7 @@ class work_queue {
 public:
     explicit work_queue(boost::asio::any_io_executor executor)
         : handoff_(executor, 0)
-        , all_done_(executor, boost::asio::steady_timer::time_point::max()) {}
+        , all_done_(executor) {}
 
     /// Counts one unfinished item that is not in the queue yet (it waits elsewhere: for a host slot, a
     /// backoff or robots.txt). Later either put_held() it or release() it. Refused (false) after close().
@@ -88,14 +89,14 @@ public:
         if (unfinished_ == 0)
             throw std::logic_error("work_queue::task_done called more times than items were held");
         if (--unfinished_ == 0)
-            all_done_.cancel();
+            all_done_.notify();
     }
 
     /// Completes when every item held so far has been marked done or released (at once if there are none),
     /// or on close().
     boost::asio::awaitable<void> join() {
         while (unfinished_ > 0 && !closed_)
-            co_await all_done_.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
+            co_await all_done_.wait();
     }
 
     /// Stops the queue: waiting and future get() calls return nullopt, hold() is refused, and queued items
@@ -107,7 +108,7 @@ public:
         closed_ = true;
         backlog_.clear();
         handoff_.close();
-        all_done_.cancel();
+        all_done_.notify();
     }
 
     /// Items queued and not yet taken.
@@ -118,7 +119,7 @@ public:
 
 private:
     boost::asio::experimental::channel<void(boost::system::error_code, T)> handoff_;
-    boost::asio::steady_timer all_done_;
+    async_event all_done_; // notified when unfinished_ reaches zero and on close(); join() re-checks
     std::deque<T> backlog_;
     std::size_t unfinished_ = 0;
     bool closed_ = false;

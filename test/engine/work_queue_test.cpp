@@ -4,9 +4,11 @@
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -259,4 +261,68 @@ TEST(work_queue_hold, held_items_keep_join_waiting_until_released_or_done) {
     ctx.poll();
     EXPECT_TRUE(joined);
     EXPECT_EQ(queue.unfinished(), 0u);
+}
+
+TEST(work_queue_join, every_joiner_completes) {
+    asio::io_context ctx;
+    work_queue<int> q{ctx.get_executor()};
+    ASSERT_TRUE(q.hold());
+    bool first = false;
+    bool second = false;
+    join_in_background(ctx, q, first);
+    join_in_background(ctx, q, second);
+    ctx.poll();
+    ctx.restart();
+    EXPECT_FALSE(first);
+    EXPECT_FALSE(second);
+    q.release();
+    run_bounded(ctx);
+    EXPECT_TRUE(first);
+    EXPECT_TRUE(second);
+}
+
+// The count reached zero with nobody joining, then rose again: that earlier zero must not end a later join.
+TEST(work_queue_join, an_earlier_zero_does_not_end_a_later_join) {
+    asio::io_context ctx;
+    work_queue<int> q{ctx.get_executor()};
+    ASSERT_TRUE(q.hold());
+    q.release(); // zero, nobody joining
+    ASSERT_TRUE(q.hold());
+    bool joined = false;
+    join_in_background(ctx, q, joined);
+    ctx.poll();
+    ctx.restart();
+    EXPECT_FALSE(joined) << "one item is held again";
+    q.release();
+    run_bounded(ctx);
+    EXPECT_TRUE(joined);
+}
+
+// A join that loses a race (`join() || timer`) is cancelled and ends; the queue and a later join still work.
+TEST(work_queue_join, a_cancelled_join_ends_and_a_later_one_still_completes) {
+    using namespace asio::experimental::awaitable_operators;
+    asio::io_context ctx;
+    work_queue<int> q{ctx.get_executor()};
+    ASSERT_TRUE(q.hold());
+    std::optional<std::size_t> winner;
+    asio::co_spawn(
+        ctx,
+        [&]() -> asio::awaitable<void> {
+            asio::steady_timer timer{ctx, 1ms};
+            auto result = co_await (q.join() || timer.async_wait(asio::use_awaitable));
+            winner = result.index();
+        },
+        asio::detached);
+    run_bounded(ctx);
+    EXPECT_EQ(winner, std::optional<std::size_t>{1}) << "the timer wins: one item is still held";
+    EXPECT_EQ(q.unfinished(), 1u);
+    ctx.restart();
+    bool joined = false;
+    join_in_background(ctx, q, joined);
+    ctx.poll();
+    ctx.restart();
+    EXPECT_FALSE(joined);
+    q.release();
+    run_bounded(ctx);
+    EXPECT_TRUE(joined);
 }
