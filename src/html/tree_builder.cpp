@@ -42,6 +42,12 @@ constexpr tag_set breakout{b,     big,   blockquote, body,   br,   center, code,
                            small, span,  strong,     strike, sub,  sup,    table, tt, u,    ul,   var};
 constexpr tag_set table_section{tbody, tfoot, thead};
 constexpr tag_set foster_targets{table, tbody, tfoot, thead, tr};
+// The grouping elements of "in body": a start tag closes an open p first (as <p> does), an end tag closes the
+// element if it is in scope (as </button>, </listing> and </pre> do). Tested in the default branches of
+// in_body_start and in_body_end: the spec lists them twice, once for each.
+constexpr tag_set grouping{address, article,  aside,      blockquote, center,  details, dir,    div,
+                           dl,      fieldset, figcaption, figure,     footer,  header,  hgroup, main,
+                           menu,    nav,      ol,         section,    summary, ul};
 
 bool is_blank(std::string_view text) noexcept {
     for (const char c : text)
@@ -1304,32 +1310,6 @@ inline void tree_builder::in_body_start(const token& t) {
         return;
     case frameset:
         return in_body_frameset(t);
-    case address:
-    case article:
-    case aside:
-    case blockquote:
-    case center:
-    case details:
-    case dir:
-    case div:
-    case dl:
-    case fieldset:
-    case figcaption:
-    case figure:
-    case footer:
-    case header:
-    case hgroup:
-    case menu:
-    case main:
-    case nav:
-    case ol:
-    case p:
-    case section:
-    case summary:
-    case ul:
-        close_p_in_button_scope();
-        insert_html(t);
-        return;
     case h1:
     case h2:
     case h3:
@@ -1535,6 +1515,11 @@ inline void tree_builder::in_body_start(const token& t) {
     case tr:
         return;
     default:
+        if (t.name == p || grouping.contains(t.name)) {
+            close_p_in_button_scope();
+            insert_html(t);
+            return;
+        }
         reconstruct();
         insert_html(t);
         return;
@@ -1594,34 +1579,6 @@ inline void tree_builder::in_body_end(const token& t) {
         mode_ = mode::after_body;
         if (t.name == html)
             reprocess_ = true;
-        return;
-    case address:
-    case article:
-    case aside:
-    case blockquote:
-    case button:
-    case center:
-    case details:
-    case dir:
-    case div:
-    case dl:
-    case fieldset:
-    case figcaption:
-    case figure:
-    case footer:
-    case header:
-    case hgroup:
-    case listing:
-    case main:
-    case menu:
-    case nav:
-    case ol:
-    case pre:
-    case section:
-    case summary:
-    case ul:
-        if (has_in_scope(t.name))
-            close_element(t.name);
         return;
     case form:
         if (has_open(template_)) {
@@ -1713,6 +1670,11 @@ inline void tree_builder::in_body_end(const token& t) {
         return;
     }
     default:
+        if (grouping.contains(t.name) || t.name == button || t.name == listing || t.name == pre) {
+            if (has_in_scope(t.name))
+                close_element(t.name);
+            return;
+        }
         for (std::size_t i = stack_.size(); i-- > 0;) {
             const std::uint32_t node = stack_[i];
             if (is_html(node, t.name)) {
