@@ -207,6 +207,23 @@ constexpr bool is_space(char c) noexcept {
     return is(c, c_space);
 }
 
+// The table tags that close a select opened inside a table ("in select in table"), start or end tag alike.
+constexpr bool ends_select_in_table(tag id) noexcept {
+    switch (id) {
+    case tag::caption:
+    case tag::table:
+    case tag::tbody:
+    case tag::tfoot:
+    case tag::thead:
+    case tag::tr:
+    case tag::td:
+    case tag::th:
+        return true;
+    default:
+        return false;
+    }
+}
+
 // A tag name's identity: its lowercase bytes packed when it has at most 8, a hash with the top bit set
 // otherwise.
 constexpr std::uint64_t key_of(std::string_view name) noexcept {
@@ -1440,21 +1457,12 @@ private:
             push(t.id, t.key, space::html);
             push_marker();
             return;
-        case tag::caption:
-        case tag::table:
-        case tag::tbody:
-        case tag::tfoot:
-        case tag::thead:
-        case tag::tr:
-        case tag::td:
-        case tag::th:
-            if (current_table_mode() != table_mode::none) { // "in select in table"
+        default:
+            if (ends_select_in_table(t.id) && current_table_mode() != table_mode::none) {
                 close_select();
                 html_start(t);
             }
-            return;
-        default:
-            return; // ignored
+            return; // otherwise ignored
         }
     }
 
@@ -1598,21 +1606,12 @@ private:
             if (stack_.back().is(tag::optgroup))
                 pop();
             return;
-        case tag::caption:
-        case tag::table:
-        case tag::tbody:
-        case tag::tfoot:
-        case tag::thead:
-        case tag::tr:
-        case tag::td:
-        case tag::th:
-            if (in_scope(t.id, f_table_scope) != npos) {
+        default:
+            if (ends_select_in_table(t.id) && in_scope(t.id, f_table_scope) != npos) {
                 close_select();
                 html_end(t);
             }
-            return;
-        default:
-            return;
+            return; // otherwise ignored
         }
     }
 
