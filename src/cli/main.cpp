@@ -193,11 +193,11 @@ int run(const cli::cli_options& options) {
                                          [&](std::string bytes) { log_writer.write(std::move(bytes)); })
                                    : std::function<void(std::string)>{},
                      stderr_is_tty);
-    } catch (const std::exception& e) {
+    } catch (const crawl_error& e) {
+        // error::output_exists or error::output_unavailable, detail() naming the outputs.
         log_writer.close();
-        const bool exists = dynamic_cast<const outputs::output_exists*>(&e) != nullptr;
-        const auto rule = exit_rule_for(exists ? error::output_exists : error::output_unavailable);
-        std::cerr << "asiocrawl: " << rule.prefix << e.what() << "\n";
+        const auto rule = exit_rule_for(e.code());
+        std::cerr << "asiocrawl: " << rule.prefix << e.detail() << "\n";
         return rule.status;
     }
     outs->attach(

@@ -3,6 +3,7 @@
 #include "outputs/text_writer.hpp"
 
 #include "policy/scope.hpp"
+#include <asiocrawl/error.hpp>
 #include <asiocrawl/outputs/metrics.hpp>
 #include <asiocrawl/outputs/progress.hpp>
 #include <asiocrawl/outputs/save_dir.hpp>
@@ -20,6 +21,7 @@
 #include <cstring>
 #include <filesystem>
 #include <mutex>
+#include <new>
 #include <sstream>
 #include <stdexcept>
 #include <system_error>
@@ -325,8 +327,20 @@ output_set::output_set(boost::asio::any_io_executor executor, const output_confi
     impl_->log = std::move(log);
     impl_->progress_writer = std::move(progress_writer);
     impl_->progress_on_terminal = progress_on_terminal;
+    // The writers refuse an existing output with outputs::output_exists and anything else with a standard
+    // exception; what leaves here is one value of asiocrawl's error category with the text that names the
+    // output (as crawler's constructor does it).
     try {
         impl_->open_all();
+    } catch (const output_exists& e) {
+        impl_->remove_created();
+        throw crawl_error(error::output_exists, e.what());
+    } catch (const std::bad_alloc&) {
+        impl_->remove_created();
+        throw;
+    } catch (const std::exception& e) {
+        impl_->remove_created();
+        throw crawl_error(error::output_unavailable, e.what());
     } catch (...) {
         impl_->remove_created();
         throw;

@@ -124,10 +124,11 @@ TEST(OutputSetModes, ExistingOutputsAreAllNamedAndNothingIsCreated) {
     try {
         output_set out{ctx.get_executor(), outputs};
         FAIL() << "existing outputs were accepted";
-    } catch (const output_exists& e) {
+    } catch (const crawl_error& e) {
+        EXPECT_EQ(e.code(), error::output_exists);
         for (const char* named :
              {"output.records", "output.report_json", "output.warc.path", "output.save_dir", "--overwrite"})
-            EXPECT_THAT(e.what(), HasSubstr(named));
+            EXPECT_THAT(e.detail(), HasSubstr(named));
     }
     EXPECT_EQ(read_all(dir.path / "records.jsonl"), "earlier\n");
 
@@ -135,8 +136,39 @@ TEST(OutputSetModes, ExistingOutputsAreAllNamedAndNothingIsCreated) {
     output_config partly;
     partly.records = (dir.path / "new" / "records.jsonl").string();
     partly.warc.path = outputs.warc.path;
-    EXPECT_THROW(output_set(ctx.get_executor(), partly), output_exists);
+    try {
+        output_set out{ctx.get_executor(), partly};
+        FAIL() << "an existing WARC series was accepted";
+    } catch (const crawl_error& e) {
+        EXPECT_EQ(e.code(), error::output_exists) << "found by the WARC writer, not by the set's own check";
+    }
     EXPECT_FALSE(fs::exists(partly.records));
+}
+
+// An output that cannot be opened is error::output_unavailable, named in detail(); a listen address in use
+// is one too, and so is one that does not parse.
+TEST(OutputSetModes, AnOutputThatCannotBeOpenedIsUnavailable) {
+    test::temp_dir dir{"output-set-unavailable"};
+    std::ofstream{dir.path / "file"} << "a file, not a directory\n";
+    asio::io_context ctx;
+    output_config under_a_file;
+    under_a_file.records = (dir.path / "file" / "records.jsonl").string();
+    try {
+        output_set out{ctx.get_executor(), under_a_file};
+        FAIL() << "a records path under a regular file was accepted";
+    } catch (const crawl_error& e) {
+        EXPECT_EQ(e.code(), error::output_unavailable);
+        EXPECT_THAT(e.detail(), HasSubstr((dir.path / "file").string())) << "the path that is in the way";
+    }
+    output_config bad_listen;
+    bad_listen.metrics_listen = "not an address";
+    try {
+        output_set out{ctx.get_executor(), bad_listen};
+        FAIL() << "a listen address that does not parse was accepted";
+    } catch (const crawl_error& e) {
+        EXPECT_EQ(e.code(), error::output_unavailable);
+        EXPECT_THAT(e.detail(), HasSubstr("not an address"));
+    }
 }
 
 TEST(OutputSetModes, OverwriteReplacesAndAppendContinues) {

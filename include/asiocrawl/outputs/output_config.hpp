@@ -19,8 +19,9 @@ enum class progress_mode {
 
 /// What happens to an output file (records, report_json, WARC files) or save directory that already exists.
 enum class open_mode {
-    /// Refuse it: output_set's constructor throws output_exists, and the CLI exits with status 2 before any
-    /// request. A crawl never silently replaces an earlier crawl's results. Files that do not exist yet are
+    /// Refuse it: output_set's constructor throws crawl_error (error::output_exists), and the CLI exits with
+    /// status 2 before any request. A crawl never silently replaces an earlier crawl's results. Files that do
+    /// not exist yet are
     /// created, with their parent directories.
     create_new,
     /// Replace files that exist (`--overwrite`); write into an existing save directory.

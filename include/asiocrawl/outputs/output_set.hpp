@@ -3,6 +3,7 @@
 #pragma once
 
 #include <asiocrawl/crawler.hpp>
+#include <asiocrawl/error.hpp>
 #include <asiocrawl/outputs/files.hpp>
 #include <asiocrawl/outputs/output_config.hpp>
 #include <asiocrawl/report.hpp>
@@ -28,7 +29,7 @@ namespace asiocrawl::outputs {
 /// and an error in the log): finish() reports the failure.
 ///
 /// Sequence, all on the crawler's executor except finish():
-///   output_set out{ex, app.output, log, progress_writer};   // throws if an output cannot be opened
+///   output_set out{ex, app.output, log, progress_writer};   // throws crawl_error if one cannot be opened
 ///   out.attach(crawl, my_record_sink, my_busy);             // before async_run
 ///   out.start();                                            // metrics server + progress timer
 ///   crawl.async_run([&](auto e, report r) { out.stop(); ... });   // stop() lets the io_context run dry
@@ -41,10 +42,11 @@ public:
     ///
     /// `config.mode` says what happens to outputs that exist (see open_mode); parent directories are
     /// created. Under create_new every existing output is checked before anything is created, and all of
-    /// them are named in one output_exists. Throws output_exists, std::system_error /
-    /// std::filesystem::filesystem_error / std::runtime_error naming the output that cannot be opened, and
-    /// std::invalid_argument for a listen address that does not parse. What the constructor created before
-    /// a failure is removed again.
+    /// them are named in one failure. Throws crawl_error (asiocrawl/error.hpp), as crawler's constructor
+    /// does: code() error::output_exists for outputs that exist under create_new, error::output_unavailable
+    /// for an output that cannot be opened (a path that cannot be created or written, a listen address that
+    /// does not parse or is in use); detail() names the outputs (the key and the path). What the
+    /// constructor created before a failure is removed again.
     output_set(boost::asio::any_io_executor executor, const output_config& config, logger log = {},
                std::function<void(std::string)> progress_writer = {}, bool progress_on_terminal = true);
     /// Stops the server and the timer without a summary line; writer threads are drained and joined.
