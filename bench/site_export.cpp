@@ -6,6 +6,8 @@
 // per line), logs/ and tmp/ (nginx's own files). nginx finds a file by the percent-decoded path ($uri), so
 // files are written under decoded names; a target with a query is stored under /__q/<path>/<query>.html.
 
+#include "url/percent.hpp"
+
 #include <asiocrawl_demo/site.hpp>
 
 #include <boost/program_options.hpp>
@@ -48,30 +50,6 @@ unsigned short free_port() {
     }
     ::close(fd);
     return ntohs(addr.sin_port);
-}
-
-int hex_value(char c) {
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
-/// The path as nginx's $uri holds it: every %XX decoded ("%2F" included).
-std::string percent_decode(std::string_view s) {
-    std::string out;
-    for (std::size_t i = 0; i < s.size(); ++i) {
-        if (s[i] == '%' && i + 2 < s.size() && hex_value(s[i + 1]) >= 0 && hex_value(s[i + 2]) >= 0) {
-            out += static_cast<char>(hex_value(s[i + 1]) * 16 + hex_value(s[i + 2]));
-            i += 2;
-        } else {
-            out += s[i];
-        }
-    }
-    return out;
 }
 
 std::string media_type(std::string_view content_type) {
@@ -134,7 +112,9 @@ struct exporter {
 
     void add(const std::string& target, const resource& r) {
         const auto question = target.find('?');
-        const std::string path = percent_decode(std::string_view(target).substr(0, question));
+        // nginx's $uri: every %XX decoded ("%2F" included), as the project's one decoder does it.
+        const std::string path =
+            asiocrawl::detail::percent_decode(std::string_view(target).substr(0, question));
         const std::string body = asiocrawl::demo::expand_placeholders(r.body, host);
         if (r.status != 200) {
             if (question != std::string::npos)
