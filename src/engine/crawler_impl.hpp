@@ -101,10 +101,10 @@ private:
 class worker_pool {
 public:
     explicit worker_pool(engine& e);
-    /// Runs the workers in one parallel group; completes when every worker has exited (the queue closed,
-    /// or abort()).
+    /// Starts the workers and completes when every one has exited (the queue closed, or abort()); a
+    /// cancellation of the awaiting coroutine does not end it sooner.
     boost::asio::awaitable<void> run();
-    /// Terminal cancellation of every worker's current await.
+    /// Terminal cancellation of every worker's current await (once).
     void abort();
     /// What a fetch of `item` asks of the fetcher.
     fetch_options options_for(const work_item& item) const;
@@ -117,8 +117,25 @@ private:
     boost::asio::awaitable<void> wait_for_outputs();
     void report_exchange(const work_item& item, const fetch_result& response);
 
+    /// A worker's completion handler: counts it out. No executor of its own, so co_spawn's cancellation
+    /// proxy holds none either.
+    struct worker_exited {
+        worker_pool* pool;
+        void operator()(std::exception_ptr) const;
+    };
+
     engine& e_;
-    boost::asio::cancellation_signal abort_;
+    // The join is counted by hand, not a ranged experimental::make_parallel_group: the group keeps the
+    // range of deferred co_spawn operations (64 bytes each) for the whole crawl, and per worker a result, a
+    // completion-order slot, a signal and a cancellation proxy holding an executor, all while the worker
+    // waits for its server; that made a fetch in flight cost 117 bytes more (bench/RESULTS.md, issue 22).
+    // Here a worker costs one signal (8 bytes) beside its coroutine.
+    std::unique_ptr<boost::asio::cancellation_signal[]> signals_;
+    std::size_t started_ = 0;
+    std::size_t live_ = 0;
+    bool aborted_ = false;
+    /// Never expires: the last worker to exit cancels the wait in run().
+    boost::asio::steady_timer joined_;
 };
 
 /// With a state store (state dir or Redis): writes the state's changes as they come, one batch at a time

@@ -1,16 +1,16 @@
-// The worker pool: max_tasks workers, started together in one parallel group and joined by it. Each takes a
+// The worker pool: max_tasks workers, started together by run() and joined by it. Each takes a
 // ticket from the work queue, fetches it, hands the answer to the crawl state and calls task_done once.
 #include "engine/crawler_impl.hpp"
 #include "engine/fetch_outcome.hpp"
 
 #include "html/page_links.hpp"
 
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
-#include <boost/asio/deferred.hpp>
-#include <boost/asio/experimental/parallel_group.hpp>
 #include <boost/url/parse.hpp>
 
-#include <vector>
+#include <exception>
+#include <memory>
 
 namespace asiocrawl::detail {
 
@@ -34,27 +34,51 @@ struct in_flight_guard {
 
 worker_pool::worker_pool(engine& e)
     : outputs_drained(e.executor)
-    , e_(e) {}
+    , e_(e)
+    , joined_(e.executor, asio::steady_timer::time_point::max()) {}
 
-asio::awaitable<void> worker_pool::run() {
-    using worker_op = decltype(asio::co_spawn(e_.executor, work(), asio::deferred));
-    std::vector<worker_op> ops;
-    ops.reserve(e_.config.max_tasks);
-    for (std::size_t i = 0; i < e_.config.max_tasks; ++i)
-        ops.push_back(asio::co_spawn(e_.executor, work(), asio::deferred));
+void worker_pool::worker_exited::operator()(std::exception_ptr) const {
     // A worker ends when the queue closes, or with the operation_aborted of a terminal cancellation
     // (abort()): either way its URL is accounted for (done, or left unfinished: todo), so what it ended with
     // is dropped.
-    auto [order, failures] =
-        co_await asio::experimental::make_parallel_group(std::move(ops))
-            .async_wait(asio::experimental::wait_for_all(),
-                        asio::bind_cancellation_slot(abort_.slot(), asio::use_awaitable));
-    (void)order;
-    (void)failures;
+    if (--pool->live_ == 0)
+        pool->joined_.cancel();
+}
+
+asio::awaitable<void> worker_pool::run() {
+    const std::size_t n = e_.config.max_tasks;
+    signals_ = std::make_unique<asio::cancellation_signal[]>(n);
+    std::exception_ptr failed;
+    try {
+        // A worker's completion is never invoked from inside co_spawn (co_spawn posts it), so live_ counts
+        // each one before it can end.
+        for (; started_ < n; ++started_) {
+            asio::co_spawn(e_.executor, work(),
+                           asio::bind_cancellation_slot(signals_[started_].slot(), worker_exited{this}));
+            ++live_;
+        }
+    } catch (...) {
+        // The workers already started still hold this pool: they are stopped and joined before the failure
+        // goes on.
+        failed = std::current_exception();
+        for (std::size_t i = 0; i < started_; ++i)
+            signals_[i].emit(asio::cancellation_type::terminal);
+    }
+    // Joined whatever the awaiting coroutine's cancellation says: an unconnected slot, so that the pool is
+    // never left with workers running.
+    if (live_ > 0)
+        co_await joined_.async_wait(
+            asio::bind_cancellation_slot(asio::cancellation_slot(), asio::as_tuple(asio::use_awaitable)));
+    if (failed)
+        std::rethrow_exception(failed);
 }
 
 void worker_pool::abort() {
-    abort_.emit(asio::cancellation_type::terminal);
+    if (aborted_)
+        return;
+    aborted_ = true;
+    for (std::size_t i = 0; i < started_; ++i)
+        signals_[i].emit(asio::cancellation_type::terminal);
 }
 
 fetch_options worker_pool::options_for(const work_item& item) const {

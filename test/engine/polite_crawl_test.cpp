@@ -377,6 +377,9 @@ TEST_F(polite_fixture, sitemaps_are_off_by_default) {
 TEST_F(polite_fixture, total_cancellation_drains_and_terminal_cancellation_aborts) {
     config.robots.obey = false;
     config.max_tasks = 2;
+    // Only the terminal cancellation can end the hanging fetches: a lost one is a hang (run_bounded), not a
+    // request timeout that ends the crawl with the same counts.
+    config.fetch.request_timeout = std::chrono::hours{1};
     std::string html = "<html>";
     for (int i = 0; i < 20; ++i)
         html += "<a href=/p" + std::to_string(i) + ">x</a>";
@@ -414,6 +417,7 @@ TEST_F(polite_fixture, total_cancellation_drains_and_terminal_cancellation_abort
 
 TEST_F(polite_fixture, abort_cancels_fetches_in_flight) {
     config.robots.obey = false;
+    config.fetch.request_timeout = std::chrono::hours{1}; // only abort() can end the fetch
     std::optional<crawler> c;
     demo::http_server hanging{ctx.get_executor(),
                               [&](const http_request&) -> asio::awaitable<std::optional<http_response>> {
