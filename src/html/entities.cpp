@@ -15,18 +15,18 @@ struct table_row {
     char32_t second;
 };
 
-constexpr table_row table[] = {
+constexpr table_row entity_table[] = {
 #include "entities.inc"
 };
 
 constexpr std::size_t longest_name =
-    std::max_element(std::begin(table), std::end(table), [](const table_row& a, const table_row& b) {
-        return a.name.size() < b.name.size();
-    })->name.size();
+    std::max_element(std::begin(entity_table), std::end(entity_table),
+                     [](const table_row& a, const table_row& b) { return a.name.size() < b.name.size(); })
+        ->name.size();
 
 constexpr bool is_sorted_by_bytes() {
-    for (std::size_t i = 1; i < std::size(table); ++i)
-        if (!(table[i - 1].name < table[i].name))
+    for (std::size_t i = 1; i < std::size(entity_table); ++i)
+        if (!(entity_table[i - 1].name < entity_table[i].name))
             return false;
     return true;
 }
@@ -45,9 +45,9 @@ named_reference match_named_reference(std::string_view text) noexcept {
         ++candidate;
     for (std::size_t length = candidate; length > 0; --length) {
         const std::string_view name = text.substr(0, length);
-        const auto* row = std::lower_bound(std::begin(table), std::end(table), name,
+        const auto* row = std::lower_bound(std::begin(entity_table), std::end(entity_table), name,
                                            [](const table_row& r, std::string_view n) { return r.name < n; });
-        if (row != std::end(table) && row->name == name)
+        if (row != std::end(entity_table) && row->name == name)
             return {length, row->first, row->second};
     }
     return {};

@@ -184,15 +184,16 @@ struct lookup_table {
     }
 };
 
-constexpr lookup_table table{};
+constexpr lookup_table tag_lookup{};
 
 } // namespace
 
 tag find_tag(std::string_view lowercase_name) noexcept {
     if (lowercase_name.empty() || lowercase_name.size() > 14)
         return tag::unknown;
-    for (std::size_t i = hash(lowercase_name) & (slots - 1); table.slot[i] != 0; i = (i + 1) & (slots - 1)) {
-        const std::size_t t = table.slot[i] - 1u;
+    for (std::size_t i = hash(lowercase_name) & (slots - 1); tag_lookup.slot[i] != 0;
+         i = (i + 1) & (slots - 1)) {
+        const std::size_t t = tag_lookup.slot[i] - 1u;
         if (names[t] == lowercase_name)
             return static_cast<tag>(t);
     }

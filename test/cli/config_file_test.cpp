@@ -2,6 +2,7 @@
 
 #include "cli/config_keys.hpp"
 #include "cli/options.hpp"
+#include "support/files.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -13,6 +14,10 @@
 
 #include <unistd.h>
 
+using asiocrawl::test::read_file;
+
+// Named, so that a unity build of cli_tests keeps this file's helpers apart from its neighbours'.
+namespace config_file_test {
 namespace {
 
 using namespace asiocrawl;
@@ -287,13 +292,6 @@ std::set<std::string> paths_in(const std::string& yaml_text) {
             paths.insert(path);
     }
     return paths;
-}
-
-std::string read_file(const std::string& path) {
-    std::ifstream in{path};
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
 }
 
 TEST(config_files, the_reference_file_lists_every_key_with_its_default) {
@@ -969,3 +967,5 @@ TEST(print_config, a_rejected_value_is_quoted_without_its_password) {
 }
 
 } // namespace
+
+} // namespace config_file_test

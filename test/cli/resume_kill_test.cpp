@@ -29,6 +29,8 @@ using namespace asiocrawl;
 using namespace asiocrawl::test;
 using namespace std::chrono_literals;
 
+// Named, so that a unity build of cli_tests keeps this file's helpers apart from its neighbours'.
+namespace resume_kill_test {
 namespace {
 
 const std::string cli = ASIOCRAWL_CLI_PATH;
@@ -212,3 +214,5 @@ TEST_F(resume_kill, a_sigterm_then_a_restart_fetches_nothing_twice) {
     EXPECT_EQ(recorded, site.expected_urls());
     EXPECT_EQ(count, recorded.size()) << "no record twice";
 }
+
+} // namespace resume_kill_test

@@ -32,6 +32,8 @@ using namespace asiocrawl;
 using namespace asiocrawl::test;
 using namespace std::chrono_literals;
 
+// Named, so that a unity build of cli_tests keeps this file's helpers apart from its neighbours'.
+namespace shared_crawl_test {
 namespace {
 
 const std::string cli = ASIOCRAWL_CLI_PATH;
@@ -549,3 +551,5 @@ TEST_F(shared_crawl, robots_crawl_delay_spaces_the_starts_of_every_instance) {
         EXPECT_GE(gap, 200ms) << site.arrivals[i].first;
     }
 }
+
+} // namespace shared_crawl_test

@@ -6,6 +6,7 @@
 //   once space is freed the same command resumes and finishes with the exact page set.
 // - A full disk under the outputs of a memory-only crawl stops the crawl, and each file ends at its last
 //   whole record.
+#include "support/files.hpp"
 #include "support/loopback.hpp"
 #include "support/process.hpp"
 #include "support/temp_dir.hpp"
@@ -38,6 +39,10 @@ using namespace std::chrono_literals;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
+using asiocrawl::test::read_file;
+
+// Named, so that a unity build of cli_tests keeps this file's helpers apart from its neighbours'.
+namespace state_disk_test {
 namespace {
 
 const std::string cli = ASIOCRAWL_CLI_PATH;
@@ -105,11 +110,6 @@ struct site_server {
         return out;
     }
 };
-
-std::string read_file(const fs::path& path) {
-    std::ifstream in{path, std::ios::binary};
-    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
 
 /// The URLs of a JSON Lines file's records, in order. Every line must be a whole record, the last one
 /// included: a torn line fails the test.
@@ -287,3 +287,5 @@ TEST_F(state_disk, a_disk_full_before_the_crawl_starts_leaves_no_output_in_the_w
     EXPECT_EQ(std::set<std::string>(urls.begin(), urls.end()), site.expected_urls());
     EXPECT_EQ(urls.size(), site.expected_urls().size());
 }
+
+} // namespace state_disk_test

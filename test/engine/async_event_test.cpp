@@ -1,5 +1,7 @@
 #include "engine/async_event.hpp"
 
+#include "support/loopback.hpp"
+
 #include <gtest/gtest.h>
 
 #include <boost/asio/co_spawn.hpp>
@@ -12,15 +14,10 @@
 
 namespace asio = boost::asio;
 using asiocrawl::detail::async_event;
+using asiocrawl::test::run_bounded;
 using namespace std::chrono_literals;
 
 namespace {
-
-// Runs the context until it runs out of work, bounded so a hang fails the test instead of the suite.
-void run_bounded(asio::io_context& ctx) {
-    ctx.run_for(10s);
-    ASSERT_TRUE(ctx.stopped()) << "work left on the io_context: something hangs";
-}
 
 void wait_in_background(asio::io_context& ctx, async_event& event, int& woken) {
     asio::co_spawn(

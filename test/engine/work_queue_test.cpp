@@ -1,5 +1,7 @@
 #include "engine/work_queue.hpp"
 
+#include "support/loopback.hpp"
+
 #include <gtest/gtest.h>
 
 #include <boost/asio/co_spawn.hpp>
@@ -18,15 +20,10 @@
 
 namespace asio = boost::asio;
 using asiocrawl::detail::work_queue;
+using asiocrawl::test::run_bounded;
 using namespace std::chrono_literals;
 
 namespace {
-
-// Runs the context until it runs out of work, bounded so a hang fails the test instead of the suite.
-void run_bounded(asio::io_context& ctx) {
-    ctx.run_for(10s);
-    ASSERT_TRUE(ctx.stopped()) << "work left on the io_context: something hangs";
-}
 
 /// Spawns a coroutine that sets `joined` once q.join() completes.
 void join_in_background(asio::io_context& ctx, work_queue<int>& q, bool& joined) {

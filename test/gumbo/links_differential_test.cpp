@@ -9,6 +9,7 @@
 
 #include "gumbo/links_gumbo.hpp"
 #include "gumbo/markup_guard.hpp"
+#include "support/files.hpp"
 
 #include <gtest/gtest.h>
 
@@ -21,16 +22,13 @@
 #include <string>
 #include <vector>
 
+using asiocrawl::test::read_file;
+
 namespace {
 
 using asiocrawl::detail::compare_extractors;
 using asiocrawl::detail::differential_totals;
 using asiocrawl::detail::link_deviation;
-
-std::string read_file(const std::filesystem::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
 
 TEST(LinksDifferential, TheFuzzCorporaAgree) {
     differential_totals totals;

@@ -53,7 +53,7 @@ std::string with_nul(std::string_view before, std::string_view after) {
     return s;
 }
 
-const reading_case cases[] = {
+const reading_case reading_cases[] = {
     // -- Character references in attribute values --
     {"named_with_semicolon", R"(<a href="/?a=1&amp;b=2">)", {"/?a=1&b=2"}},
     {"legacy_name_without_semicolon", R"(<a href="/&copy">)", {"/\xC2\xA9"}},
@@ -193,7 +193,7 @@ const reading_case cases[] = {
     {"unknown_end_tag_closes_any_unknown_element", "<foo><a href=/1></bar>x", {"/1", "/1"}},
 };
 
-INSTANTIATE_TEST_SUITE_P(Cases, FastExtractor, testing::ValuesIn(cases),
+INSTANTIATE_TEST_SUITE_P(Cases, FastExtractor, testing::ValuesIn(reading_cases),
                          [](const testing::TestParamInfo<reading_case>& info) { return info.param.name; });
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 #include "http/cookie_jar.hpp"
 
+#include "support/files.hpp"
 #include "url/url.hpp"
 
 #include <boost/url/parse.hpp>
@@ -16,6 +17,8 @@
 #include <sstream>
 #include <string>
 #include <vector>
+
+using asiocrawl::test::read_file;
 
 namespace {
 
@@ -247,13 +250,6 @@ struct http_state_case {
     std::string result_url = "/cookie-parser-result";
     std::string expected;
 };
-
-std::string read_file(const std::filesystem::path& path) {
-    std::ifstream file(path, std::ios::binary);
-    std::stringstream text;
-    text << file.rdbuf();
-    return text.str();
-}
 
 // "Name: value" lines as the suite's server reads them: the name is the first word before a ':', the value
 // the rest after blanks; a receiving HTTP parser drops trailing blanks (and a stray CR) from the value.

@@ -3,6 +3,7 @@
 #include "outputs/background_writer.hpp"
 
 #include "outputs/text_writer.hpp"
+#include "support/files.hpp"
 #include "support/temp_dir.hpp"
 
 #include <gmock/gmock.h>
@@ -18,6 +19,8 @@
 #include <thread>
 #include <unistd.h>
 #include <vector>
+
+using asiocrawl::test::read_file;
 
 namespace {
 
@@ -109,13 +112,6 @@ TEST(BackgroundWriter, AfterFinishJobsAndBarriersRunOnTheCaller) {
     EXPECT_GT(flushes, after_finish);
 }
 
-std::string read_all(const std::filesystem::path& path) {
-    std::ifstream in{path, std::ios::binary};
-    std::stringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
-
 TEST(TextWriter, WritesEveryLineInOrderAndClosesTheFile) {
     asiocrawl::test::temp_dir dir{"text-writer"};
     const auto path = dir.path / "records.jsonl";
@@ -132,7 +128,7 @@ TEST(TextWriter, WritesEveryLineInOrderAndClosesTheFile) {
         EXPECT_EQ(writer.close(), "");
         EXPECT_EQ(writer.close(), "") << "idempotent";
     }
-    EXPECT_EQ(read_all(path), expected);
+    EXPECT_EQ(read_file(path), expected);
     EXPECT_EQ(::fcntl(fd, F_GETFD), -1) << "an owned descriptor is closed";
 }
 
@@ -145,7 +141,7 @@ TEST(TextWriter, ABarrierSeesTheLinesInTheFile) {
     writer.write("one\n");
     writer.write("two\n");
     std::promise<std::string> seen;
-    writer.barrier(true, [&] { seen.set_value(read_all(path)); });
+    writer.barrier(true, [&] { seen.set_value(read_file(path)); });
     EXPECT_EQ(seen.get_future().get(), "one\ntwo\n");
     EXPECT_EQ(writer.close(), "");
 }

@@ -1,6 +1,7 @@
 // Opening output files under an open_mode, and cutting the torn last line a kill leaves in JSON Lines.
 #include <asiocrawl/outputs/files.hpp>
 
+#include "support/files.hpp"
 #include "support/temp_dir.hpp"
 
 #include <gmock/gmock.h>
@@ -13,18 +14,13 @@
 
 #include <unistd.h>
 
+using asiocrawl::test::read_file;
+
 namespace {
 
 namespace fs = std::filesystem;
 using namespace asiocrawl::outputs;
 using asiocrawl::test::temp_dir;
-
-std::string read_all(const fs::path& path) {
-    std::ifstream in{path, std::ios::binary};
-    std::stringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
 
 void write_file(const fs::path& path, const std::string& text) {
     std::ofstream{path, std::ios::binary} << text;
@@ -39,7 +35,7 @@ TEST(OpenOutputFile, CreatesParentDirectories) {
     temp_dir dir{"open-output"};
     const fs::path path = dir.path / "archive" / "2024" / "records.jsonl";
     write_through(open_output_file(path.string(), open_mode::create_new, "output.records"), "x\n");
-    EXPECT_EQ(read_all(path), "x\n");
+    EXPECT_EQ(read_file(path), "x\n");
 }
 
 TEST(OpenOutputFile, NeverSilentlyReplacesAFile) {
@@ -53,12 +49,12 @@ TEST(OpenOutputFile, NeverSilentlyReplacesAFile) {
         EXPECT_THAT(e.what(), testing::HasSubstr("output.records: " + path.string() + " exists already"));
         EXPECT_THAT(e.what(), testing::HasSubstr("--overwrite"));
     }
-    EXPECT_EQ(read_all(path), "earlier crawl\n") << "left as it was";
+    EXPECT_EQ(read_file(path), "earlier crawl\n") << "left as it was";
 
     write_through(open_output_file(path.string(), open_mode::overwrite, "output.records"), "new\n");
-    EXPECT_EQ(read_all(path), "new\n");
+    EXPECT_EQ(read_file(path), "new\n");
     write_through(open_output_file(path.string(), open_mode::append, "output.records"), "more\n");
-    EXPECT_EQ(read_all(path), "new\nmore\n");
+    EXPECT_EQ(read_file(path), "new\nmore\n");
 }
 
 TEST(OpenOutputFile, DevicesAreWrittenAsTheyAre) {
@@ -83,7 +79,7 @@ TEST(OpenOutputFile, AppendCutsATornLastLineFirst) {
     write_through(open_output_file(path.string(), open_mode::append, "output.records", &repair),
                   "{\"url\":\"c\"}\n");
     EXPECT_EQ(repair.cut_bytes, 14u);
-    EXPECT_EQ(read_all(path), "{\"url\":\"a\"}\n{\"url\":\"b\"}\n{\"url\":\"c\"}\n");
+    EXPECT_EQ(read_file(path), "{\"url\":\"a\"}\n{\"url\":\"b\"}\n{\"url\":\"c\"}\n");
 }
 
 struct torn_case {
@@ -109,7 +105,7 @@ TEST(RepairJsonlTail, CutsAfterTheLastLineBreak) {
         const fs::path path = dir.path / "records.jsonl";
         write_file(path, c.text);
         const tail_repair repair = repair_jsonl_tail(path.string());
-        EXPECT_EQ(read_all(path), c.kept);
+        EXPECT_EQ(read_file(path), c.kept);
         EXPECT_EQ(repair.kept_bytes, c.kept.size());
         EXPECT_EQ(repair.cut_bytes, c.text.size() - c.kept.size());
     }

@@ -6,6 +6,7 @@
 #include <asiocrawl/crawler.hpp>
 #include <asiocrawl/outputs/warc.hpp>
 
+#include "support/files.hpp"
 #include "support/loopback_crawl.hpp"
 #include "support/temp_dir.hpp"
 
@@ -26,6 +27,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+using asiocrawl::test::read_file;
+
 namespace {
 
 namespace asio = boost::asio;
@@ -33,13 +36,6 @@ namespace fs = std::filesystem;
 using namespace asiocrawl;
 using namespace asiocrawl::outputs;
 using ::testing::HasSubstr;
-
-std::string read_all(const fs::path& path) {
-    std::ifstream in{path, std::ios::binary};
-    std::stringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
 
 std::vector<std::string> lines_of(const std::string& text) {
     std::vector<std::string> lines;
@@ -102,7 +98,7 @@ TEST(OutputSetRecords, EveryRecordIsOneLineInAFileWhoseDirectoriesAreCreated) {
     const auto run = crawl_with(outputs);
     ASSERT_TRUE(run.result);
     EXPECT_THAT(run.problems, testing::IsEmpty());
-    const auto lines = lines_of(read_all(outputs.records));
+    const auto lines = lines_of(read_file(outputs.records));
     EXPECT_EQ(lines.size(), run.result->done);
     EXPECT_EQ(lines.size(), 5u);
     for (const auto& line : lines)
@@ -130,7 +126,7 @@ TEST(OutputSetModes, ExistingOutputsAreAllNamedAndNothingIsCreated) {
              {"output.records", "output.report_json", "output.warc.path", "output.save_dir", "--overwrite"})
             EXPECT_THAT(e.detail(), HasSubstr(named));
     }
-    EXPECT_EQ(read_all(dir.path / "records.jsonl"), "earlier\n");
+    EXPECT_EQ(read_file(dir.path / "records.jsonl"), "earlier\n");
 
     // One conflict is enough to refuse, and the outputs that were free are not left behind.
     output_config partly;
@@ -184,22 +180,22 @@ TEST(OutputSetModes, OverwriteReplacesAndAppendContinues) {
         // Opening for a resumed crawl keeps the earlier summary until the new one is written.
         asio::io_context ctx;
         output_set opened{ctx.get_executor(), outputs};
-        EXPECT_EQ(read_all(outputs.report_json), "old summary");
+        EXPECT_EQ(read_file(outputs.report_json), "old summary");
     }
     std::ofstream{outputs.records} << "{\"url\":\"earlier\"}\n{\"url\":\"torn";
     const auto appended = crawl_with(outputs);
     ASSERT_TRUE(appended.result);
     ASSERT_EQ(appended.notes.size(), 1u);
     EXPECT_THAT(appended.notes[0], HasSubstr("ended in a torn line: cut 12 bytes"));
-    auto lines = lines_of(read_all(outputs.records));
+    auto lines = lines_of(read_file(outputs.records));
     ASSERT_EQ(lines.size(), 6u);
     EXPECT_EQ(lines[0], "{\"url\":\"earlier\"}");
-    EXPECT_NO_THROW(boost::json::parse(read_all(outputs.report_json))) << "the summary is replaced whole";
+    EXPECT_NO_THROW(boost::json::parse(read_file(outputs.report_json))) << "the summary is replaced whole";
 
     outputs.mode = open_mode::overwrite;
     const auto replaced = crawl_with(outputs);
     ASSERT_TRUE(replaced.result);
-    lines = lines_of(read_all(outputs.records));
+    lines = lines_of(read_file(outputs.records));
     EXPECT_EQ(lines.size(), 5u);
     EXPECT_THAT(lines[0], testing::Not(HasSubstr("earlier")));
 }
@@ -218,7 +214,7 @@ TEST(OutputSetFlush, TheBarrierRunsOnceEverythingEarlierIsWritten) {
         const std::size_t before = handed++;
         out.flush(
             [&, before](const std::string& error) {
-                seen[before].set_value({lines_of(read_all(outputs.records)).size(), error});
+                seen[before].set_value({lines_of(read_file(outputs.records)).size(), error});
             },
             before % 2 == 1);
     });
@@ -332,14 +328,14 @@ TEST(OutputSetSummary, ListsBrokenLinks) {
     outputs.report_json = (dir.path / "report.json").string();
     const auto run = crawl_with(outputs);
     ASSERT_TRUE(run.result);
-    const auto summary = boost::json::parse(read_all(outputs.report_json)).as_object();
+    const auto summary = boost::json::parse(read_file(outputs.report_json)).as_object();
     const auto& broken = summary.at("broken_links").as_array();
     ASSERT_EQ(broken.size(), 1u);
     EXPECT_THAT(std::string(broken[0].at("url").as_string()), testing::EndsWith("/missing"));
     EXPECT_EQ(broken[0].at("status").to_number<int>(), 404);
     EXPECT_EQ(summary.at("broken_links_omitted").to_number<int>(), 0);
     // Plain decimals, never an exponent.
-    EXPECT_EQ(read_all(outputs.report_json).find("E-"), std::string::npos);
+    EXPECT_EQ(read_file(outputs.report_json).find("E-"), std::string::npos);
 }
 
 TEST(OutputSetSavedPages, FollowTheAcceptRulesAsWgetDoes) {

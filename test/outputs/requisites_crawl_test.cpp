@@ -4,6 +4,7 @@
 // with and without requisites and span_hosts, with both HTML parsers, and the records and WARC that result.
 #include <asiocrawl/crawler.hpp>
 
+#include "support/files.hpp"
 #include "support/loopback_crawl.hpp"
 #include "support/temp_dir.hpp"
 
@@ -26,16 +27,11 @@ namespace asio = boost::asio;
 using namespace asiocrawl;
 using namespace asiocrawl::test;
 
+using asiocrawl::test::read_file;
+
 namespace {
 
 using url_set = std::set<std::string>;
-
-std::string read_file(const std::filesystem::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream out;
-    out << in.rdbuf();
-    return out.str();
-}
 
 struct requisites_crawl : ::testing::Test {
     asio::io_context ctx;

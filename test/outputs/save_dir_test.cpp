@@ -1,5 +1,6 @@
 #include <asiocrawl/outputs/save_dir.hpp>
 
+#include "support/files.hpp"
 #include "support/temp_dir.hpp"
 
 #include <gmock/gmock.h>
@@ -8,6 +9,8 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+
+using asiocrawl::test::read_file;
 
 namespace {
 
@@ -116,13 +119,6 @@ struct save_test_dir : asiocrawl::test::temp_dir {
         : temp_dir("save-test", false) {}
 };
 
-std::string slurp(const fs::path& file) {
-    std::ifstream in{file, std::ios::binary};
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
-
 record page(std::string url) {
     record r;
     r.url = std::move(url);
@@ -155,15 +151,15 @@ TEST(SaveDirWriter, WritesTheTreeAndResolvesCollisions) {
         EXPECT_EQ(writer.files_written(), 9u);
     }
     const fs::path site = dir.path / "site" / "example.com";
-    EXPECT_EQ(slurp(site / "index.html"), "root");
-    EXPECT_EQ(slurp(site / "a" / "index.html"), "file a");
-    EXPECT_EQ(slurp(site / "a" / "b"), "file a/b");
-    EXPECT_EQ(slurp(site / "c" / "d"), "file c/d");
-    EXPECT_EQ(slurp(site / "c" / "index.html"), "file c");
-    EXPECT_EQ(slurp(site / "q?x=1"), "query");
-    EXPECT_EQ(slurp(site / "%2E%2E" / "%2E%2E" / "escape"), "dots");
-    EXPECT_EQ(slurp(site / "..%2Fescape"), "encoded");
-    EXPECT_EQ(slurp(site / "bin"), std::string("\0\x01\xff", 3));
+    EXPECT_EQ(read_file(site / "index.html"), "root");
+    EXPECT_EQ(read_file(site / "a" / "index.html"), "file a");
+    EXPECT_EQ(read_file(site / "a" / "b"), "file a/b");
+    EXPECT_EQ(read_file(site / "c" / "d"), "file c/d");
+    EXPECT_EQ(read_file(site / "c" / "index.html"), "file c");
+    EXPECT_EQ(read_file(site / "q?x=1"), "query");
+    EXPECT_EQ(read_file(site / "%2E%2E" / "%2E%2E" / "escape"), "dots");
+    EXPECT_EQ(read_file(site / "..%2Fescape"), "encoded");
+    EXPECT_EQ(read_file(site / "bin"), std::string("\0\x01\xff", 3));
     // Nothing outside DIR, no temporary files left behind.
     EXPECT_EQ(regular_files_under(dir.path), 9u);
     EXPECT_EQ(regular_files_under(dir.path / "site"), 9u);
@@ -179,7 +175,7 @@ TEST(SaveDirWriter, ASymlinkInTheTreeIsNotFollowed) {
     writer.write(page("http://example.com/fine"), "fine");
     EXPECT_THAT(writer.close(), testing::HasSubstr("refusing"));
     EXPECT_TRUE(fs::is_empty(dir.path / "outside"));
-    EXPECT_EQ(slurp(dir.path / "site" / "example.com" / "fine"), "fine");
+    EXPECT_EQ(read_file(dir.path / "site" / "example.com" / "fine"), "fine");
 }
 
 TEST(SaveDirWriter, ADirectoryWithFilesIsRefusedUnlessOverwriting) {
@@ -189,7 +185,7 @@ TEST(SaveDirWriter, ADirectoryWithFilesIsRefusedUnlessOverwriting) {
     save_dir_writer writer{dir.path / "site", asiocrawl::outputs::open_mode::append};
     writer.write(page("http://example.com/p"), "more");
     EXPECT_EQ(writer.close(), "");
-    EXPECT_EQ(slurp(dir.path / "site" / "example.com" / "p"), "more");
+    EXPECT_EQ(read_file(dir.path / "site" / "example.com" / "p"), "more");
 }
 
 TEST(SaveDirWriter, LaterCopyOfAUrlReplacesTheEarlierOne) {
@@ -198,7 +194,7 @@ TEST(SaveDirWriter, LaterCopyOfAUrlReplacesTheEarlierOne) {
     writer.write(page("http://example.com/p"), "first");
     writer.write(page("http://example.com/p"), "second");
     EXPECT_EQ(writer.close(), "");
-    EXPECT_EQ(slurp(dir.path / "example.com" / "p"), "second");
+    EXPECT_EQ(read_file(dir.path / "example.com" / "p"), "second");
 }
 
 } // namespace

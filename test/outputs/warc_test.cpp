@@ -3,6 +3,7 @@
 #include <asiocrawl/error.hpp>
 
 #include "http/fetcher.hpp"
+#include "support/files.hpp"
 #include "support/loopback.hpp"
 #include "support/raw_server.hpp"
 #include "support/temp_dir.hpp"
@@ -25,6 +26,8 @@
 #include <future>
 #include <regex>
 #include <sstream>
+
+using asiocrawl::test::read_file;
 
 namespace {
 
@@ -279,13 +282,6 @@ void write_expectations(const fs::path& file, const std::vector<expectation>& wa
     out << boost::json::serialize(boost::json::object{{"exchanges", exchanges}});
 }
 
-std::string slurp(const fs::path& file) {
-    std::ifstream in{file, std::ios::binary};
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
-
 std::size_t count_of(std::string_view text, std::string_view needle) {
     std::size_t n = 0;
     for (std::size_t at = text.find(needle); at != std::string_view::npos; at = text.find(needle, at + 1))
@@ -435,7 +431,7 @@ TEST_F(WarcWriterLoopback, PlainFileHasWarcinfoThenPairs) {
     ASSERT_EQ(cases.size(), 9u);
     const auto files = archive({(dir.path / "crawl.warc").string(), 1'000'000'000, true});
     ASSERT_EQ(files.size(), 1u);
-    const std::string text = slurp(files[0]);
+    const std::string text = read_file(files[0]);
     EXPECT_EQ(text.rfind("WARC/1.1\r\nWARC-Type: warcinfo\r\n", 0), 0u);
     EXPECT_EQ(count_of(text, "WARC-Type: warcinfo\r\n"), 1u);
     EXPECT_EQ(count_of(text, "WARC-Type: response\r\n"), 8u);
@@ -453,7 +449,7 @@ TEST_F(WarcWriterLoopback, WithoutRevisitsEveryPayloadIsStored) {
     capture_site();
     const auto files = archive({(dir.path / "crawl.warc").string(), 1'000'000'000, false});
     ASSERT_EQ(files.size(), 1u);
-    const std::string text = slurp(files[0]);
+    const std::string text = read_file(files[0]);
     EXPECT_EQ(count_of(text, "WARC-Type: revisit\r\n"), 0u);
     EXPECT_EQ(count_of(text, "WARC-Type: response\r\n"), 9u);
 }
@@ -466,7 +462,7 @@ TEST_F(WarcWriterLoopback, GzipMembersAndRotation) {
     for (std::size_t i = 0; i < files.size(); ++i) {
         EXPECT_EQ(fs::path(files[i]).filename(), warc_file_name("crawl-{serial}.warc.gz", i));
         int members = 0;
-        const std::string text = gunzip_all(slurp(files[i]), &members);
+        const std::string text = gunzip_all(read_file(files[i]), &members);
         EXPECT_EQ(members, 3) << files[i]; // warcinfo, response or revisit, request
         EXPECT_EQ(text.rfind("WARC/1.1\r\nWARC-Type: warcinfo\r\n", 0), 0u);
     }
@@ -480,7 +476,7 @@ TEST_F(WarcWriterLoopback, RotationKeepsFilesNearTheLimit) {
     EXPECT_EQ(fs::path(files[1]).filename(), "crawl-00001.warc");
     std::size_t pairs = 0;
     for (const auto& f : files) {
-        const std::string text = slurp(f);
+        const std::string text = read_file(f);
         pairs += count_of(text, "WARC-Type: request\r\n");
         EXPECT_EQ(text.rfind("WARC/1.1\r\nWARC-Type: warcinfo\r\n", 0), 0u);
     }
@@ -559,7 +555,7 @@ TEST_F(WarcWriterLoopback, RepairCutsATornTailToTheLastWholeRecord) {
         SCOPED_TRACE(name);
         const auto files = archive({(dir.path / name).string(), 1'000'000'000, true});
         ASSERT_EQ(files.size(), 1u);
-        const std::string whole = slurp(files[0]);
+        const std::string whole = read_file(files[0]);
         const bool gzip = std::string_view(name).ends_with(".gz");
         const std::vector<std::size_t> ends = gzip ? member_ends(whole) : record_ends(whole);
         ASSERT_EQ(ends.size(), 19u) << "warcinfo and 9 pairs";
@@ -568,7 +564,7 @@ TEST_F(WarcWriterLoopback, RepairCutsATornTailToTheLastWholeRecord) {
         const tail_repair intact = repair_warc_tail(files[0]);
         EXPECT_EQ(intact.cut_bytes, 0u);
         EXPECT_EQ(intact.whole_records, 19u);
-        EXPECT_EQ(slurp(files[0]), whole);
+        EXPECT_EQ(read_file(files[0]), whole);
 
         // Cut everywhere near a boundary and at steps through every record: a kill can strike anywhere.
         std::vector<std::size_t> cuts;
@@ -592,12 +588,12 @@ TEST_F(WarcWriterLoopback, RepairCutsATornTailToTheLastWholeRecord) {
             ASSERT_EQ(repair.kept_bytes, expected_kept) << "cut at " << cut;
             EXPECT_EQ(repair.whole_records, expected_records) << "cut at " << cut;
             EXPECT_EQ(repair.cut_bytes, cut - expected_kept);
-            EXPECT_EQ(slurp(torn), whole.substr(0, expected_kept));
+            EXPECT_EQ(read_file(torn), whole.substr(0, expected_kept));
         }
         // Garbage after whole records is cut as well.
         std::ofstream{torn, std::ios::binary | std::ios::trunc} << whole << "not a record at all";
         EXPECT_EQ(repair_warc_tail(torn.string()).cut_bytes, 19u);
-        EXPECT_EQ(slurp(torn), whole);
+        EXPECT_EQ(read_file(torn), whole);
     }
     EXPECT_THROW(repair_warc_tail((dir.path / "missing.warc").string()), std::system_error);
 }
@@ -610,7 +606,7 @@ TEST_F(WarcWriterLoopback, ExistingSeriesIsRefusedReplacedOrContinued) {
     EXPECT_THROW(warc_writer({pattern, 3000, true}), output_exists);
 
     // A kill in the middle of a write: the last file ends in half a gzip member.
-    const std::string last = slurp(first.back());
+    const std::string last = read_file(first.back());
     std::ofstream{first.back(), std::ios::binary | std::ios::trunc} << last.substr(0, last.size() - 10);
     {
         warc_writer resumed{{pattern, 3000, true}, open_mode::append};
@@ -628,7 +624,7 @@ TEST_F(WarcWriterLoopback, ExistingSeriesIsRefusedReplacedOrContinued) {
     EXPECT_EQ(again.files(), std::vector<std::string>{warc_file_name(pattern, 0)});
     EXPECT_EQ(again.close(), "");
     int members = 0;
-    gunzip_all(slurp(warc_file_name(pattern, 0)), &members);
+    gunzip_all(read_file(warc_file_name(pattern, 0)), &members);
     EXPECT_EQ(members, 1) << "only the new warcinfo";
 }
 
@@ -638,7 +634,7 @@ TEST_F(WarcWriterLoopback, ResumedArchivesReadBackWithWarcio) {
     const std::string pattern = (dir.path / "resumed-{serial}.warc").string();
     auto files = archive({pattern, 1'000'000'000, true});
     ASSERT_EQ(files.size(), 1u);
-    const std::string whole = slurp(files[0]);
+    const std::string whole = read_file(files[0]);
     // Killed while writing the last pair: its response record is torn, its request never written.
     const std::size_t last_pair = whole.rfind("WARC/1.1\r\nWARC-Type: response");
     ASSERT_NE(last_pair, std::string::npos);
@@ -685,7 +681,7 @@ TEST_F(WarcWriterLoopback, WarcioCheckCatchesACorruptedPayload) {
     const fs::path expectations = dir.path / "expected.json";
     write_expectations(expectations, expected());
     const auto files = archive({(dir.path / "plain.warc").string(), 1'000'000'000, true});
-    std::string text = slurp(files[0]);
+    std::string text = read_file(files[0]);
     const std::size_t at = text.find("<a href=\"/copy-a\">");
     ASSERT_NE(at, std::string::npos);
     text[at + 1] = 'b'; // same length: only the digests can tell

@@ -1,4 +1,5 @@
 #include "support/process.hpp"
+#include "support/files.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -28,13 +29,6 @@ std::string temp_path(const char* tag) {
         throw std::runtime_error("mkstemp failed");
     ::close(fd);
     return path;
-}
-
-std::string slurp(const std::string& path) {
-    std::ifstream in{path, std::ios::binary};
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
 }
 
 /// VmHWM of a running process, in bytes (0 once it has exited). Not wait4's ru_maxrss: Linux carries the
@@ -98,11 +92,11 @@ void child_process::signal(int signo) const {
 }
 
 std::string child_process::stdout_so_far() const {
-    return slurp(out_path_);
+    return read_file(out_path_);
 }
 
 std::string child_process::stderr_so_far() const {
-    return slurp(err_path_);
+    return read_file(err_path_);
 }
 
 process_result child_process::wait(std::chrono::seconds limit) {
@@ -124,8 +118,8 @@ process_result child_process::wait(std::chrono::seconds limit) {
     }
     reaped_ = true;
     result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    result.out = slurp(out_path_);
-    result.err = slurp(err_path_);
+    result.out = read_file(out_path_);
+    result.err = read_file(err_path_);
     return result;
 }
 

@@ -189,12 +189,12 @@ const std::vector<known_difference>& known_differences() {
     return list;
 }
 
-struct outcome {
+struct wpt_outcome {
     bool ok = false;
     std::string text; // the canonical URL, or the failure's message
 };
 
-outcome ours(const wpt_case& c) {
+wpt_outcome ours(const wpt_case& c) {
     // A crawl's bases are canonical URLs; a few of the data's bases need the cleaning links get.
     const std::string base = c.base.empty() ? "about:blank" : asiocrawl::clean_reference(c.base);
     const auto parsed_base = boost::urls::parse_uri(base);
@@ -238,7 +238,7 @@ TEST(WptUrlData, HttpCasesMatchBrowsersOrAreListedDifferences) {
         if (!is_http_case(c))
             continue;
         ++covered;
-        const outcome actual = ours(c);
+        const wpt_outcome actual = ours(c);
         const bool same = c.failure ? !actual.ok : actual.ok && actual.text == canonical_from_href(c.href);
         if (same) {
             ++agreed;
