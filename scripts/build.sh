@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
 # Configures and builds asiocrawl in build/ (RelWithDebInfo). Incremental after the first run.
+# A new build/ is a unity build (CMAKE_UNITY_BUILD=ON: a layer's sources compile as one translation unit), which
+# takes more than half off a cold build; for edit-and-rebuild loops, where one file's change should rebuild one
+# file, turn it off once: cmake -B build -DCMAKE_UNITY_BUILD=OFF (docs/TESTING.md).
 # Usage: scripts/build.sh [extra cmake -D options] [--target TARGET...]
 #   With no --target it builds everything (library, CLI, demo server, examples, tests); with --target only those
 #   targets and what they need, e.g. scripts/build.sh --target asiocrawl_cli asiocrawl-demo-server (scripts/demo.sh).
@@ -27,7 +30,8 @@ if command -v ninja >/dev/null 2>&1; then generator=(-G Ninja); fi
 launcher=()
 if command -v ccache >/dev/null 2>&1; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
 if [ ! -f build/CMakeCache.txt ]; then
-  cmake -S . -B build "${generator[@]}" "${launcher[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo "${options[@]}" >/dev/null
+  cmake -S . -B build "${generator[@]}" "${launcher[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_UNITY_BUILD=ON \
+    "${options[@]}" >/dev/null
 elif [ ${#options[@]} -gt 0 ]; then
   cmake -S . -B build "${options[@]}" >/dev/null
 fi
