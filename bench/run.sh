@@ -57,6 +57,9 @@ CRAWL_TIMEOUT=${CRAWL_TIMEOUT:-300}
 MIX=${MIX:-"broken=2,fragment=3,off_site=1,off_host=1,non_http=1,redirect=2,query=2,relative=10,absolute=5,styled=73,base_pages=5"}
 WORK=${BENCH_DIR:-$(mktemp -d /tmp/asiocrawl-bench.XXXXXX)}
 mkdir -p "$WORK"
+# mktemp makes the directory 0700; nginx started as root serves from worker processes running as nobody, which
+# must be able to reach the exported site below it (else every request is a 404 and the table measures nothing).
+chmod a+x "$WORK"
 RESULTS=$WORK/results.md
 : >"$RESULTS"
 
