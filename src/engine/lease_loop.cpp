@@ -27,10 +27,6 @@ lease_loop::lease_loop(engine& e)
     : e_(e)
     , poked_(e.executor) {}
 
-// g++ 12 sees this coroutine's frame allocated and freed in one place and warns, wrongly, that Asio's frame
-// allocation and its sized delete do not match (-Wmismatched-new-delete; src/cli/main.cpp has the same case).
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 /// A shared crawl's worker named by no one (state.instance empty): 64 random bits, unique enough among the
 /// workers of one crawl. The CLI names its workers by host and process id instead.
 static std::string random_instance_name() {
@@ -84,8 +80,6 @@ asio::awaitable<void> lease_loop::open() {
     e_.log(log_level::info, "joined the shared crawl " + settings.crawl_id + " at " +
                                 redis::redacted(*where.value) + " as " + settings.instance);
 }
-
-#pragma GCC diagnostic pop
 
 /// Commits a batch to Redis, again and again while Redis is away (the client reconnects with backoff):
 /// the batch is held here meanwhile, and a repeated commit changes nothing that the first one did.
