@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the test-only tools that do not come from Debian packages: warcio.js (test/warc, pinned by its
-# package-lock.json), the independent WARC reader warc_test checks archives with.
+# package-lock.json), the independent WARC reader test/outputs/warc_test.cpp checks archives with.
 # Idempotent: does nothing when the locked packages are already installed. Node.js and npm come from Debian when
 # the machine has none; if that fails too it says so and exits 0: the tests that need them skip with a message.
 set -euo pipefail
