@@ -1,5 +1,6 @@
 // The asiocrawl command as a user runs it: a real process against a real server process on 127.0.0.1.
 
+#include "support/files.hpp"
 #include "support/loopback.hpp"
 #include "support/process.hpp"
 #include "support/temp_dir.hpp"
@@ -451,13 +452,6 @@ std::size_t read_lines_of(const std::string& text) {
     return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
 }
 
-std::string read_text(const std::filesystem::path& path) {
-    std::ifstream in{path, std::ios::binary};
-    std::stringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
-
 } // namespace
 
 TEST(cli, outputs_create_their_directories_and_never_replace_a_file) {
@@ -468,7 +462,7 @@ TEST(cli, outputs_create_their_directories_and_never_replace_a_file) {
     const std::vector<std::string> argv{cli, "-q", "-o", records, "--report-json", summary, server.root};
     auto first = run_process(argv);
     EXPECT_EQ(first.exit_code, 0) << first.err;
-    const std::string written = read_text(records);
+    const std::string written = read_file(records);
     EXPECT_FALSE(written.empty());
 
     auto again = run_process(argv);
@@ -477,7 +471,7 @@ TEST(cli, outputs_create_their_directories_and_never_replace_a_file) {
     EXPECT_THAT(again.err, HasSubstr("output.report_json: " + summary));
     EXPECT_THAT(again.err, HasSubstr("--overwrite"));
     EXPECT_TRUE(again.out.empty()) << "refused before any request";
-    EXPECT_EQ(read_text(records), written) << "left as it was";
+    EXPECT_EQ(read_file(records), written) << "left as it was";
 
     auto replaced = argv;
     replaced.insert(replaced.begin() + 1, "--overwrite");
@@ -574,7 +568,7 @@ TEST(cli, every_shipped_config_crawls_the_demo_site) {
             EXPECT_TRUE(std::filesystem::exists(dir.path / "archive" / "crawl-00000.warc.gz"));
         } else if (checks_links) {
             EXPECT_FALSE(read_lines((dir.path / "link-check.jsonl").string()).empty());
-            const auto summary = boost::json::parse(read_text(dir.path / "link-check.json"));
+            const auto summary = boost::json::parse(read_file(dir.path / "link-check.json"));
             EXPECT_FALSE(summary.at("broken_links").as_array().empty());
         } else {
             // asiocrawl.yaml (the defaults) and demo.yaml print the report and write no file.

@@ -12,6 +12,7 @@
 #include "support/temp_dir.hpp"
 #include "support/tls_certs.hpp"
 
+#include "support/files.hpp"
 #include "url/url.hpp"
 #include <asiocrawl/crawler.hpp>
 #include <asiocrawl/error.hpp>
@@ -386,10 +387,8 @@ TEST_F(crawl_fixture, cookies_load_before_and_save_after_the_crawl) {
     crawl_config.fetch.cookies.save_file = save.string();
     crawl({"http://127.0.0.1:" + port() + "/private"});
     EXPECT_EQ(status_of("http://127.0.0.1:" + port() + "/private"), 200) << "the loaded cookie was sent";
-    std::ifstream in(save);
-    std::stringstream text;
-    text << in.rdbuf();
-    EXPECT_NE(text.str().find("127.0.0.1\tFALSE\t/\tFALSE\t0\tsession\ts3"), std::string::npos) << text.str();
+    const std::string text = read_file(save);
+    EXPECT_NE(text.find("127.0.0.1\tFALSE\t/\tFALSE\t0\tsession\ts3"), std::string::npos) << text;
 }
 
 TEST_F(crawl_fixture, an_unreadable_cookie_file_is_a_configuration_error) {

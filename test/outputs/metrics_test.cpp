@@ -4,6 +4,7 @@
 #include <asiocrawl/error.hpp>
 #include <asiocrawl/outputs/output_set.hpp>
 
+#include "support/files.hpp"
 #include "support/loopback_crawl.hpp"
 
 #include <boost/asio/co_spawn.hpp>
@@ -28,6 +29,8 @@
 #include <optional>
 #include <regex>
 #include <sstream>
+
+using asiocrawl::test::read_file;
 
 namespace {
 
@@ -442,10 +445,7 @@ TEST(OutputSet, OpensEveryOutputAndFinishWritesTheJsonSummary) {
     EXPECT_EQ(out.warc_files(), std::vector<std::string>{outputs.warc.path});
     // The crawler's exchanges: robots.txt, then the page. The handler serves the same bytes for both, so
     // the page is archived as a revisit of robots.txt's payload.
-    std::ifstream warc_file{outputs.warc.path, std::ios::binary};
-    std::stringstream warc_text;
-    warc_text << warc_file.rdbuf();
-    const std::string warc = warc_text.str();
+    const std::string warc = read_file(outputs.warc.path);
     auto count = [&](std::string_view needle) {
         std::size_t n = 0;
         for (auto at = warc.find(needle); at != std::string::npos; at = warc.find(needle, at + 1))
@@ -460,47 +460,14 @@ TEST(OutputSet, OpensEveryOutputAndFinishWritesTheJsonSummary) {
     EXPECT_EQ(count("WARC-Target-URI: " + site.origin() + "/\r\n"), 2u);
     // The body sink: the page under its host directory.
     const auto saved = dir / "pages" / ("127.0.0.1:" + std::to_string(site.port())) / "index.html";
-    std::ifstream saved_file{saved};
-    std::stringstream saved_text;
-    saved_text << saved_file.rdbuf();
-    EXPECT_EQ(saved_text.str(), "<html>one page</html>");
-    std::ifstream summary_file{outputs.report_json};
-    std::stringstream summary_text;
-    summary_text << summary_file.rdbuf();
-    const auto summary = boost::json::parse(summary_text.str()).as_object();
+    EXPECT_EQ(read_file(saved), "<html>one page</html>");
+    const auto summary = boost::json::parse(read_file(outputs.report_json)).as_object();
     EXPECT_EQ(summary.at("done").to_number<std::uint64_t>(), result->done);
     EXPECT_EQ(summary.at("counters").as_object().at("html").to_number<std::uint64_t>(), 1u);
     // The progress line's summary, written by stop().
     EXPECT_THAT(terminal, testing::HasSubstr("\rdone: 1 page in "));
     EXPECT_THAT(terminal, testing::EndsWith("\n"));
     std::filesystem::remove_all(dir);
-}
-
-TEST(OutputSet, UnusableOutputsFailAtConstruction) {
-    asio::io_context ctx;
-    // Each unusable output is a crawl_error with code output_unavailable, as the CLI and embedders see it.
-    const auto unavailable = [&](const output_config& config) {
-        try {
-            output_set set(ctx.get_executor(), config);
-        } catch (const crawl_error& e) {
-            return e.code() == make_error_code(error::output_unavailable);
-        }
-        return false;
-    };
-    output_config bad_listen;
-    bad_listen.metrics_listen = "nowhere";
-    EXPECT_TRUE(unavailable(bad_listen));
-    // Below a regular file no directory can be made, even by root.
-    const std::string below_a_file = "/proc/self/status/sub/";
-    output_config bad_warc;
-    bad_warc.warc.path = below_a_file + "crawl.warc";
-    EXPECT_TRUE(unavailable(bad_warc));
-    output_config bad_json;
-    bad_json.report_json = below_a_file + "summary.json";
-    EXPECT_TRUE(unavailable(bad_json));
-    output_config bad_records;
-    bad_records.records = below_a_file + "records.jsonl";
-    EXPECT_TRUE(unavailable(bad_records));
 }
 
 } // namespace

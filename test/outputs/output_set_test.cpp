@@ -147,14 +147,25 @@ TEST(OutputSetModes, AnOutputThatCannotBeOpenedIsUnavailable) {
     test::temp_dir dir{"output-set-unavailable"};
     std::ofstream{dir.path / "file"} << "a file, not a directory\n";
     asio::io_context ctx;
-    output_config under_a_file;
-    under_a_file.records = (dir.path / "file" / "records.jsonl").string();
+    // Below a regular file no directory can be made, even by root: each file output in turn.
+    for (auto output : {&output_config::records, &output_config::report_json}) {
+        output_config under_a_file;
+        under_a_file.*output = (dir.path / "file" / "out").string();
+        try {
+            output_set out{ctx.get_executor(), under_a_file};
+            FAIL() << "a path under a regular file was accepted";
+        } catch (const crawl_error& e) {
+            EXPECT_EQ(e.code(), error::output_unavailable);
+            EXPECT_THAT(e.detail(), HasSubstr((dir.path / "file").string())) << "the path that is in the way";
+        }
+    }
+    output_config warc_under_a_file;
+    warc_under_a_file.warc.path = (dir.path / "file" / "crawl.warc").string();
     try {
-        output_set out{ctx.get_executor(), under_a_file};
-        FAIL() << "a records path under a regular file was accepted";
+        output_set out{ctx.get_executor(), warc_under_a_file};
+        FAIL() << "a WARC path under a regular file was accepted";
     } catch (const crawl_error& e) {
         EXPECT_EQ(e.code(), error::output_unavailable);
-        EXPECT_THAT(e.detail(), HasSubstr((dir.path / "file").string())) << "the path that is in the way";
     }
     output_config bad_listen;
     bad_listen.metrics_listen = "not an address";

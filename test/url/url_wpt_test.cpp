@@ -4,6 +4,7 @@
 // userinfo or fragment, one trailing host dot dropped, RFC 3986 percent-encoding with unreserved characters
 // decoded); for every case a browser rejects, ours must fail too. The differences that remain are listed
 // below with their reasons (and in docs/FETCHING.md); the test fails when one disappears or a new one shows.
+#include "support/files.hpp"
 #include "url/url.hpp"
 
 #include <boost/json/parse.hpp>
@@ -21,6 +22,8 @@
 #include <string_view>
 #include <vector>
 
+using asiocrawl::test::read_file;
+
 namespace {
 
 namespace json = boost::json;
@@ -33,10 +36,8 @@ struct wpt_case {
 };
 
 std::vector<wpt_case> load_cases() {
-    std::ifstream file(std::string(ASIOCRAWL_SOURCE_DIR) + "/test/data/urltestdata.json", std::ios::binary);
-    std::stringstream text;
-    text << file.rdbuf();
-    const json::value data = json::parse(text.str());
+    const json::value data =
+        json::parse(read_file(std::string(ASIOCRAWL_SOURCE_DIR) + "/test/data/urltestdata.json"));
     std::vector<wpt_case> cases;
     for (const auto& entry : data.as_array()) {
         if (!entry.is_object())
