@@ -436,17 +436,14 @@ inline void tokenizer::doctype(const char* q) {
         ++q;
         return true;
     };
+    // After either keyword: optional whitespace, then an opening quote; anything else forces quirks.
+    if (!at_end() && ascii::is_html_whitespace(*q))
+        skip_space();
+    if (at_end() || (*q != '"' && *q != '\'')) {
+        force_quirks = true;
+        return finish(nullptr);
+    }
     if (is_public) {
-        if (at_end()) {
-            force_quirks = true;
-            return finish(nullptr);
-        }
-        if (ascii::is_html_whitespace(*q))
-            skip_space();
-        if (at_end() || *q == '>' || (*q != '"' && *q != '\'')) {
-            force_quirks = true;
-            return finish(nullptr);
-        }
         if (!quoted(public_id))
             return finish(nullptr);
         if (at_end()) {
@@ -465,17 +462,6 @@ inline void tokenizer::doctype(const char* q) {
                 return finish(q);
         }
         if (*q != '"' && *q != '\'') {
-            force_quirks = true;
-            return finish(nullptr);
-        }
-    } else {
-        if (at_end()) {
-            force_quirks = true;
-            return finish(nullptr);
-        }
-        if (ascii::is_html_whitespace(*q))
-            skip_space();
-        if (at_end() || *q == '>' || (*q != '"' && *q != '\'')) {
             force_quirks = true;
             return finish(nullptr);
         }
