@@ -30,8 +30,8 @@ if command -v ninja >/dev/null 2>&1; then generator=(-G Ninja); fi
 launcher=()
 if command -v ccache >/dev/null 2>&1; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
 if [ ! -f build/CMakeCache.txt ]; then
-  cmake -S . -B build "${generator[@]}" "${launcher[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_UNITY_BUILD=ON \
-    "${options[@]}" >/dev/null
+  source scripts/ci-settings.sh
+  cmake -S . -B build "${generator[@]}" "${launcher[@]}" "${plain_options[@]}" "${options[@]}" >/dev/null
 elif [ ${#options[@]} -gt 0 ]; then
   cmake -S . -B build "${options[@]}" >/dev/null
 fi

@@ -35,23 +35,20 @@ stage="${1:?usage: scripts/ci-profile.sh STAGE [TARGET...]}"
 shift
 jobs="${ASIOCRAWL_JOBS:-2}"
 dir="build-profile-$stage"
-# As scripts/test.sh configures its build directories (keep the two in step).
-unity=(-DCMAKE_UNITY_BUILD=ON)
-sanitized=(-DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-g1 "${unity[@]}")
-tsan_tests=(engine_tests outputs_tests store_tests cli_tests)
-tsan_skipped='^(resume_kill|shared_crawl|shared_crawl_start|shared_crawl_tls|state_disk)\.'
+# Configured, selected and run as scripts/test.sh does.
+source scripts/ci-settings.sh
 ctest_args=()
 case "$stage" in
-  normal) options=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "${unity[@]}") targets=() ;;
+  normal) options=("${plain_options[@]}") targets=() ;;
   plain)
-    options=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "${unity[@]}") targets=(hostile_cli_test)
+    options=("${plain_options[@]}") targets=(hostile_cli_test)
     ctest_args=(-L '^hostile_cli_test$')
     ;;
-  demo) options=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "${unity[@]}") targets=(asiocrawl_cli asiocrawl-demo-server) ;;
-  asan) options=("${sanitized[@]}" -DASIOCRAWL_SANITIZE=address) targets=() ;;
+  demo) options=("${plain_options[@]}") targets=(asiocrawl_cli asiocrawl-demo-server) ;;
+  asan) options=("${sanitized_options[@]}" -DASIOCRAWL_SANITIZE=address) targets=() ;;
   tsan)
-    options=("${sanitized[@]}" -DASIOCRAWL_SANITIZE=thread) targets=("${tsan_tests[@]}")
-    ctest_args=(-L "^($(IFS='|'; echo "${tsan_tests[*]}"))\$" -E "$tsan_skipped")
+    options=("${sanitized_options[@]}" -DASIOCRAWL_SANITIZE=thread) targets=("${tsan_tests[@]}")
+    ctest_args=(-L "$tsan_label" -E "$tsan_skipped")
     ;;
   fuzz)
     options=(-DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_BUILD_TYPE=RelWithDebInfo -DASIOCRAWL_FUZZ=ON
@@ -103,9 +100,9 @@ awk '$5 == "link" { printf "%8.1f %6.0f %s\n", $1 + $2, $4 / 1024, $6 }' "$dir/.
 if [ $run_tests = 1 ]; then
   env_vars=()
   if [ "$stage" = asan ]; then
-    env_vars=(ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1)
+    env_vars=("${asan_env[@]}")
   elif [ "$stage" = tsan ]; then
-    env_vars=(TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1)
+    env_vars=("${tsan_env[@]}")
   fi
   rc=0
   env "${env_vars[@]}" /usr/bin/time -f "%e %U %S" -o "$dir/.test_time" \

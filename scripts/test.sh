@@ -32,19 +32,16 @@ begin() {
 }
 end() { echo "== test.sh: stage $1 took $((SECONDS - stage_started)) s" >&2; }
 
-# Sanitized builds: -O0, because the sanitizers, not the optimizer, are what these builds are for, and -O1 costs
-# half again as much compile time (the tests wait on sockets and timers more than they compute). -g1 (line
-# tables and function names, no variable locations) is all a sanitizer report symbolizes, and takes about a
-# quarter off each sanitized compile (docs/TESTING.md). No CLI-only options differ, so one configure per
-# directory is enough and later runs are incremental.
+# Build options, sanitizer settings and the TSan selection, shared with scripts/ci-profile.sh.
+source scripts/ci-settings.sh
+# No CLI-only options differ, so one configure per sanitized directory is enough and later runs are incremental.
 launcher=()
 if command -v ccache >/dev/null 2>&1; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
 configure() {
   local dir="$1"
   shift
   if [ ! -f "$dir/CMakeCache.txt" ]; then
-    cmake -S . -B "$dir" "${generator[@]}" "${launcher[@]}" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-g1 \
-      -DCMAKE_UNITY_BUILD=ON "$@" >/dev/null
+    cmake -S . -B "$dir" "${generator[@]}" "${launcher[@]}" "${sanitized_options[@]}" "$@" >/dev/null
   fi
 }
 
@@ -64,22 +61,13 @@ for stage in "${stages[@]}"; do
     asan)
       configure build-asan -DASIOCRAWL_SANITIZE=address
       cmake --build build-asan -j "$jobs"
-      ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-        ctest --test-dir build-asan --output-on-failure -j 2
+      env "${asan_env[@]}" ctest --test-dir build-asan --output-on-failure -j 2
       ;;
     tsan)
       configure build-tsan -DASIOCRAWL_SANITIZE=thread
-      # Only the layers whose processes run a second thread: TSan reports races between threads, and the
-      # sans-io layers' tests (url, policy, html, state...) cannot have one; they run under ASan+UBSan. engine:
-      # the parse pool, the seed reader; outputs: the writer threads; store: the RocksDB storage thread; cli: the
-      # TSan-built CLI as a child process. The CLI tests that kill, resume and share crawls between several CLI
-      # processes (resume_kill, shared_crawl*, state_disk) test processes, not threads, and stay in asan.
-      tsan_tests=(engine_tests outputs_tests store_tests cli_tests)
+      # The threaded layers only (scripts/ci-settings.sh says which and why).
       cmake --build build-tsan -j "$jobs" --target "${tsan_tests[@]}"
-      label="^($(IFS='|'; echo "${tsan_tests[*]}"))\$"
-      TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
-        ctest --test-dir build-tsan --output-on-failure -j 2 -L "$label" \
-        -E '^(resume_kill|shared_crawl|shared_crawl_start|shared_crawl_tls|state_disk)\.'
+      env "${tsan_env[@]}" ctest --test-dir build-tsan --output-on-failure -j 2 -L "$tsan_label" -E "$tsan_skipped"
       ;;
     fuzz)
       scripts/fuzz.sh "${FUZZ_SECONDS:-10}"
