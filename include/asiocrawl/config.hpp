@@ -288,6 +288,16 @@ struct state_config {
     /// Start over: delete the previous crawl's state in `dir` first (a directory that holds something else
     /// is refused, never emptied). Default false.
     bool reset = false;
+    /// Re-crawl (docs/RECRAWL.md): when the crawl in `dir` (or in `redis`) has finished, start a new
+    /// generation over it: every URL it knows is fetched again with a conditional request (If-None-Match,
+    /// If-Modified-Since from its fetch history), links of changed pages are followed, and each record says
+    /// how the URL changed (record::change). A generation that did not finish is resumed, so the same command
+    /// resumes a killed re-crawl. Needs `dir` or `redis`. Default false.
+    bool recrawl = false;
+    /// A re-crawl without a state: a previous run's records (JSON Lines, with their etag, last_modified and
+    /// payload_digest) or a CDXJ index, whose URLs are fetched again with conditional requests as `recrawl`
+    /// does. Excludes `dir` and `redis`. Default empty.
+    std::string recrawl_from;
     /// A shared crawl (docs/DEPLOY.md): redis://[[user]:password@]host[:port][/db], or rediss:// for Redis
     /// over TLS (see redis_tls). Set: this process is
     /// one worker of a crawl whose seen set, frontier, leases and counters live in that Redis, and every

@@ -6,8 +6,34 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace asiocrawl {
+
+/// How a URL compares with the previous crawl's capture of it, in a re-crawl (docs/RECRAWL.md).
+enum class change_kind : std::uint8_t {
+    none,      ///< not a re-crawl (a first crawl), or nothing to compare (robots.txt)
+    added,     ///< "new": the previous crawl did not know this URL
+    changed,   ///< "changed": another status, redirect target or payload than last time
+    unchanged, ///< "unchanged": 304 Not Modified, or the same status and payload digest
+    gone,      ///< "gone": it now answers 404 or 410, and did not last time
+};
+
+/// "new", "changed", "unchanged", "gone"; "" for none.
+constexpr std::string_view change_name(change_kind c) noexcept {
+    switch (c) {
+    case change_kind::added:
+        return "new";
+    case change_kind::changed:
+        return "changed";
+    case change_kind::unchanged:
+        return "unchanged";
+    case change_kind::gone:
+        return "gone";
+    default:
+        return "";
+    }
+}
 
 /// One outcome. Exactly one of these shapes:
 /// - a page:      status != 0, no error, next_url empty;
@@ -56,6 +82,19 @@ struct record {
     /// "stylesheet", "icon", "preload", "media", "object", "embed" or "style" (requisite_kind_name); empty
     /// for every other URL.
     std::string requisite;
+    /// The response's validators as sent (ETag, Last-Modified), empty when absent: what a re-crawl's
+    /// conditional request sends back.
+    std::string etag;
+    std::string last_modified;
+    /// "sha1:" and the base32 SHA-1 of the decoded body, for a 2xx answer with a body (what a re-crawl
+    /// compares to tell changed from unchanged); empty otherwise.
+    std::string payload_digest;
+    /// When the last attempt's request was sent (the capture's date in an archive); epoch when none was.
+    std::chrono::system_clock::time_point fetched_at{};
+    /// In a re-crawl: how this URL compares with the previous crawl (change_kind); none otherwise.
+    change_kind change = change_kind::none;
+    /// The server answered 304 Not Modified to the re-crawl's conditional request (status is 304).
+    bool not_modified = false;
     /// When the first attempt started, measured from the start of the crawl.
     std::chrono::microseconds started{0};
     /// From the start of the first attempt to the end of the last one.

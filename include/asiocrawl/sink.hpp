@@ -54,6 +54,27 @@ struct http_exchange {
     /// True when the whole response was received.
     bool complete = false;
     boost::system::error_code error;
+    /// Set when the crawl knows this response repeats an earlier capture of the same URL made by a previous
+    /// crawl (a re-crawl, crawler_config::state.recrawl): an archive then writes a `revisit` record (WARC 1.1
+    /// section 6.7) that refers to that capture instead of a second copy of the payload. Repeats within one
+    /// crawl are the archive's own business (it has seen both).
+    struct earlier_capture {
+        enum class profile {
+            none,                    ///< not a revisit
+            server_not_modified,     ///< the server answered 304 to a conditional request
+            identical_payload_digest ///< a 2xx whose payload equals the earlier capture's
+        };
+        profile why = profile::none;
+        /// The earlier capture's WARC-Target-URI.
+        std::string_view target_uri;
+        /// The earlier capture's WARC-Date.
+        std::chrono::system_clock::time_point date{};
+        /// The earlier capture's WARC-Record-ID ("<urn:uuid:...>"); empty when unknown.
+        std::string_view record_id;
+        /// The earlier capture's payload digest ("sha1:BASE32"); empty when unknown.
+        std::string_view payload_digest;
+    };
+    earlier_capture revisit;
 };
 
 /// Called for every exchange when set (WARC writers). Must not throw.

@@ -25,6 +25,10 @@ struct fetch_result {
     std::optional<std::string> location;
     /// Retry-After header, when present, unparsed (seconds or an HTTP date).
     std::optional<std::string> retry_after;
+    /// The validators of the response (RFC 9110 8.8), as sent; empty when absent. A re-crawl sends them back
+    /// in a conditional request.
+    std::string etag;
+    std::string last_modified;
     /// The body, decoded from gzip/deflate when the server used them.
     std::string body;
     /// Decoded body bytes (equals body.size() on success).

@@ -39,6 +39,10 @@ struct fetch_options {
     /// crawler_config::accept_types: a 2xx answer whose Content-Type is not accepted (media_type_accepted)
     /// ends after its head with error::type_rejected; the body is not read. Null: every type.
     const std::vector<std::string>* accept_types = nullptr;
+    /// A conditional request (RFC 9110 13.1): sent as If-None-Match / If-Modified-Since when not empty, from
+    /// an earlier capture's ETag and Last-Modified (a re-crawl). Views valid until the attempt completes.
+    std::string_view if_none_match;
+    std::string_view if_modified_since;
 };
 
 /// Counters a benchmark or test can read.

@@ -5,6 +5,7 @@
 
 #include <boost/system/error_code.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -30,6 +31,11 @@ struct fetch_outcome {
     std::optional<std::string_view> location;
     /// The Retry-After header, when present, unparsed (seconds or an HTTP date).
     std::optional<std::string_view> retry_after;
+    /// The ETag and Last-Modified headers, as sent; empty when absent.
+    std::string_view etag;
+    std::string_view last_modified;
+    /// When the request was sent (the capture's date in an archive).
+    std::chrono::system_clock::time_point sent_at{};
     /// The body, decoded from its content codings.
     std::string_view body;
     /// Decoded body bytes received (the body's size on success).
