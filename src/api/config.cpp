@@ -224,6 +224,12 @@ std::vector<std::string> problem_messages(const crawler_config& config) {
 
     if (config.state.window < 1)
         problems.emplace_back("state.window must be at least 1");
+    if (config.state.recrawl && config.state.dir.empty() && config.state.redis.empty())
+        problems.emplace_back("state.recrawl needs a state (state.dir or state.redis): without one, give the "
+                              "previous run's records with state.recrawl_from");
+    if (!config.state.recrawl_from.empty() && (!config.state.dir.empty() || !config.state.redis.empty()))
+        problems.emplace_back("state.recrawl_from excludes state.dir and state.redis: a crawl with a state "
+                              "re-crawls from its own fetch history (state.recrawl)");
     if (!config.state.redis.empty() && !config.state.dir.empty())
         problems.emplace_back(
             "state.redis and state.dir exclude each other: a shared crawl keeps its state in Redis");

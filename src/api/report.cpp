@@ -131,6 +131,10 @@ std::optional<broken_link> broken_link_of(const record& r) {
 }
 
 void count_record(counters& stats, const record& r) {
+    if (r.change != change_kind::none)
+        ++stats["change_" + std::string(change_name(r.change))];
+    if (r.not_modified)
+        ++stats["not_modified"];
     if (r.error == error::robots_denied) {
         ++stats["robots_denied"];
     } else if (r.error == error::type_rejected) {
@@ -188,6 +192,26 @@ std::string format_utc_iso8601(std::chrono::system_clock::time_point when) {
     char buffer[64];
     const std::size_t length = std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &utc);
     return std::string(buffer, length);
+}
+
+// RFC 3339 in UTC with microseconds: when a request was sent.
+std::string format_rfc3339_micros(std::chrono::system_clock::time_point when) {
+    const auto micros =
+        std::chrono::duration_cast<std::chrono::microseconds>(when.time_since_epoch()).count();
+    std::time_t seconds = static_cast<std::time_t>(micros / 1'000'000);
+    long fraction = static_cast<long>(micros % 1'000'000);
+    if (fraction < 0) {
+        fraction += 1'000'000;
+        --seconds;
+    }
+    std::tm utc{};
+    if (gmtime_r(&seconds, &utc) == nullptr)
+        return "";
+    char buffer[80];
+    const std::size_t length = std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%S", &utc);
+    char out[100];
+    const int n = std::snprintf(out, sizeof out, "%.*s.%06ldZ", static_cast<int>(length), buffer, fraction);
+    return std::string(out, n > 0 ? static_cast<std::size_t>(n) : 0);
 }
 
 // Nearest-rank percentile of sorted values.
@@ -362,6 +386,18 @@ boost::json::object to_json(const record& r) {
         object["links_dropped"] = static_cast<std::uint64_t>(r.links_dropped);
     if (!r.requisite.empty())
         object["requisite"] = r.requisite;
+    if (r.change != change_kind::none)
+        object["change"] = change_name(r.change);
+    if (r.not_modified)
+        object["not_modified"] = true;
+    if (!r.etag.empty())
+        object["etag"] = r.etag;
+    if (!r.last_modified.empty())
+        object["last_modified"] = r.last_modified;
+    if (!r.payload_digest.empty())
+        object["payload_digest"] = r.payload_digest;
+    if (r.fetched_at.time_since_epoch().count() != 0)
+        object["fetched_at"] = format_rfc3339_micros(r.fetched_at);
     object["depth"] = r.depth;
     object["tries"] = r.tries;
     object["started_ms"] = to_milliseconds(r.started);

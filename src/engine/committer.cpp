@@ -126,19 +126,46 @@ asio::awaitable<void> committer::open_state() {
         auto meta = s->meta();
         if (!meta) {
             s->write_meta({fresh_seed, definition});
-            return std::tuple{std::move(s), fresh_seed, restored_state{}};
+            return std::tuple{std::move(s),     fresh_seed, restored_state{},
+                              std::uint32_t{1}, false,      history_map{}};
         }
         if (auto change = describe_definition_change(meta->definition, definition))
             throw crawl_error(asiocrawl::error::state_mismatch,
                               "state directory " + dir.string() + " belongs to another crawl: " + *change +
                                   " (use --state-reset to start over, or another state directory)");
+        // A re-crawl begins a new generation over a finished crawl; an unfinished one is resumed, so that the
+        // same command resumes a killed re-crawl.
+        auto generation = s->generation();
+        const bool new_generation = config.state.recrawl && s->nothing_waiting();
+        if (new_generation)
+            s->begin_generation(++generation);
         auto loaded = s->load(seen);
-        return std::tuple{std::move(s), meta->seed, std::move(loaded)};
+        history_map history;
+        if (generation > 1) {
+            s->for_each_history([&](std::string_view url, std::string_view bytes) {
+                auto h = decode_fetch_history(bytes);
+                if (!h)
+                    throw crawl_error(asiocrawl::error::store_damaged,
+                                      "state directory " + dir.string() + ": the fetch history of " +
+                                          std::string(url) + " does not decode (damaged)");
+                if (h->generation < generation) // not fetched again in this generation yet
+                    history.emplace(url, std::move(*h));
+            });
+        }
+        return std::tuple{std::move(s), meta->seed,     std::move(loaded),
+                          generation,   new_generation, std::move(history)};
     };
-    auto [opened, seed, restored] = co_await e_.on_storage(open);
+    auto [opened, seed, restored, generation, new_generation, history] = co_await e_.on_storage(open);
     e_.store = std::move(opened);
     state.set_seed(seed);
     state.restore(restored);
+    if (generation > 1) {
+        e_.log(log_level::info,
+               std::string(new_generation ? "re-crawl: generation " : "resuming generation ") +
+                   std::to_string(generation) + ", " + std::to_string(history.size()) +
+                   " URLs known from the previous one");
+        state.set_history(std::move(history), generation, new_generation);
+    }
     if (state.result().runs > 0)
         e_.log(log_level::info, "resuming the crawl from " + config.state.dir + ": " +
                                     std::to_string(state.result().done) + " URLs done, " +

@@ -11,6 +11,10 @@
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/post.hpp>
 
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iterator>
 #include <stdexcept>
 #include <tuple>
 #include <utility>
@@ -61,6 +65,28 @@ engine::engine(asio::any_io_executor ex, crawler_config cfg)
     }
     if (!config.input_file.empty())
         seeds = std::make_unique<seed_reader>(config.input_file, config.input_fd); // may throw
+    if (!config.state.recrawl_from.empty())
+        load_recrawl_source();
+}
+
+// Read here, on the embedder's thread like the seed file's opening, not on the executor: a previous run's
+// records can be tens of megabytes.
+void engine::load_recrawl_source() {
+    const auto& path = config.state.recrawl_from;
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+        throw std::invalid_argument("state.recrawl_from " + path + ": cannot open: " + std::strerror(errno));
+    std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    if (in.bad())
+        throw std::invalid_argument("state.recrawl_from " + path + ": cannot read: " + std::strerror(errno));
+    std::size_t skipped = 0;
+    auto history = parse_recrawl_source(text, skipped);
+    if (history.empty() && skipped > 0)
+        throw std::invalid_argument("state.recrawl_from " + path +
+                                    ": holds neither asiocrawl records (JSON Lines) nor a CDXJ index");
+    log(log_level::info, "re-crawl from " + path + ": " + std::to_string(history.size()) + " URLs known" +
+                             (skipped > 0 ? ", " + std::to_string(skipped) + " lines skipped" : ""));
+    state.set_history(std::move(history), 2, true);
 }
 
 engine::~engine() {

@@ -115,7 +115,7 @@ private:
     boost::asio::awaitable<void> work();
     boost::asio::awaitable<void> handle(crawl_state::ticket& t, fetch_result& response);
     boost::asio::awaitable<void> wait_for_outputs();
-    void report_exchange(const work_item& item, const fetch_result& response);
+    void report_exchange(const crawl_state::ticket& t, const fetch_result& response);
 
     /// A worker's completion handler: counts it out. No executor of its own, so co_spawn's cancellation
     /// proxy holds none either.
@@ -275,6 +275,8 @@ struct engine {
 
 private:
     crawl_state::hooks state_hooks();
+    /// state.recrawl_from: the previous run's records or CDXJ, as the history of a re-crawl.
+    void load_recrawl_source();
     /// The end of the work: a shared crawl's lease loop ended, then every URL admitted here is done (or the
     /// queue closed by a stop). Then no part takes new work.
     boost::asio::awaitable<void> until_no_work();

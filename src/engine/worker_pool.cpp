@@ -88,12 +88,21 @@ fetch_options worker_pool::options_for(const work_item& item) const {
         options.truncate_body_at = e_.config.robots.max_bytes;
     if (item.kind == item_kind::page && !e_.config.accept_types.empty())
         options.accept_types = &e_.config.accept_types;
+    if (item.kind != item_kind::robots) {
+        if (const auto* before = e_.state.previous(item.url)) {
+            // A re-crawl asks whether the page changed since (RFC 9110 13.1.1, 13.1.3). The views stay valid
+            // until the URL's record is made, after this attempt.
+            options.if_none_match = before->etag;
+            options.if_modified_since = before->last_modified;
+        }
+    }
     return options;
 }
 
-void worker_pool::report_exchange(const work_item& item, const fetch_result& response) {
+void worker_pool::report_exchange(const crawl_state::ticket& t, const fetch_result& response) {
     if (!e_.exchanges || (response.raw_request.empty() && response.raw_response.empty()))
         return;
+    const auto& item = t.item;
     http_exchange x;
     x.kind = item.kind == item_kind::robots    ? http_exchange::purpose::robots
              : item.kind == item_kind::sitemap ? http_exchange::purpose::sitemap
@@ -106,6 +115,14 @@ void worker_pool::report_exchange(const work_item& item, const fetch_result& res
     x.response_head_bytes = response.raw_head_bytes;
     x.complete = !response.error;
     x.error = response.error;
+    if (t.revisit) {
+        using profile = http_exchange::earlier_capture::profile;
+        x.revisit.why =
+            t.revisit->not_modified ? profile::server_not_modified : profile::identical_payload_digest;
+        x.revisit.target_uri = item.url;
+        x.revisit.date = t.revisit->date;
+        x.revisit.payload_digest = t.revisit->payload_digest;
+    }
     e_.exchanges(x);
 }
 
@@ -118,7 +135,8 @@ asio::awaitable<void> worker_pool::wait_for_outputs() {
 
 /// What comes of one attempt's answer (or failure). Its frame exists only while the answer is handled.
 asio::awaitable<void> worker_pool::handle(crawl_state::ticket& t, fetch_result& response) {
-    report_exchange(t.item, response);
+    // The archive learns of the exchange after the state compared it with the previous crawl's capture
+    // (t.revisit, set when the record is made).
     record r;
     switch (e_.state.on_response(t, outcome_of(response), r)) {
     case crawl_state::next_step::done:
@@ -136,8 +154,10 @@ asio::awaitable<void> worker_pool::handle(crawl_state::ticket& t, fetch_result& 
                                   link_options_for(e_.config, r.charset));
         }
         response.body = std::move(links.body);
-        if (e_.aborting())
+        if (e_.aborting()) {
+            report_exchange(t, response);
             co_return;
+        }
         e_.state.on_links(t, r, links);
         [[fallthrough]];
     }
@@ -147,6 +167,7 @@ asio::awaitable<void> worker_pool::handle(crawl_state::ticket& t, fetch_result& 
         e_.state.finish(t, std::move(r));
         break;
     }
+    report_exchange(t, response);
     e_.pump.pump();
 }
 

@@ -153,7 +153,7 @@ struct save_dir_writer::state {
     }
 
     // Runs on the worker thread.
-    void save(const fs::path& relative, const std::string& body) {
+    void save(const fs::path& relative, const std::string& body, bool keep_existing) {
         fs::path directory = root;
         for (const fs::path& component : relative.parent_path()) {
             const fs::path next = directory / component;
@@ -179,6 +179,9 @@ struct save_dir_writer::state {
             target /= "index.html";
         else if (status.type() != fs::file_type::not_found && status.type() != fs::file_type::regular)
             throw std::runtime_error("save_dir: refusing to write over " + target.string());
+        // A re-crawl found the page unchanged: the copy on disk stays as it is (wget -N), mtime included.
+        if (keep_existing && status.type() == fs::file_type::regular)
+            return;
         fs::path temporary = target;
         temporary += ".asiocrawl-tmp";
         {
@@ -226,7 +229,10 @@ void save_dir_writer::write(const record& r, std::string_view body) {
     if (!relative)
         return;
     auto job = std::make_shared<std::pair<fs::path, std::string>>(std::move(*relative), std::string(body));
-    state_->worker.post(body.size(), [s = state_.get(), job] { s->save(job->first, job->second); });
+    const bool keep_existing = r.change == change_kind::unchanged;
+    state_->worker.post(body.size(), [s = state_.get(), job, keep_existing] {
+        s->save(job->first, job->second, keep_existing);
+    });
 }
 
 bool save_dir_writer::busy() const noexcept {

@@ -9,6 +9,7 @@
 #include "policy/redirect.hpp"
 #include "policy/sitemap.hpp"
 #include "url/url.hpp"
+#include "util/digest.hpp"
 #include <asiocrawl/error.hpp>
 #include <asiocrawl/version.hpp>
 
@@ -171,6 +172,8 @@ void crawl_state::start() {
                 "\"User-agent: *\" groups apply to this crawl");
     for (const auto& root : roots_)
         admit(root, {}, config_.max_redirect, 0, item_kind::page, false);
+    if (std::exchange(admit_known_, false))
+        admit_known();
     if (!config_.input_file.empty() && !seeds_done_ && !seed_hold_)
         seed_hold_ = hooks_.hold();
     if (config_.sitemaps && !config_.robots.obey) {
@@ -295,7 +298,7 @@ std::optional<crawl_state::ticket> crawl_state::next() {
         return std::nullopt;
     const auto now = now_();
     while (auto popped = frontier_.pop(now)) {
-        ticket t{std::move(popped->item), std::move(popped->taken)};
+        ticket t{std::move(popped->item), std::move(popped->taken), {}, std::nullopt};
         if (!config_.robots.obey || t.item.kind == item_kind::robots)
             return t;
         const std::string origin(origin_of(t.item.url));
@@ -471,6 +474,62 @@ std::string crawl_state::counters_json() const {
     return boost::json::serialize(doc);
 }
 
+// ---- re-crawls ----
+
+void crawl_state::set_history(history_map history, std::uint32_t generation, bool new_generation) {
+    history_ = std::move(history);
+    generation_ = generation;
+    recrawling_ = true;
+    admit_known_ = new_generation;
+}
+
+const fetch_history* crawl_state::previous(std::string_view url) const {
+    const auto found = history_.find(url);
+    return found == history_.end() ? nullptr : &found->second;
+}
+
+void crawl_state::admit_known() {
+    // Shallow URLs first, as the crawl that found them went: a budget (max_pages) keeps the same pages.
+    std::vector<const history_map::value_type*> known;
+    known.reserve(history_.size());
+    for (const auto& entry : history_)
+        known.push_back(&entry);
+    std::sort(known.begin(), known.end(), [](const auto* a, const auto* b) {
+        return std::tie(a->second.depth, a->first) < std::tie(b->second.depth, b->first);
+    });
+    std::size_t admitted = 0;
+    for (const auto* entry : known) {
+        const auto& [url_text, h] = *entry;
+        if (h.kind == item_kind::robots)
+            continue;
+        auto url = boost::urls::parse_uri(url_text);
+        if (!url || (h.kind != item_kind::requisite && !in_scope(*url)))
+            continue;
+        if (admit(*url, h.referrer, config_.max_redirect, h.depth, h.kind, h.from_sitemap, h.requisite))
+            ++admitted;
+    }
+    say(log_level::info, "re-crawl, generation ", generation_, ": ", admitted, " known URLs to fetch again");
+}
+
+void crawl_state::compare_with_history(ticket& t, record& r) {
+    const auto found = recrawling_ ? history_.find(r.url) : history_.end();
+    const fetch_history* before = found == history_.end() ? nullptr : &found->second;
+    if (recrawling_) {
+        r.change = compare(before, r);
+        const bool same_payload = r.change == change_kind::unchanged && r.status >= 200 && r.status < 300 &&
+                                  !r.payload_digest.empty() && r.payload_digest == before->payload_digest;
+        if (before != nullptr && before->captured_at_us != 0 && (r.not_modified || same_payload))
+            t.revisit = ticket::earlier_capture{
+                r.not_modified,
+                wall_clock_type::time_point(std::chrono::microseconds(before->captured_at_us)),
+                before->payload_digest};
+    }
+    if (durable_ && r.status != 0)
+        batch_.history.emplace_back(r.url, encode(history_of(r, t.item, before, generation_)));
+    if (found != history_.end())
+        history_.erase(found); // fetched in this generation: its entry is in the batch
+}
+
 // ---- one attempt ----
 
 std::int64_t crawl_state::micros_since_start() const {
@@ -567,6 +626,9 @@ crawl_state::next_step crawl_state::on_response(ticket& t, const fetch_outcome& 
     auto charset = detect_charset(response.charset, response.body, html);
     r.charset = std::move(charset.charset);
     r.charset_source = std::move(charset.source);
+    r.etag = response.etag;
+    r.last_modified = response.last_modified;
+    r.fetched_at = response.sent_at;
     if (response.error) {
         r.error = response.error;
         r.error_detail = std::string(response.error_detail);
@@ -578,12 +640,23 @@ crawl_state::next_step crawl_state::on_response(ticket& t, const fetch_outcome& 
         complete(t, std::move(r));
         return next_step::done;
     }
+    if (r.status == 304 && recrawling_) {
+        // The answer to the conditional request the worker made from this URL's history (RFC 9110 15.4.5).
+        if (const auto* before = previous(r.url);
+            before != nullptr && (!before->etag.empty() || !before->last_modified.empty())) {
+            r.not_modified = true;
+            complete(t, std::move(r));
+            return next_step::done;
+        }
+    }
     if (is_redirect_status(r.status)) {
         follow_redirect(t, response, r);
         complete(t, std::move(r));
         return next_step::done;
     }
     const bool success = r.status >= 200 && r.status < 300;
+    if (success && !response.body.empty())
+        r.payload_digest = sha1_base32(response.body);
     if (t.item.kind == item_kind::sitemap) {
         if (success)
             queue_sitemap(t, response, r);
@@ -600,6 +673,8 @@ crawl_state::next_step crawl_state::on_response(ticket& t, const fetch_outcome& 
 }
 
 void crawl_state::complete(ticket& t, record&& r) {
+    if (t.item.kind != item_kind::robots)
+        compare_with_history(t, r);
     finished(t.item, t.slot.host());
     emit(std::move(r));
 }

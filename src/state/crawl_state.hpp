@@ -5,6 +5,7 @@
 
 #include "html/page_links.hpp"
 #include "state/autothrottle.hpp"
+#include "state/fetch_history.hpp"
 #include "state/fetch_outcome.hpp"
 #include "state/fingerprint_set.hpp"
 #include "state/frontier.hpp"
@@ -76,6 +77,14 @@ public:
         work_item item;
         frontier_type::slot slot;
         time_point started_at{}; ///< fetch_started(): the start of the latency autothrottle measures
+        /// Set by a re-crawl when this answer repeats the previous generation's capture: what an archive's
+        /// revisit record refers to (the target URI is the item's URL).
+        struct earlier_capture {
+            bool not_modified = false; ///< a 304 (else an identical payload)
+            wall_clock_type::time_point date{};
+            std::string payload_digest;
+        };
+        std::optional<earlier_capture> revisit;
     };
 
     /// What on_response() leaves to the caller.
@@ -155,6 +164,20 @@ public:
     void on_links(ticket& t, record& page, const resolved_links& links);
     /// The item's record is final: emits it, and the item never waits again.
     void finish(ticket& t, record&& r);
+
+    // ---- re-crawls (docs/RECRAWL.md) ----
+
+    /// A re-crawl: what the earlier generations fetched (URL -> last fetch) and this generation's number.
+    /// `new_generation`: start() admits every URL of `history` after the roots (a resumed generation has them
+    /// waiting already). Call before start().
+    void set_history(history_map history, std::uint32_t generation, bool new_generation);
+    /// Records say how each URL changed (record::change), and known URLs are fetched conditionally.
+    bool recrawling() const noexcept { return recrawling_; }
+    /// 1 for a first crawl, one more for each re-crawl of the same state.
+    std::uint32_t generation() const noexcept { return generation_; }
+    /// What an earlier generation fetched at `url` and this one has not fetched yet; nullptr otherwise.
+    /// Valid until the URL's record is made.
+    const fetch_history* previous(std::string_view url) const;
 
     // ---- durability ----
 
@@ -236,6 +259,8 @@ private:
     void queue_sitemap(ticket& t, const fetch_outcome& response, record& r);
     std::int64_t micros_since_start() const;
     void complete(ticket& t, record&& r);
+    void admit_known();
+    void compare_with_history(ticket& t, record& r);
 
     const crawler_config& config_;
     hooks hooks_;
@@ -283,6 +308,11 @@ private:
     bool seed_hold_ = false;
     std::size_t seed_warnings_ = 0;
     std::optional<autothrottle> throttle_; // politeness.autothrottle.enabled
+    // Re-crawls: the previous generations' fetches of the URLs not yet fetched in this one.
+    history_map history_;
+    std::uint32_t generation_ = 1;
+    bool recrawling_ = false;
+    bool admit_known_ = false;
     // Budgets (crawler_config::quota, max_time).
     std::optional<time_point> deadline_;
     bool budget_spent_ = false;

@@ -39,6 +39,8 @@ struct state_batch {
     std::vector<host_line> lines;
     /// Records kept for the classic per-URL report: normalized URL -> encode(record).
     std::vector<std::pair<std::string, std::string>> records;
+    /// Fetch history (fetch_history.hpp) of the URLs finished since the last commit: URL -> encode(entry).
+    std::vector<std::pair<std::string, std::string>> history;
     /// The crawl's counters as JSON (crawl_state::counters_json); empty when there is nothing to write.
     std::string counters;
     /// How far the seed file has been read (seed_position::to_text), with the seeds admitted in this batch;
@@ -50,8 +52,8 @@ struct state_batch {
 
     bool empty() const noexcept {
         return new_hosts.empty() && fingerprints.empty() && waiting.empty() && finished.empty() &&
-               lines.empty() && records.empty() && counters.empty() && seed_position.empty() &&
-               host_delays.empty();
+               lines.empty() && records.empty() && history.empty() && counters.empty() &&
+               seed_position.empty() && host_delays.empty();
     }
 };
 

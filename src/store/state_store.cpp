@@ -457,6 +457,8 @@ void state_store::write(const state_batch& b, bool sync) {
         batch.Delete(slice(waiting_key(host, seq)));
     for (const auto& [url, json] : b.records)
         batch.Put(slice("R" + url), slice(json));
+    for (const auto& [url, bytes] : b.history)
+        batch.Put(slice("F" + url), slice(bytes));
     if (!b.counters.empty())
         batch.Put(slice(meta_key("counters")), slice(b.counters));
     if (!b.seed_position.empty())
@@ -494,6 +496,55 @@ state_store::read_waiting(host_id host, std::uint64_t from_seq, std::size_t coun
 void state_store::for_each_record(
     const std::function<void(std::string_view url, std::string_view json)>& each) const {
     impl_->scan("R", [&](std::string_view key, std::string_view value) {
+        each(key.substr(1), value);
+        return true;
+    });
+}
+
+std::uint32_t state_store::generation() const {
+    const auto value = impl_->get(meta_key("generation"));
+    if (!value)
+        return 1;
+    if (value->size() != 4)
+        fail(impl_->dir, asiocrawl::error::store_damaged, "the database is damaged (generation)");
+    return static_cast<std::uint32_t>(get_be(*value, 4));
+}
+
+bool state_store::nothing_waiting() const {
+    bool none = true;
+    impl_->scan("L", [&](std::string_view, std::string_view value) {
+        varint_reader in{value};
+        const auto waiting = in.varint();
+        none = waiting && *waiting == 0;
+        return none;
+    });
+    return none;
+}
+
+void state_store::begin_generation(std::uint32_t generation) {
+    rocksdb::WriteBatch batch;
+    // [prefix, prefix + 1): every key of that kind.
+    for (const char* kind : {"S", "W", "L", "R"}) {
+        const std::string from(kind);
+        const std::string to(1, static_cast<char>(kind[0] + 1));
+        batch.DeleteRange(slice(from), slice(to));
+    }
+    batch.Delete(slice(meta_key("counters")));
+    batch.Delete(slice(meta_key("seed_position")));
+    std::string value;
+    put_be(value, generation, 4);
+    batch.Put(slice(meta_key("generation")), slice(value));
+    if (impl_->write_failed)
+        fail_write(impl_->dir, false, "an earlier write failed");
+    rocksdb::WriteOptions options;
+    options.sync = true;
+    impl_->check_write(impl_->db->Write(options, &batch));
+    impl_->next_chunk = 0;
+}
+
+void state_store::for_each_history(
+    const std::function<void(std::string_view url, std::string_view bytes)>& each) const {
+    impl_->scan("F", [&](std::string_view key, std::string_view value) {
         each(key.substr(1), value);
         return true;
     });

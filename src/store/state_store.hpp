@@ -81,6 +81,18 @@ public:
     /// Every kept record, ordered by URL: (url, encode(record)).
     void for_each_record(const std::function<void(std::string_view url, std::string_view bytes)>& each) const;
 
+    /// The generation of the crawl kept here: 1 until a re-crawl begins another (docs/RECRAWL.md).
+    std::uint32_t generation() const;
+    /// True when no URL of the crawl waits (it finished, or never admitted any).
+    bool nothing_waiting() const;
+    /// Begins generation `generation` (a re-crawl): the previous one's progress goes — seen set, frontier,
+    /// host lines, kept records, counters, seed position — and the hosts, the definition and the fetch
+    /// history stay. One atomic, synced write: a kill leaves either generation whole.
+    void begin_generation(std::uint32_t generation);
+    /// Every fetch history entry (key `F`), ordered by URL: (url, encode(fetch_history)).
+    void
+    for_each_history(const std::function<void(std::string_view url, std::string_view bytes)>& each) const;
+
     /// Bytes the directory holds (a benchmark figure).
     std::uint64_t disk_bytes() const;
 

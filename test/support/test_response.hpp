@@ -8,6 +8,7 @@
 #include <boost/asio/error.hpp>
 #include <boost/system/error_code.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -26,6 +27,9 @@ struct test_response {
     std::string error_detail;
     /// The peer's address; empty when no connection was made.
     std::string remote_ip;
+    std::string etag;
+    std::string last_modified;
+    std::chrono::system_clock::time_point sent_at{};
 
     /// The state's view of this answer; a refused connection is the failure the tests retry.
     detail::fetch_outcome outcome() const {
@@ -44,6 +48,9 @@ struct test_response {
         out.body = body;
         out.body_bytes = body_bytes;
         out.error_detail = error_detail;
+        out.etag = etag;
+        out.last_modified = last_modified;
+        out.sent_at = sent_at;
         return out;
     }
 };

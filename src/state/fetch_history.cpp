@@ -1,0 +1,308 @@
+#include "state/fetch_history.hpp"
+
+#include "state/varint.hpp"
+
+#include "util/ascii.hpp"
+
+#include <boost/json/parse.hpp>
+#include <boost/json/value.hpp>
+
+#include <charconv>
+#include <ctime>
+
+namespace asiocrawl::detail {
+
+namespace {
+
+// The format's version, first in every value: a later format can read this one.
+constexpr std::uint64_t history_format = 1;
+
+bool gone_status(int status) noexcept {
+    return status == 404 || status == 410;
+}
+
+std::int64_t unix_micros(std::chrono::system_clock::time_point t) {
+    return std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count();
+}
+
+bool read_digits(std::string_view& s, std::size_t n, int& out) {
+    if (s.size() < n)
+        return false;
+    const auto r = std::from_chars(s.data(), s.data() + n, out);
+    if (r.ec != std::errc{} || r.ptr != s.data() + n)
+        return false;
+    s.remove_prefix(n);
+    return true;
+}
+
+bool skip_char(std::string_view& s, char c) {
+    if (s.empty() || s.front() != c)
+        return false;
+    s.remove_prefix(1);
+    return true;
+}
+
+// "YYYY-MM-DDTHH:MM:SS[.ffffff]Z" (what records' fetched_at says) -> unix microseconds; nullopt otherwise.
+std::optional<std::int64_t> parse_rfc3339_utc(std::string_view s) {
+    std::tm t{};
+    int year = 0, month = 0;
+    if (!read_digits(s, 4, year) || !skip_char(s, '-') || !read_digits(s, 2, month) || !skip_char(s, '-') ||
+        !read_digits(s, 2, t.tm_mday) || !(skip_char(s, 'T') || skip_char(s, 't')) ||
+        !read_digits(s, 2, t.tm_hour) || !skip_char(s, ':') || !read_digits(s, 2, t.tm_min) ||
+        !skip_char(s, ':') || !read_digits(s, 2, t.tm_sec))
+        return std::nullopt;
+    std::int64_t micros = 0;
+    if (skip_char(s, '.')) {
+        int digits = 0;
+        while (!s.empty() && ascii::is_digit(s.front())) {
+            if (digits < 6) {
+                micros = micros * 10 + (s.front() - '0');
+                ++digits;
+            }
+            s.remove_prefix(1);
+        }
+        if (digits == 0)
+            return std::nullopt;
+        for (; digits < 6; ++digits)
+            micros *= 10;
+    }
+    if (!(skip_char(s, 'Z') || skip_char(s, 'z')) || !s.empty())
+        return std::nullopt;
+    t.tm_year = year - 1900;
+    t.tm_mon = month - 1;
+    const std::time_t seconds = timegm(&t);
+    return static_cast<std::int64_t>(seconds) * 1'000'000 + micros;
+}
+
+// CDXJ's 14-digit timestamp (YYYYMMDDhhmmss, UTC).
+std::optional<std::int64_t> parse_timestamp14(std::string_view s) {
+    if (s.size() != 14)
+        return std::nullopt;
+    std::tm t{};
+    int year = 0, month = 0;
+    if (!read_digits(s, 4, year) || !read_digits(s, 2, month) || !read_digits(s, 2, t.tm_mday) ||
+        !read_digits(s, 2, t.tm_hour) || !read_digits(s, 2, t.tm_min) || !read_digits(s, 2, t.tm_sec))
+        return std::nullopt;
+    t.tm_year = year - 1900;
+    t.tm_mon = month - 1;
+    return static_cast<std::int64_t>(timegm(&t)) * 1'000'000;
+}
+
+std::string string_field(const boost::json::object& o, std::string_view name) {
+    if (const auto* v = o.if_contains(name); v != nullptr && v->is_string())
+        return std::string(v->as_string());
+    return {};
+}
+
+int int_field(const boost::json::object& o, std::string_view name) {
+    if (const auto* v = o.if_contains(name)) {
+        if (v->is_int64())
+            return static_cast<int>(v->as_int64());
+        if (v->is_uint64())
+            return static_cast<int>(v->as_uint64());
+        if (v->is_string()) { // CDXJ writes the status as a string
+            int n = 0;
+            const auto& s = v->as_string();
+            if (std::from_chars(s.data(), s.data() + s.size(), n).ec == std::errc{})
+                return n;
+        }
+    }
+    return 0;
+}
+
+std::optional<requisite_kind> requisite_by_name(std::string_view name) {
+    for (int k = 0; k <= static_cast<int>(requisite_kind::style); ++k)
+        if (requisite_kind_name(static_cast<requisite_kind>(k)) == name)
+            return static_cast<requisite_kind>(k);
+    return std::nullopt;
+}
+
+} // namespace
+
+std::string encode(const fetch_history& h) {
+    std::string out;
+    out.reserve(32 + h.etag.size() + h.last_modified.size() + h.payload_digest.size() + h.location.size() +
+                h.referrer.size());
+    put_varint(out, history_format);
+    std::uint64_t flags = static_cast<std::uint64_t>(h.kind) | (h.from_sitemap ? 0x10u : 0u);
+    if (h.kind == item_kind::requisite)
+        flags |= static_cast<std::uint64_t>(h.requisite) << 5;
+    put_varint(out, flags);
+    put_varint(out, static_cast<std::uint64_t>(h.status));
+    put_varint(out, h.generation);
+    put_varint(out, zigzag(h.depth));
+    put_varint(out, zigzag(h.fetched_at_us));
+    // The capture date is usually the fetch date: stored as the difference.
+    put_varint(out, zigzag(h.fetched_at_us - h.captured_at_us));
+    put_string(out, h.etag);
+    put_string(out, h.last_modified);
+    put_string(out, h.payload_digest);
+    put_string(out, h.location);
+    put_string(out, h.referrer);
+    return out;
+}
+
+std::optional<fetch_history> decode_fetch_history(std::string_view bytes) {
+    varint_reader in{bytes};
+    const auto format = in.varint();
+    if (!format || *format != history_format)
+        return std::nullopt;
+    const auto flags = in.varint();
+    const auto status = in.varint();
+    const auto generation = in.varint();
+    const auto depth = in.varint();
+    const auto fetched = in.varint();
+    const auto captured_before = in.varint();
+    auto etag = in.string();
+    auto last_modified = in.string();
+    auto digest = in.string();
+    auto location = in.string();
+    auto referrer = in.string();
+    if (!flags || !status || !generation || !depth || !fetched || !captured_before || !etag ||
+        !last_modified || !digest || !location || !referrer || !in.at_end() || *status > 999 ||
+        *generation > 0xffffffffu)
+        return std::nullopt;
+    const auto kind = *flags & 0x0f;
+    const auto requisite = *flags >> 5;
+    if (kind > static_cast<std::uint64_t>(item_kind::requisite) ||
+        requisite > static_cast<std::uint64_t>(requisite_kind::style))
+        return std::nullopt;
+    fetch_history h;
+    h.kind = static_cast<item_kind>(kind);
+    h.requisite = static_cast<requisite_kind>(requisite);
+    h.from_sitemap = (*flags & 0x10) != 0;
+    h.status = static_cast<int>(*status);
+    h.generation = static_cast<std::uint32_t>(*generation);
+    h.depth = static_cast<int>(unzigzag(*depth));
+    h.fetched_at_us = unzigzag(*fetched);
+    h.captured_at_us = h.fetched_at_us - unzigzag(*captured_before);
+    h.etag = std::move(*etag);
+    h.last_modified = std::move(*last_modified);
+    h.payload_digest = std::move(*digest);
+    h.location = std::move(*location);
+    h.referrer = std::move(*referrer);
+    return h;
+}
+
+change_kind compare(const fetch_history* previous, const record& now) noexcept {
+    if (previous == nullptr)
+        return change_kind::added;
+    if (now.not_modified)
+        return change_kind::unchanged;
+    if (now.status == 0)
+        return change_kind::none; // no answer: nothing to compare
+    if (gone_status(now.status))
+        return gone_status(previous->status) ? change_kind::unchanged : change_kind::gone;
+    if (previous->status != now.status)
+        return change_kind::changed;
+    if (now.status >= 300 && now.status < 400)
+        return previous->location == now.next_url ? change_kind::unchanged : change_kind::changed;
+    if (now.payload_digest.empty() && previous->payload_digest.empty())
+        return now.size == 0 ? change_kind::unchanged : change_kind::changed; // nothing kept to compare
+    return now.payload_digest == previous->payload_digest ? change_kind::unchanged : change_kind::changed;
+}
+
+fetch_history history_of(const record& r, const work_item& item, const fetch_history* previous,
+                         std::uint32_t generation) {
+    fetch_history h;
+    h.status = r.status;
+    h.etag = r.etag;
+    h.last_modified = r.last_modified;
+    h.payload_digest = r.payload_digest;
+    h.location = r.next_url;
+    h.fetched_at_us = unix_micros(r.fetched_at);
+    h.captured_at_us = h.fetched_at_us;
+    if (previous != nullptr) {
+        if (r.not_modified) {
+            // RFC 9110 15.4.5: a 304 stands for the stored response; its validators update it when sent.
+            h.status = previous->status;
+            h.payload_digest = previous->payload_digest;
+            h.location = previous->location;
+            h.captured_at_us = previous->captured_at_us;
+            if (h.etag.empty())
+                h.etag = previous->etag;
+            if (h.last_modified.empty())
+                h.last_modified = previous->last_modified;
+        } else if (r.change == change_kind::unchanged && !r.payload_digest.empty() &&
+                   r.payload_digest == previous->payload_digest) {
+            h.captured_at_us = previous->captured_at_us; // archived as a revisit of that capture
+        }
+    }
+    h.generation = generation;
+    h.depth = item.depth;
+    h.kind = item.kind;
+    h.requisite = item.requisite;
+    h.from_sitemap = item.from_sitemap;
+    h.referrer = item.referrer;
+    return h;
+}
+
+history_map parse_recrawl_source(std::string_view text, std::size_t& skipped) {
+    history_map out;
+    skipped = 0;
+    while (!text.empty()) {
+        const auto end = text.find('\n');
+        std::string_view line = text.substr(0, end);
+        text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
+        line = ascii::trim(line, " \t\r");
+        if (line.empty())
+            continue;
+        std::optional<std::int64_t> cdxj_time;
+        std::string_view json = line;
+        if (line.front() != '{') {
+            // CDXJ: "SURT TIMESTAMP {json}"
+            const auto first = line.find(' ');
+            const auto second = first == std::string_view::npos ? first : line.find(' ', first + 1);
+            if (second == std::string_view::npos) {
+                ++skipped;
+                continue;
+            }
+            cdxj_time = parse_timestamp14(line.substr(first + 1, second - first - 1));
+            json = line.substr(second + 1);
+        }
+        boost::system::error_code ec;
+        const auto value = boost::json::parse(json, ec);
+        if (ec || !value.is_object()) {
+            ++skipped;
+            continue;
+        }
+        const auto& o = value.as_object();
+        std::string url = string_field(o, "url");
+        if (url.empty() || string_field(o, "mime") == "warc/revisit") {
+            // A revisit holds no payload of its own: the capture it refers to says what the page was.
+            ++skipped;
+            continue;
+        }
+        fetch_history h;
+        h.status = int_field(o, "status");
+        h.etag = string_field(o, "etag");
+        h.last_modified = string_field(o, "last_modified");
+        h.payload_digest = string_field(o, cdxj_time ? "digest" : "payload_digest");
+        if (!h.payload_digest.empty() && h.payload_digest.find(':') == std::string::npos)
+            h.payload_digest.insert(0, "sha1:"); // pywb's indexer writes the bare base32
+        h.location = string_field(o, "next_url");
+        h.referrer = string_field(o, "referrer");
+        h.depth = int_field(o, "depth");
+        if (cdxj_time)
+            h.fetched_at_us = *cdxj_time;
+        else if (auto t = parse_rfc3339_utc(string_field(o, "fetched_at")))
+            h.fetched_at_us = *t;
+        h.captured_at_us = h.fetched_at_us;
+        if (o.if_contains("from_sitemap") != nullptr && o.at("from_sitemap").is_bool())
+            h.from_sitemap = o.at("from_sitemap").as_bool();
+        if (auto name = string_field(o, "requisite"); !name.empty()) {
+            if (auto kind = requisite_by_name(name)) {
+                h.kind = item_kind::requisite;
+                h.requisite = *kind;
+            }
+        }
+        if (o.if_contains("error_kind") != nullptr && h.status == 0) {
+            ++skipped; // a failure: nothing to send back, and the URL is known by whoever linked it
+            continue;
+        }
+        out.insert_or_assign(std::move(url), std::move(h));
+    }
+    return out;
+}
+
+} // namespace asiocrawl::detail

@@ -1,0 +1,72 @@
+// What a crawl remembers of each URL it fetched, for the crawl that comes back (docs/RECRAWL.md): the
+// validators a conditional request sends, the payload digest that tells a changed page from an unchanged
+// one, and the capture a WARC revisit record refers to.
+#pragma once
+
+#include "state/work_item.hpp"
+
+#include <asiocrawl/record.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+namespace asiocrawl::detail {
+
+/// One URL's last fetch. Kept in the state directory under its URL (key `F`), and read from a previous run's
+/// records or CDXJ index for recrawl_from.
+struct fetch_history {
+    int status = 0;
+    std::string etag;
+    std::string last_modified;
+    /// record::payload_digest of the capture that holds the payload; empty when unknown or bodiless.
+    std::string payload_digest;
+    /// A redirect's target (record::next_url).
+    std::string location;
+    /// When the last request for it was sent (unix microseconds).
+    std::int64_t fetched_at_us = 0;
+    /// When the capture holding its payload was made (its WARC-Date): the last full response, not a 304 nor
+    /// a revisit. 0 when unknown.
+    std::int64_t captured_at_us = 0;
+    /// The generation (crawl_state::generation()) that fetched it last.
+    std::uint32_t generation = 0;
+    /// How the crawl came to it, so that a new generation admits it as it was admitted before.
+    int depth = 0;
+    item_kind kind = item_kind::page;
+    requisite_kind requisite = requisite_kind::image;
+    bool from_sitemap = false;
+    std::string referrer;
+};
+
+/// Heterogeneous lookup: a URL held as a string_view finds its entry without a copy.
+struct url_hash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+};
+
+/// URL (normalized) -> its last fetch.
+using history_map = std::unordered_map<std::string, fetch_history, url_hash, std::equal_to<>>;
+
+std::string encode(const fetch_history& h);
+/// nullopt when `bytes` is not what encode() writes.
+std::optional<fetch_history> decode_fetch_history(std::string_view bytes);
+
+/// How `now` (the record of this generation's fetch) compares with `previous` (nullptr: the URL was not
+/// known). A network failure (status 0) compares as none: it says nothing about the page.
+change_kind compare(const fetch_history* previous, const record& now) noexcept;
+
+/// The history entry a record leaves for the next generation; `previous` (may be null) keeps what a 304
+/// does not repeat (the payload digest and its capture date, validators it did not resend).
+fetch_history history_of(const record& r, const work_item& item, const fetch_history* previous,
+                         std::uint32_t generation);
+
+/// Reads a previous run's output for recrawl_from: JSON Lines records (asiocrawl's `-o` format, with url,
+/// status and, when present, etag, last_modified, payload_digest, next_url, fetched_at, depth, referrer), or
+/// a CDXJ index ("SURT TIMESTAMP {json}" lines with url, status, digest). Lines that are neither are counted
+/// in `skipped`. The last line of a URL wins.
+history_map parse_recrawl_source(std::string_view text, std::size_t& skipped);
+
+} // namespace asiocrawl::detail

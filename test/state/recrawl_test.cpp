@@ -1,0 +1,361 @@
+// Re-crawls without sockets: the fetch history's byte form, how a fetch compares with the last one, what a
+// previous run's records or CDXJ give, and a crawl state that fetches known URLs again and says what changed.
+#include "state/crawl_state.hpp"
+#include "state/fetch_history.hpp"
+
+#include "support/test_response.hpp"
+#include "util/digest.hpp"
+
+#include <asiocrawl/report.hpp>
+
+#include <boost/url/parse.hpp>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+
+using namespace asiocrawl;
+using namespace asiocrawl::detail;
+using asiocrawl::test::test_response;
+using namespace std::chrono_literals;
+
+namespace recrawl_test {
+
+crawl_state::time_point fake_now{std::chrono::hours(1)};
+crawl_state::time_point manual_clock() {
+    return fake_now;
+}
+
+crawl_state::wall_clock_type::time_point manual_wall_clock() {
+    return crawl_state::wall_clock_type::time_point{std::chrono::seconds(1'000'000'000)};
+}
+
+fetch_history known(int status, std::string etag, std::string digest, int depth = 1) {
+    fetch_history h;
+    h.status = status;
+    h.etag = std::move(etag);
+    h.last_modified = "Tue, 01 Sep 2026 10:00:00 GMT";
+    h.payload_digest = std::move(digest);
+    h.fetched_at_us = 1'700'000'000'000'000;
+    h.captured_at_us = 1'600'000'000'000'000;
+    h.generation = 1;
+    h.depth = depth;
+    h.referrer = "http://a.test/";
+    return h;
+}
+
+TEST(FetchHistory, RoundTripsEveryField) {
+    fetch_history h = known(200, "\"abc\"", "sha1:AAAA", 3);
+    h.location = "http://a.test/next";
+    h.kind = item_kind::requisite;
+    h.requisite = requisite_kind::stylesheet;
+    h.from_sitemap = true;
+    h.generation = 7;
+    const auto back = decode_fetch_history(encode(h));
+    ASSERT_TRUE(back);
+    EXPECT_EQ(back->status, 200);
+    EXPECT_EQ(back->etag, "\"abc\"");
+    EXPECT_EQ(back->last_modified, h.last_modified);
+    EXPECT_EQ(back->payload_digest, "sha1:AAAA");
+    EXPECT_EQ(back->location, "http://a.test/next");
+    EXPECT_EQ(back->fetched_at_us, h.fetched_at_us);
+    EXPECT_EQ(back->captured_at_us, h.captured_at_us);
+    EXPECT_EQ(back->generation, 7u);
+    EXPECT_EQ(back->depth, 3);
+    EXPECT_EQ(back->kind, item_kind::requisite);
+    EXPECT_EQ(back->requisite, requisite_kind::stylesheet);
+    EXPECT_TRUE(back->from_sitemap);
+    EXPECT_EQ(back->referrer, "http://a.test/");
+}
+
+TEST(FetchHistory, RejectsWhatItDidNotWrite) {
+    const std::string good = encode(known(200, "e", "sha1:X"));
+    EXPECT_FALSE(decode_fetch_history(""));
+    EXPECT_FALSE(decode_fetch_history(good.substr(0, good.size() - 1)));
+    EXPECT_FALSE(decode_fetch_history(good + "x"));
+    std::string other_format = good;
+    other_format[0] = 9;
+    EXPECT_FALSE(decode_fetch_history(other_format));
+}
+
+TEST(FetchHistory, ComparesAsTheRecordSays) {
+    const fetch_history page = known(200, "e", "sha1:SAME");
+    fetch_history moved = known(301, "", "");
+    moved.location = "http://a.test/new";
+    const fetch_history missing = known(404, "", "");
+    struct row {
+        const char* what;
+        const fetch_history* before;
+        int status;
+        std::string digest;
+        std::string next_url;
+        bool not_modified;
+        change_kind expected;
+    };
+    const row rows[] = {
+        {"unknown URL", nullptr, 200, "sha1:SAME", "", false, change_kind::added},
+        {"304", &page, 304, "", "", true, change_kind::unchanged},
+        {"same digest", &page, 200, "sha1:SAME", "", false, change_kind::unchanged},
+        {"other digest", &page, 200, "sha1:OTHER", "", false, change_kind::changed},
+        {"now 404", &page, 404, "", "", false, change_kind::gone},
+        {"now 410", &page, 410, "", "", false, change_kind::gone},
+        {"still 404", &missing, 404, "", "", false, change_kind::unchanged},
+        {"404 came back", &missing, 200, "sha1:SAME", "", false, change_kind::changed},
+        {"now a redirect", &page, 301, "", "http://a.test/x", false, change_kind::changed},
+        {"same redirect", &moved, 301, "", "http://a.test/new", false, change_kind::unchanged},
+        {"redirect elsewhere", &moved, 301, "", "http://a.test/other", false, change_kind::changed},
+        {"now 500", &page, 500, "", "", false, change_kind::changed},
+        {"no answer", &page, 0, "", "", false, change_kind::none},
+    };
+    for (const auto& row : rows) {
+        record r;
+        r.status = row.status;
+        r.payload_digest = row.digest;
+        r.next_url = row.next_url;
+        r.not_modified = row.not_modified;
+        EXPECT_EQ(compare(row.before, r), row.expected) << row.what;
+    }
+}
+
+TEST(FetchHistory, A304KeepsWhatItStandsFor) {
+    const fetch_history before = known(200, "\"v1\"", "sha1:PAYLOAD");
+    record r;
+    r.url = "http://a.test/p";
+    r.status = 304;
+    r.not_modified = true;
+    r.change = change_kind::unchanged;
+    r.fetched_at = std::chrono::system_clock::time_point(std::chrono::microseconds(1'800'000'000'000'000));
+    work_item item;
+    item.depth = 2;
+    const auto after = history_of(r, item, &before, 2);
+    EXPECT_EQ(after.status, 200);                    // what the 304 stands for
+    EXPECT_EQ(after.etag, "\"v1\"");                 // not resent: kept
+    EXPECT_EQ(after.payload_digest, "sha1:PAYLOAD"); // the payload is the earlier capture's
+    EXPECT_EQ(after.captured_at_us, before.captured_at_us);
+    EXPECT_EQ(after.fetched_at_us, 1'800'000'000'000'000);
+    EXPECT_EQ(after.generation, 2u);
+    EXPECT_EQ(after.depth, 2);
+
+    record changed;
+    changed.status = 200;
+    changed.etag = "\"v2\"";
+    changed.payload_digest = "sha1:NEW";
+    changed.change = change_kind::changed;
+    changed.fetched_at = r.fetched_at;
+    const auto fresh = history_of(changed, item, &before, 2);
+    EXPECT_EQ(fresh.etag, "\"v2\"");
+    EXPECT_EQ(fresh.payload_digest, "sha1:NEW");
+    EXPECT_EQ(fresh.captured_at_us, 1'800'000'000'000'000); // this capture holds the new payload
+}
+
+TEST(RecrawlSource, ReadsRecordsAndCdxj) {
+    const std::string records =
+        R"({"url":"http://a.test/","status":200,"etag":"\"r\"","last_modified":"Tue, 01 Sep 2026 10:00:00 GMT",)"
+        R"("payload_digest":"sha1:ROOT","fetched_at":"2026-09-01T10:00:00.250000Z","depth":0})"
+        "\n"
+        R"({"url":"http://a.test/moved","status":301,"next_url":"http://a.test/new","depth":1,"referrer":"http://a.test/"})"
+        "\n"
+        R"({"url":"http://a.test/down","status":0,"error":"refused","error_kind":"connection_refused"})"
+        "\n"
+        "not json\n";
+    std::size_t skipped = 0;
+    auto history = parse_recrawl_source(records, skipped);
+    EXPECT_EQ(skipped, 2u); // the failure and the line that is not a record
+    ASSERT_EQ(history.size(), 2u);
+    const auto& root = history.at("http://a.test/");
+    EXPECT_EQ(root.etag, "\"r\"");
+    EXPECT_EQ(root.payload_digest, "sha1:ROOT");
+    EXPECT_EQ(root.fetched_at_us, 1'788'256'800'250'000); // 2026-09-01T10:00:00.25Z
+    EXPECT_EQ(root.captured_at_us, root.fetched_at_us);
+    EXPECT_EQ(history.at("http://a.test/moved").location, "http://a.test/new");
+    EXPECT_EQ(history.at("http://a.test/moved").depth, 1);
+
+    const std::string cdxj =
+        "test,a)/ 20260901100000 "
+        R"({"url":"http://a.test/","mime":"text/html","status":"200","digest":"ROOTDIGEST","length":"512","offset":"0","filename":"x.warc.gz"})"
+        "\n"
+        "test,a)/ 20260902100000 "
+        R"({"url":"http://a.test/","mime":"warc/revisit","status":"200","digest":"ROOTDIGEST"})"
+        "\n";
+    history = parse_recrawl_source(cdxj, skipped);
+    EXPECT_EQ(skipped, 1u); // the revisit refers to the capture before it
+    ASSERT_EQ(history.size(), 1u);
+    EXPECT_EQ(history.at("http://a.test/").status, 200);
+    EXPECT_EQ(history.at("http://a.test/").payload_digest, "sha1:ROOTDIGEST");
+    EXPECT_EQ(history.at("http://a.test/").fetched_at_us, 1'788'256'800'000'000);
+}
+
+/// A state over a previous generation's history, driven as the engine drives it.
+struct recrawl_harness {
+    crawler_config config;
+    std::vector<record> records;
+    std::size_t unfinished = 0;
+    std::optional<crawl_state> state;
+
+    explicit recrawl_harness(history_map history, bool durable = false) {
+        config.roots = {"http://a.test/"};
+        config.robots.obey = false;
+        crawl_state::hooks h;
+        h.hold = [this] {
+            ++unfinished;
+            return true;
+        };
+        h.release = [this] { --unfinished; };
+        h.emit = [this](const record& r) { records.push_back(r); };
+        state.emplace(config, std::move(h), durable, 64, &manual_clock, 42, &manual_wall_clock);
+        state->set_history(std::move(history), 2, true);
+        state->start();
+    }
+
+    /// Every URL handed out, answered by `answer_for` (with the page's links), until nothing is left.
+    void run(const std::function<test_response(const std::string& url, std::vector<std::string>& links)>&
+                 answer_for) {
+        while (auto t = state->next()) {
+            ASSERT_TRUE(state->begin_attempt(*t));
+            state->fetch_started(*t);
+            std::vector<std::string> links;
+            auto response = answer_for(t->item.url, links);
+            state->fetch_finished(*t);
+            record r;
+            switch (state->on_response(*t, response.outcome(), r)) {
+            case crawl_state::next_step::done:
+                break;
+            case crawl_state::next_step::parse_page: {
+                resolved_links resolved;
+                for (const auto& link : links)
+                    resolved.urls.push_back(boost::urls::parse_uri(link).value());
+                state->on_links(*t, r, resolved);
+                [[fallthrough]];
+            }
+            case crawl_state::next_step::record_ready:
+                state->finish(*t, std::move(r));
+                break;
+            }
+            revisits[t->item.url] = t->revisit;
+            --unfinished;
+        }
+    }
+
+    const record& at(const std::string& url) const {
+        const auto found =
+            std::find_if(records.begin(), records.end(), [&](const record& r) { return r.url == url; });
+        EXPECT_NE(found, records.end()) << url;
+        return *found;
+    }
+
+    std::map<std::string, std::optional<crawl_state::ticket::earlier_capture>> revisits;
+};
+
+test_response html(std::string body, std::string etag = {}) {
+    test_response r;
+    r.status = 200;
+    r.content_type = "text/html";
+    r.body = std::move(body);
+    r.body_bytes = r.body.size();
+    r.remote_ip = "192.0.2.1";
+    r.etag = std::move(etag);
+    return r;
+}
+
+test_response status_only(int status) {
+    test_response r;
+    r.status = status;
+    r.remote_ip = "192.0.2.1";
+    return r;
+}
+
+TEST(Recrawl, FetchesEveryKnownUrlAndSaysWhatChanged) {
+    const std::string same = "<p>same</p>";
+    history_map history;
+    history["http://a.test/"] = known(200, "\"root\"", sha1_base32(same), 0);
+    history["http://a.test/same"] = known(200, "", sha1_base32(same));
+    history["http://a.test/edited"] = known(200, "\"e1\"", sha1_base32("<p>old</p>"));
+    history["http://a.test/removed"] = known(200, "\"r1\"", sha1_base32("<p>removed</p>"));
+    history["http://a.test/orphan"] = known(200, "\"o1\"", sha1_base32("<p>o</p>"), 2);
+    recrawl_harness h(std::move(history));
+
+    std::map<std::string, std::pair<std::string, std::string>> asked; // url -> validators it was asked with
+    h.run([&](const std::string& url, std::vector<std::string>& links) {
+        if (const auto* before = h.state->previous(url))
+            asked[url] = {before->etag, before->last_modified};
+        if (url == "http://a.test/")
+            return status_only(304);
+        if (url == "http://a.test/same")
+            return html(same);
+        if (url == "http://a.test/edited") {
+            links = {"http://a.test/added"};
+            return html("<p>new</p>", "\"e2\"");
+        }
+        if (url == "http://a.test/removed")
+            return status_only(404);
+        if (url == "http://a.test/orphan")
+            return status_only(304);
+        return html("<p>added</p>");
+    });
+
+    // Every known URL was asked for again, with its validators; the new one without.
+    EXPECT_EQ(asked.size(), 5u);
+    EXPECT_EQ(asked["http://a.test/edited"].first, "\"e1\"");
+    EXPECT_EQ(asked["http://a.test/"].second, "Tue, 01 Sep 2026 10:00:00 GMT");
+    EXPECT_FALSE(asked.contains("http://a.test/added"));
+
+    EXPECT_EQ(h.at("http://a.test/").change, change_kind::unchanged);
+    EXPECT_TRUE(h.at("http://a.test/").not_modified);
+    EXPECT_EQ(h.at("http://a.test/").status, 304);
+    EXPECT_EQ(h.at("http://a.test/same").change, change_kind::unchanged);
+    EXPECT_FALSE(h.at("http://a.test/same").not_modified);
+    EXPECT_EQ(h.at("http://a.test/edited").change, change_kind::changed);
+    EXPECT_EQ(h.at("http://a.test/edited").etag, "\"e2\"");
+    EXPECT_EQ(h.at("http://a.test/removed").change, change_kind::gone);
+    EXPECT_EQ(h.at("http://a.test/added").change, change_kind::added);
+    EXPECT_EQ(h.at("http://a.test/added").depth, 2);
+    EXPECT_EQ(h.unfinished, 0u);
+
+    // What the archive is told: a 304 and an identical payload refer to the earlier capture.
+    ASSERT_TRUE(h.revisits["http://a.test/"]);
+    EXPECT_TRUE(h.revisits["http://a.test/"]->not_modified);
+    EXPECT_EQ(h.revisits["http://a.test/"]->date.time_since_epoch(),
+              std::chrono::microseconds(1'600'000'000'000'000));
+    ASSERT_TRUE(h.revisits["http://a.test/same"]);
+    EXPECT_FALSE(h.revisits["http://a.test/same"]->not_modified);
+    EXPECT_FALSE(h.revisits["http://a.test/edited"]);
+    EXPECT_FALSE(h.revisits["http://a.test/added"]);
+
+    const auto& stats = h.state->result().stats;
+    EXPECT_EQ(stats.at("change_unchanged"), 3u);
+    EXPECT_EQ(stats.at("change_changed"), 1u);
+    EXPECT_EQ(stats.at("change_gone"), 1u);
+    EXPECT_EQ(stats.at("change_new"), 1u);
+    EXPECT_EQ(stats.at("not_modified"), 2u);
+}
+
+TEST(Recrawl, A304WithoutAConditionalRequestIsNotTakenForOne) {
+    history_map history;
+    history["http://a.test/"] = known(200, "", "", 0);
+    history.at("http://a.test/").last_modified.clear(); // nothing to send: the request was not conditional
+    recrawl_harness h(std::move(history));
+    h.run([&](const std::string&, std::vector<std::string>&) { return status_only(304); });
+    EXPECT_FALSE(h.at("http://a.test/").not_modified);
+    EXPECT_FALSE(h.revisits["http://a.test/"]);
+}
+
+TEST(Recrawl, ADurableGenerationWritesTheHistoryItLeaves) {
+    history_map history;
+    history["http://a.test/"] = known(200, "\"root\"", "sha1:ROOT", 0);
+    recrawl_harness h(std::move(history), true);
+    h.run([&](const std::string&, std::vector<std::string>&) { return status_only(304); });
+    const auto batch = h.state->take_batch();
+    ASSERT_EQ(batch.history.size(), 1u);
+    EXPECT_EQ(batch.history[0].first, "http://a.test/");
+    const auto written = decode_fetch_history(batch.history[0].second);
+    ASSERT_TRUE(written);
+    EXPECT_EQ(written->generation, 2u);
+    EXPECT_EQ(written->status, 200);
+    EXPECT_EQ(written->payload_digest, "sha1:ROOT");
+    EXPECT_EQ(written->etag, "\"root\"");
+    // Fetched in this generation: no longer asked about.
+    EXPECT_EQ(h.state->previous("http://a.test/"), nullptr);
+}
+
+} // namespace recrawl_test
