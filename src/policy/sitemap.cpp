@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <climits>
 #include <memory>
+#include <utility>
 
 namespace asiocrawl {
 namespace {
@@ -27,21 +28,49 @@ std::string_view local_name(const XML_Char* name) {
     return separator == std::string_view::npos ? full : full.substr(separator + 1);
 }
 
+// The entry fields read besides <loc>.
+enum class field : std::uint8_t { none, loc, lastmod, changefreq };
+
+// A <lastmod> or <changefreq> longer than this is invalid anyway: its text is not kept whole.
+constexpr std::size_t max_hint_bytes = 64;
+
 struct parse_state {
     XML_Parser parser = nullptr;
     std::size_t max_entries = 0;
     sitemap_document document;
-    int depth = 0;         // elements currently open
-    bool entry_ok = false; // the open depth-1 element is a <url> (urlset) or a <sitemap> (index)
-    bool in_loc = false;   // inside the entry's <loc>, collecting its text
-    bool rejected = false; // we aborted: wrong root or a DTD entity declaration
+    int depth = 0;               // elements currently open
+    bool entry_ok = false;       // the open depth-1 element is a <url> (urlset) or a <sitemap> (index)
+    field in = field::none;      // the entry's child element whose text is being collected
+    bool rejected = false;       // we aborted: wrong root or a DTD entity declaration
+    std::size_t entry_first = 0; // locations[entry_first..] came from the open entry
+    sitemap_hints entry_hints;   // what the open entry said so far
     std::string text;
 
     void reject() {
         rejected = true;
         XML_StopParser(parser, XML_FALSE);
     }
+
+    // The entry ends: its hints belong to each of its locations (<loc> may come before or after them).
+    void end_entry() {
+        auto& hints = document.hints;
+        hints.resize(document.locations.size());
+        std::fill(hints.begin() + static_cast<std::ptrdiff_t>(std::min(entry_first, hints.size())),
+                  hints.end(), entry_hints);
+        entry_hints = {};
+        entry_first = document.locations.size();
+    }
 };
+
+field entry_field(std::string_view local) {
+    if (local == "loc")
+        return field::loc;
+    if (local == "lastmod")
+        return field::lastmod;
+    if (local == "changefreq")
+        return field::changefreq;
+    return field::none;
+}
 
 void on_start(void* data, const XML_Char* name, const XML_Char**) {
     auto& state = *static_cast<parse_state*>(data);
@@ -57,8 +86,12 @@ void on_start(void* data, const XML_Char* name, const XML_Char**) {
         }
     } else if (state.depth == 1) {
         state.entry_ok = local == (state.document.is_index ? "sitemap" : "url");
-    } else if (state.depth == 2 && state.entry_ok && local == "loc") {
-        state.in_loc = true;
+        state.entry_first = state.document.locations.size();
+        state.entry_hints = {};
+    } else if (state.depth == 2 && state.entry_ok) {
+        state.in = entry_field(local);
+        if (state.in == field::changefreq && state.document.is_index)
+            state.in = field::none;
         state.text.clear();
     }
     ++state.depth;
@@ -67,25 +100,43 @@ void on_start(void* data, const XML_Char* name, const XML_Char**) {
 void on_end(void* data, const XML_Char*) {
     auto& state = *static_cast<parse_state*>(data);
     --state.depth;
-    if (state.depth != 2 || !state.in_loc)
+    if (state.depth == 1 && state.entry_ok) {
+        state.end_entry();
         return;
-    state.in_loc = false;
-    const auto location = ascii::trim(state.text, xml_whitespace);
-    if (location.empty())
+    }
+    if (state.depth != 2 || state.in == field::none)
+        return;
+    const auto what = std::exchange(state.in, field::none);
+    const auto value = ascii::trim(state.text, xml_whitespace);
+    if (what == field::lastmod) {
+        state.entry_hints.lastmod = parse_w3c_datetime(value);
+        return;
+    }
+    if (what == field::changefreq) {
+        state.entry_hints.changefreq = parse_changefreq(value);
+        return;
+    }
+    if (value.empty())
         return;
     if (state.document.locations.size() >= state.max_entries) {
         state.document.truncated = true;
         XML_StopParser(state.parser, XML_FALSE);
         return;
     }
-    state.document.locations.emplace_back(location);
+    state.document.locations.emplace_back(value);
 }
 
 void on_text(void* data, const XML_Char* text, int length) {
     auto& state = *static_cast<parse_state*>(data);
-    // depth 3: directly inside <loc>, not inside some child element of it.
-    if (state.in_loc && state.depth == 3)
-        state.text.append(text, static_cast<std::size_t>(length));
+    // depth 3: directly inside <loc> (or <lastmod>, <changefreq>), not inside some child element of it.
+    if (state.in == field::none || state.depth != 3)
+        return;
+    auto size = static_cast<std::size_t>(length);
+    if (state.in != field::loc) {
+        // One byte past the limit is enough to make the value invalid.
+        size = std::min(size, max_hint_bytes + 1 - std::min(state.text.size(), max_hint_bytes + 1));
+    }
+    state.text.append(text, size);
 }
 
 void on_entity_declaration(void* data, const XML_Char*, int, const XML_Char*, int, const XML_Char*,
@@ -122,6 +173,8 @@ boost::system::result<sitemap_document> parse_sitemap(std::string_view xml, std:
              XML_STATUS_OK;
     } while (ok && !xml.empty());
 
+    // Hints of an entry cut short (truncated, or malformed XML) stay absent.
+    state.document.hints.resize(state.document.locations.size());
     if (state.document.truncated)
         return std::move(state.document);
     if (!ok || state.rejected)
@@ -147,7 +200,118 @@ sitemap_document parse_sitemap_text(std::string_view text, std::size_t max_entri
         }
         document.locations.emplace_back(line);
     }
+    document.hints.resize(document.locations.size());
     return document;
+}
+
+namespace {
+
+// Reads exactly `count` digits from the front of `text`.
+std::optional<int> take_digits(std::string_view& text, std::size_t count) noexcept {
+    if (text.size() < count)
+        return std::nullopt;
+    int value = 0;
+    for (std::size_t i = 0; i < count; ++i) {
+        if (!ascii::is_digit(text[i]))
+            return std::nullopt;
+        value = value * 10 + (text[i] - '0');
+    }
+    text.remove_prefix(count);
+    return value;
+}
+
+bool take(std::string_view& text, char c) noexcept {
+    if (text.empty() || text.front() != c)
+        return false;
+    text.remove_prefix(1);
+    return true;
+}
+
+} // namespace
+
+std::optional<std::chrono::sys_seconds> parse_w3c_datetime(std::string_view text) noexcept {
+    using namespace std::chrono;
+    const auto y = take_digits(text, 4);
+    if (!y)
+        return std::nullopt;
+    int m = 1;
+    int d = 1;
+    bool full_date = false;
+    if (take(text, '-')) {
+        const auto month = take_digits(text, 2);
+        if (!month)
+            return std::nullopt;
+        m = *month;
+        if (take(text, '-')) {
+            const auto day = take_digits(text, 2);
+            if (!day)
+                return std::nullopt;
+            d = *day;
+            full_date = true;
+        }
+    }
+    const year_month_day date{year(*y), month(static_cast<unsigned>(m)), day(static_cast<unsigned>(d))};
+    if (!date.ok())
+        return std::nullopt;
+    const sys_seconds midnight{sys_days(date)};
+    if (text.empty())
+        return midnight;
+    // A time: only after a full date, hh:mm, optional :ss and .s, then the zone, required.
+    if (!full_date || !take(text, 'T'))
+        return std::nullopt;
+    const auto hh = take_digits(text, 2);
+    if (!hh || !take(text, ':'))
+        return std::nullopt;
+    const auto mm = take_digits(text, 2);
+    if (!mm || *hh > 23 || *mm > 59)
+        return std::nullopt;
+    int ss = 0;
+    if (take(text, ':')) {
+        const auto second = take_digits(text, 2);
+        if (!second || *second > 60)
+            return std::nullopt;
+        ss = *second;
+        if (take(text, '.')) {
+            std::size_t digits = 0;
+            while (digits < text.size() && ascii::is_digit(text[digits]))
+                ++digits;
+            if (digits == 0)
+                return std::nullopt;
+            text.remove_prefix(digits);
+        }
+    }
+    seconds offset{0};
+    if (!take(text, 'Z')) {
+        const bool ahead = take(text, '+');
+        if (!ahead && !take(text, '-'))
+            return std::nullopt;
+        const auto oh = take_digits(text, 2);
+        if (!oh || !take(text, ':'))
+            return std::nullopt;
+        const auto om = take_digits(text, 2);
+        if (!om || *oh > 23 || *om > 59)
+            return std::nullopt;
+        offset = hours(*oh) + minutes(*om);
+        if (!ahead)
+            offset = -offset;
+    }
+    if (!text.empty())
+        return std::nullopt;
+    // Local time = UTC + offset.
+    return midnight + hours(*hh) + minutes(*mm) + seconds(ss) - offset;
+}
+
+std::optional<sitemap_changefreq> parse_changefreq(std::string_view text) noexcept {
+    constexpr std::pair<std::string_view, sitemap_changefreq> names[] = {
+        {"always", sitemap_changefreq::always},   {"hourly", sitemap_changefreq::hourly},
+        {"daily", sitemap_changefreq::daily},     {"weekly", sitemap_changefreq::weekly},
+        {"monthly", sitemap_changefreq::monthly}, {"yearly", sitemap_changefreq::yearly},
+        {"never", sitemap_changefreq::never},
+    };
+    for (const auto& [name, value] : names)
+        if (ascii::iequals(text, name))
+            return value;
+    return std::nullopt;
 }
 
 bool looks_gzipped(std::string_view bytes) noexcept {

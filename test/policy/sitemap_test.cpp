@@ -4,10 +4,18 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <optional>
 #include <string>
 #include <vector>
 
 using asiocrawl::looks_gzipped;
+using asiocrawl::parse_changefreq;
+using asiocrawl::parse_w3c_datetime;
+using asiocrawl::sitemap_changefreq;
+using asiocrawl::sitemap_hints;
+using namespace std::chrono;
+using namespace std::chrono_literals;
 using asiocrawl::parse_sitemap;
 using asiocrawl::parse_sitemap_text;
 
@@ -157,6 +165,7 @@ TEST(sitemap, valid_documents) {
         ASSERT_TRUE(parsed.has_value()) << parsed.error().message();
         EXPECT_EQ(parsed->is_index, c.is_index);
         EXPECT_EQ(parsed->locations, c.locations);
+        EXPECT_EQ(parsed->hints.size(), parsed->locations.size());
         EXPECT_FALSE(parsed->truncated);
     }
 }
@@ -179,6 +188,7 @@ TEST(sitemap, truncates_at_max_entries) {
     const auto over = parse_sitemap(urlset_of(5), 3);
     ASSERT_TRUE(over.has_value());
     EXPECT_EQ(over->locations, (strings{"http://h/0", "http://h/1", "http://h/2"}));
+    EXPECT_EQ(over->hints.size(), 3u);
     EXPECT_TRUE(over->truncated);
 
     // Stopping early means what follows the cap is never read, malformed or not.
@@ -222,6 +232,7 @@ TEST(sitemap, text_sitemaps) {
         SCOPED_TRACE(text);
         const auto parsed = parse_sitemap_text(text);
         EXPECT_EQ(parsed.locations, expected);
+        EXPECT_EQ(parsed.hints, std::vector<asiocrawl::sitemap_hints>(expected.size()));
         EXPECT_FALSE(parsed.is_index);
         EXPECT_FALSE(parsed.truncated);
     }
@@ -238,4 +249,135 @@ TEST(sitemap, gzip_magic) {
     EXPECT_FALSE(looks_gzipped(""));
     EXPECT_FALSE(looks_gzipped("<?xml"));
     EXPECT_FALSE(looks_gzipped("\x8B\x1F"));
+}
+
+TEST(sitemap, w3c_datetimes) {
+    const sys_seconds day{sys_days{2005y / January / 2}};
+    const std::pair<std::string, std::optional<sys_seconds>> cases[] = {
+        // The six forms of the W3C note.
+        {"2005", sys_days{2005y / January / 1}},
+        {"2005-07", sys_days{2005y / July / 1}},
+        {"2005-01-02", day},
+        {"2005-01-02T03:04Z", day + 3h + 4min},
+        {"2005-01-02T03:04:05Z", day + 3h + 4min + 5s},
+        {"2005-01-02T03:04:05.9Z", day + 3h + 4min + 5s},
+        {"2005-01-02T03:04:05.123456789Z", day + 3h + 4min + 5s},
+        // Zones: local time minus the offset.
+        {"2005-01-02T03:04:05+01:00", day + 2h + 4min + 5s},
+        {"2005-01-02T03:04-05:30", day + 8h + 34min},
+        {"2005-01-02T00:00:00+00:00", day},
+        {"2005-01-02T23:30:00-23:59", day + 23h + 30min + 23h + 59min},
+        {"2004-10-01T18:23:17+00:00", sys_days{2004y / October / 1} + 18h + 23min + 17s},
+        // Calendar: leap years, a leap second read as the next minute's first.
+        {"2024-02-29", sys_days{2024y / February / 29}},
+        {"2000-02-29", sys_days{2000y / February / 29}},
+        {"2016-12-31T23:59:60Z", sys_days{2017y / January / 1}},
+        {"0000", sys_days{0y / January / 1}},
+        {"9999-12-31T23:59:59Z", sys_days{9999y / December / 31} + 23h + 59min + 59s},
+        // Not dates: impossible values.
+        {"2023-02-29", std::nullopt},
+        {"1900-02-29", std::nullopt},
+        {"2005-13", std::nullopt},
+        {"2005-00", std::nullopt},
+        {"2005-01-00", std::nullopt},
+        {"2005-04-31", std::nullopt},
+        {"2005-01-02T24:00Z", std::nullopt},
+        {"2005-01-02T03:60Z", std::nullopt},
+        {"2005-01-02T03:04:61Z", std::nullopt},
+        {"2005-01-02T03:04+24:00", std::nullopt},
+        {"2005-01-02T03:04+01:60", std::nullopt},
+        // Not the forms: no zone after a time, a time without a full date, other separators and widths.
+        {"2005-01-02T03:04:05", std::nullopt},
+        {"2005-01-02T03:04", std::nullopt},
+        {"2005-01T03:04Z", std::nullopt},
+        {"2005-01-02 03:04:05Z", std::nullopt},
+        {"2005-01-02t03:04:05z", std::nullopt},
+        {"2005-01-02T03:04:05+0100", std::nullopt},
+        {"2005-01-02T03:04:05+01", std::nullopt},
+        {"2005-01-02T03Z", std::nullopt},
+        {"2005-01-02T3:04Z", std::nullopt},
+        {"2005-01-02T03:04:05.Z", std::nullopt},
+        {"2005-1-2", std::nullopt},
+        {"05-01-02", std::nullopt},
+        {"20050102", std::nullopt},
+        {"12005", std::nullopt},
+        {"2005-", std::nullopt},
+        {"2005-01-", std::nullopt},
+        {" 2005", std::nullopt},
+        {"2005-01-02Z", std::nullopt},
+        {"2005-01-02T03:04:05Z ", std::nullopt},
+        {"-2005", std::nullopt},
+        {"+2005", std::nullopt},
+        {"", std::nullopt},
+        {"yesterday", std::nullopt},
+    };
+    for (const auto& [text, expected] : cases)
+        EXPECT_EQ(parse_w3c_datetime(text), expected) << text;
+}
+
+TEST(sitemap, changefreq_values) {
+    const std::pair<std::string, std::optional<sitemap_changefreq>> cases[] = {
+        {"always", sitemap_changefreq::always},
+        {"hourly", sitemap_changefreq::hourly},
+        {"daily", sitemap_changefreq::daily},
+        {"weekly", sitemap_changefreq::weekly},
+        {"monthly", sitemap_changefreq::monthly},
+        {"yearly", sitemap_changefreq::yearly},
+        {"never", sitemap_changefreq::never},
+        {"Daily", sitemap_changefreq::daily},
+        {"WEEKLY", sitemap_changefreq::weekly},
+        {"", std::nullopt},
+        {"day", std::nullopt},
+        {"dailyy", std::nullopt},
+        {"1d", std::nullopt},
+        {" daily", std::nullopt},
+    };
+    for (const auto& [text, expected] : cases)
+        EXPECT_EQ(parse_changefreq(text), expected) << text;
+}
+
+TEST(sitemap, entries_carry_their_lastmod_and_changefreq) {
+    const sys_seconds jan1{sys_days{2005y / January / 1}};
+    const auto parsed = parse_sitemap(R"(<?xml version="1.0" encoding="UTF-8"?>
+<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:news="http://www.google.com/schemas/sitemap-news/0.9">
+  <url><loc>http://h/both</loc><lastmod>2005-01-01</lastmod><changefreq>monthly</changefreq></url>
+  <url><changefreq> daily </changefreq><lastmod>
+    2005-01-01T10:00:00+02:00 </lastmod><loc>http://h/loc-last</loc></url>
+  <url><loc>http://h/none</loc></url>
+  <url><loc>http://h/invalid</loc><lastmod>last tuesday</lastmod><changefreq>sometimes</changefreq></url>
+  <url><loc>http://h/repeated</loc><lastmod>2005-01-01</lastmod><lastmod>2005-01-02</lastmod></url>
+  <url><loc>http://h/nested</loc><news:news><lastmod>2005-01-01</lastmod></news:news></url>
+  <url><loc>http://h/overlong</loc><lastmod>2005-01-01T00:00:00.)" +
+                                      std::string(100, '0') + R"(Z</lastmod></url>
+  <url><loc>http://h/two-a</loc><loc>http://h/two-b</loc><changefreq>never</changefreq></url>
+  <url><lastmod>2005-01-01</lastmod></url>
+  <url><loc>http://h/after-a-hintless-entry</loc></url>
+</urlset>)");
+    ASSERT_TRUE(parsed.has_value()) << parsed.error().message();
+    EXPECT_EQ(parsed->locations,
+              (strings{"http://h/both", "http://h/loc-last", "http://h/none", "http://h/invalid",
+                       "http://h/repeated", "http://h/nested", "http://h/overlong", "http://h/two-a",
+                       "http://h/two-b", "http://h/after-a-hintless-entry"}));
+    const std::vector<sitemap_hints> expected = {
+        {jan1, sitemap_changefreq::monthly},
+        {jan1 + 8h, sitemap_changefreq::daily},
+        {},
+        {},
+        {jan1 + days(1), std::nullopt},
+        {},
+        {},
+        {std::nullopt, sitemap_changefreq::never},
+        {std::nullopt, sitemap_changefreq::never},
+        {},
+    };
+    EXPECT_EQ(parsed->hints, expected);
+
+    // An index's entries have a lastmod; a changefreq there is not part of the protocol.
+    const auto index = parse_sitemap(R"(<sitemapindex>
+  <sitemap><loc>http://h/s1.xml</loc><lastmod>2004-10-01T18:23:17+00:00</lastmod></sitemap>
+  <sitemap><loc>http://h/s2.xml</loc><changefreq>daily</changefreq></sitemap>
+</sitemapindex>)");
+    ASSERT_TRUE(index.has_value());
+    EXPECT_EQ(index->hints, (std::vector<sitemap_hints>{
+                                {sys_days{2004y / October / 1} + 18h + 23min + 17s, std::nullopt}, {}}));
 }
