@@ -86,8 +86,9 @@ struct record {
     /// conditional request sends back.
     std::string etag;
     std::string last_modified;
-    /// "sha1:" and the base32 SHA-1 of the decoded body, for a 2xx answer with a body (what a re-crawl
-    /// compares to tell changed from unchanged); empty otherwise.
+    /// "sha1:" and the base32 SHA-1 of the decoded body, for an answer with a body (what a re-crawl compares
+    /// to tell changed from unchanged; the WARC-Payload-Digest when the body had no content coding); empty
+    /// otherwise.
     std::string payload_digest;
     /// When the last attempt's request was sent (the capture's date in an archive); epoch when none was.
     std::chrono::system_clock::time_point fetched_at{};

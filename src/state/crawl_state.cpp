@@ -505,7 +505,8 @@ void crawl_state::admit_known() {
         auto url = boost::urls::parse_uri(url_text);
         if (!url || (h.kind != item_kind::requisite && !in_scope(*url)))
             continue;
-        if (admit(*url, h.referrer, config_.max_redirect, h.depth, h.kind, h.from_sitemap, h.requisite))
+        if (admit(*url, h.referrer, h.redirects_left >= 0 ? h.redirects_left : config_.max_redirect, h.depth,
+                  h.kind, h.from_sitemap, h.requisite))
             ++admitted;
     }
     say(log_level::info, "re-crawl, generation ", generation_, ": ", admitted, " known URLs to fetch again");
@@ -655,8 +656,8 @@ crawl_state::next_step crawl_state::on_response(ticket& t, const fetch_outcome& 
         return next_step::done;
     }
     const bool success = r.status >= 200 && r.status < 300;
-    if (success && !response.body.empty())
-        r.payload_digest = sha1_base32(response.body);
+    if (!response.body.empty())
+        r.payload_digest = sha1_base32(response.body); // error pages too: a re-crawl compares them
     if (t.item.kind == item_kind::sitemap) {
         if (success)
             queue_sitemap(t, response, r);

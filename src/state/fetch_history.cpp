@@ -131,6 +131,7 @@ std::string encode(const fetch_history& h) {
     put_varint(out, static_cast<std::uint64_t>(h.status));
     put_varint(out, h.generation);
     put_varint(out, zigzag(h.depth));
+    put_varint(out, zigzag(h.redirects_left));
     put_varint(out, zigzag(h.fetched_at_us));
     // The capture date is usually the fetch date: stored as the difference.
     put_varint(out, zigzag(h.fetched_at_us - h.captured_at_us));
@@ -151,6 +152,7 @@ std::optional<fetch_history> decode_fetch_history(std::string_view bytes) {
     const auto status = in.varint();
     const auto generation = in.varint();
     const auto depth = in.varint();
+    const auto redirects = in.varint();
     const auto fetched = in.varint();
     const auto captured_before = in.varint();
     auto etag = in.string();
@@ -158,7 +160,7 @@ std::optional<fetch_history> decode_fetch_history(std::string_view bytes) {
     auto digest = in.string();
     auto location = in.string();
     auto referrer = in.string();
-    if (!flags || !status || !generation || !depth || !fetched || !captured_before || !etag ||
+    if (!flags || !status || !generation || !depth || !redirects || !fetched || !captured_before || !etag ||
         !last_modified || !digest || !location || !referrer || !in.at_end() || *status > 999 ||
         *generation > 0xffffffffu)
         return std::nullopt;
@@ -174,6 +176,7 @@ std::optional<fetch_history> decode_fetch_history(std::string_view bytes) {
     h.status = static_cast<int>(*status);
     h.generation = static_cast<std::uint32_t>(*generation);
     h.depth = static_cast<int>(unzigzag(*depth));
+    h.redirects_left = static_cast<int>(unzigzag(*redirects));
     h.fetched_at_us = unzigzag(*fetched);
     h.captured_at_us = h.fetched_at_us - unzigzag(*captured_before);
     h.etag = std::move(*etag);
@@ -230,6 +233,7 @@ fetch_history history_of(const record& r, const work_item& item, const fetch_his
     }
     h.generation = generation;
     h.depth = item.depth;
+    h.redirects_left = item.redirects_left;
     h.kind = item.kind;
     h.requisite = item.requisite;
     h.from_sitemap = item.from_sitemap;
@@ -296,6 +300,9 @@ history_map parse_recrawl_source(std::string_view text, std::size_t& skipped) {
                 h.requisite = *kind;
             }
         }
+        // Records do not say how many redirects a URL had left, except the one where a chain was cut.
+        if (string_field(o, "error_kind") == "redirect_limit")
+            h.redirects_left = 0;
         if (o.if_contains("error_kind") != nullptr && h.status == 0) {
             ++skipped; // a failure: nothing to send back, and the URL is known by whoever linked it
             continue;

@@ -35,6 +35,9 @@ struct fetch_history {
     std::uint32_t generation = 0;
     /// How the crawl came to it, so that a new generation admits it as it was admitted before.
     int depth = 0;
+    /// Redirects it may still follow (work_item::redirects_left); -1 when unknown (the config's
+    /// max_redirect).
+    int redirects_left = -1;
     item_kind kind = item_kind::page;
     requisite_kind requisite = requisite_kind::image;
     bool from_sitemap = false;

@@ -22,7 +22,8 @@ namespace {
 // instances' clocks need not agree. Scripts replicate their effects (Redis 7's default), which TIME needs.
 
 // ARGV: prefix, instance, n_delays, n_delays x (host, delay_ms), n_new, n_new x (bucket, fingerprint, host,
-// item), n_retry, n_retry x (id, item), n_finished, n_finished x id, counters JSON ('' when unchanged).
+// item), n_retry, n_retry x (id, item), n_finished, n_finished x id, n_history, n_history x (url, history),
+// counters JSON ('' when unchanged).
 constexpr const char* commit_script = R"lua(
 local p, me = ARGV[1], ARGV[2]
 local t = redis.call('TIME')
@@ -83,6 +84,12 @@ for _ = 1, n do
     end
     finished = finished + 1
   end
+end
+-- The fetch history a re-crawl reads (docs/RECRAWL.md): URL -> its last fetch.
+n = tonumber(ARGV[i]); i = i + 1
+for _ = 1, n do
+  redis.call('HSET', p .. 'history', ARGV[i], ARGV[i + 1])
+  i = i + 2
 end
 if ARGV[i] ~= '' then
   redis.call('HSET', p .. 'counters', me, ARGV[i])
@@ -267,6 +274,11 @@ asio::awaitable<void> shared_store::commit(const state_batch& batch) {
     args.push_back(std::to_string(batch.finished.size()));
     for (const auto& [host, id] : batch.finished)
         args.push_back(std::to_string(id));
+    args.push_back(std::to_string(batch.history.size()));
+    for (const auto& [url, history] : batch.history) {
+        args.push_back(url);
+        args.push_back(history);
+    }
     args.push_back(batch.counters);
     co_await commit_.run(client_, std::move(args));
 }

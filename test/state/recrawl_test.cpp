@@ -52,6 +52,7 @@ TEST(FetchHistory, RoundTripsEveryField) {
     h.requisite = requisite_kind::stylesheet;
     h.from_sitemap = true;
     h.generation = 7;
+    h.redirects_left = 4;
     const auto back = decode_fetch_history(encode(h));
     ASSERT_TRUE(back);
     EXPECT_EQ(back->status, 200);
@@ -63,6 +64,7 @@ TEST(FetchHistory, RoundTripsEveryField) {
     EXPECT_EQ(back->captured_at_us, h.captured_at_us);
     EXPECT_EQ(back->generation, 7u);
     EXPECT_EQ(back->depth, 3);
+    EXPECT_EQ(back->redirects_left, 4);
     EXPECT_EQ(back->kind, item_kind::requisite);
     EXPECT_EQ(back->requisite, requisite_kind::stylesheet);
     EXPECT_TRUE(back->from_sitemap);
@@ -158,11 +160,15 @@ TEST(RecrawlSource, ReadsRecordsAndCdxj) {
         "\n"
         R"({"url":"http://a.test/down","status":0,"error":"refused","error_kind":"connection_refused"})"
         "\n"
+        R"({"url":"http://a.test/r/10","status":302,"next_url":"http://a.test/r/11","error_kind":"redirect_limit"})"
+        "\n"
         "not json\n";
     std::size_t skipped = 0;
     auto history = parse_recrawl_source(records, skipped);
     EXPECT_EQ(skipped, 2u); // the failure and the line that is not a record
-    ASSERT_EQ(history.size(), 2u);
+    ASSERT_EQ(history.size(), 3u);
+    EXPECT_EQ(history.at("http://a.test/r/10").redirects_left, 0); // the chain ended there
+    EXPECT_EQ(history.at("http://a.test/moved").redirects_left, -1); // unknown: the config's
     const auto& root = history.at("http://a.test/");
     EXPECT_EQ(root.etag, "\"r\"");
     EXPECT_EQ(root.payload_digest, "sha1:ROOT");

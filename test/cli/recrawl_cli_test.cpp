@@ -1,0 +1,311 @@
+// Crawls that come back, with the real asiocrawl command against a real nginx serving static files (ETag and
+// Last-Modified as nginx makes them): a site crawled into a state directory, changed (a page edited, one
+// removed, one added), crawled again with --recrawl. Every known URL is asked for with its validators, the
+// unchanged ones answer 304, each record says what changed, and the new WARC's revisit records, read by
+// warcio.js, point at the first crawl's captures. A re-crawl killed midway resumes with the same command.
+#include "support/nginx_server.hpp"
+#include "support/process.hpp"
+#include "support/temp_dir.hpp"
+
+#include <boost/json/parse.hpp>
+
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <thread>
+
+#include <sys/wait.h>
+
+namespace fs = std::filesystem;
+using namespace asiocrawl::test;
+using namespace std::chrono_literals;
+
+namespace recrawl_cli_test {
+namespace {
+
+const std::string cli = ASIOCRAWL_CLI_PATH;
+
+void write_file(const fs::path& path, const std::string& text) {
+    fs::create_directories(path.parent_path());
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << text;
+}
+
+std::string page(const std::string& title, const std::vector<std::string>& links) {
+    std::string html =
+        "<!doctype html><html><head><title>" + title + "</title></head><body><h1>" + title + "</h1>";
+    for (const auto& link : links)
+        html += "<a href=\"" + link + "\">" + link + "</a>\n";
+    return html + "</body></html>\n";
+}
+
+/// URL -> its record (the last one, for a URL recorded twice across a kill).
+std::map<std::string, boost::json::object> read_records(const fs::path& file) {
+    std::map<std::string, boost::json::object> out;
+    std::ifstream in(file);
+    for (std::string line; std::getline(in, line);) {
+        if (line.empty())
+            continue;
+        auto value = boost::json::parse(line).as_object();
+        out[std::string(value.at("url").as_string())] = std::move(value);
+    }
+    return out;
+}
+
+std::string change_of(const boost::json::object& r) {
+    const auto* c = r.if_contains("change");
+    return c != nullptr ? std::string(c->as_string()) : "";
+}
+
+struct warc_record {
+    std::string type;
+    boost::json::object headers;
+    int http_status = 0;
+};
+
+/// The records of `files` as warcio.js reads them; empty (and the test skipped) without warcio.js.
+std::vector<warc_record> read_warcs(const std::vector<fs::path>& files, std::string& problem) {
+    std::vector<warc_record> out;
+    if (std::string_view(ASIOCRAWL_NODE_PROGRAM).empty() ||
+        !fs::exists(fs::path(ASIOCRAWL_WARC_CHECK_DIR) / "node_modules" / "warcio" / "package.json")) {
+        problem = "warcio.js is not installed: run scripts/install-test-tools.sh";
+        return out;
+    }
+    std::string command =
+        std::string("cd '") + ASIOCRAWL_WARC_CHECK_DIR + "' && '" + ASIOCRAWL_NODE_PROGRAM + "' dump.mjs";
+    for (const auto& f : files)
+        command += " '" + f.string() + "'";
+    FILE* pipe = ::popen(command.c_str(), "r");
+    std::string text;
+    char buffer[4096];
+    while (std::size_t n = std::fread(buffer, 1, sizeof buffer, pipe))
+        text.append(buffer, n);
+    const int status = ::pclose(pipe);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        problem = "warcio.js could not read the WARC: " + text;
+        return out;
+    }
+    std::stringstream lines(text);
+    for (std::string line; std::getline(lines, line);) {
+        auto value = boost::json::parse(line).as_object();
+        warc_record r;
+        r.type = std::string(value.at("type").as_string());
+        r.headers = value.at("headers").as_object();
+        if (const auto* s = value.if_contains("http_status"))
+            r.http_status = static_cast<int>(s->to_number<std::int64_t>());
+        out.push_back(std::move(r));
+    }
+    return out;
+}
+
+std::string header(const warc_record& r, const char* name) {
+    const auto* v = r.headers.if_contains(name);
+    return v != nullptr ? std::string(v->as_string()) : "";
+}
+
+struct recrawl_cli : ::testing::Test {
+    temp_dir dir{"recrawl-cli"};
+    fs::path site = dir.path / "site";
+    fs::path state = dir.path / "state";
+
+    process_result crawl(const std::string& root, const std::string& generation,
+                         std::vector<std::string> extra = {}) {
+        std::vector<std::string> argv{cli,
+                                      root,
+                                      "--state-dir",
+                                      state.string(),
+                                      "-o",
+                                      (dir.path / (generation + ".jsonl")).string(),
+                                      "--warc",
+                                      (dir.path / (generation + ".warc.gz")).string(),
+                                      "--report-json",
+                                      (dir.path / (generation + ".json")).string(),
+                                      "--no-report",
+                                      "-q"};
+        argv.insert(argv.end(), extra.begin(), extra.end());
+        return run_process(argv, 120s);
+    }
+
+    boost::json::object counters(const std::string& generation) {
+        std::ifstream in(dir.path / (generation + ".json"));
+        std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+        return boost::json::parse(text).as_object().at("counters").as_object();
+    }
+};
+
+TEST_F(recrawl_cli, ConditionalRequestsFor304sChangesAndRevisits) {
+    write_file(site / "index.html", page("home", {"a.html", "b.html", "c.html", "d.html"}));
+    write_file(site / "a.html", page("a", {"index.html"}));
+    write_file(site / "b.html", page("b", {}));
+    write_file(site / "c.html", page("c", {}));
+    write_file(site / "d.html", page("d", {}));
+    nginx_server server(site);
+    const std::string root = server.origin() + "/index.html";
+
+    auto first = crawl(root, "gen1");
+    ASSERT_EQ(first.exit_code, 0) << first.err;
+    const auto gen1 = read_records(dir.path / "gen1.jsonl");
+    ASSERT_EQ(gen1.size(), 5u);
+    for (const auto& [url, r] : gen1) {
+        EXPECT_EQ(change_of(r), "") << url << ": a first crawl compares with nothing";
+        EXPECT_TRUE(r.contains("etag")) << url;
+        EXPECT_TRUE(r.contains("last_modified")) << url;
+    }
+    const auto requests_before = server.requests().size();
+
+    // The site changes: b edited (another size: another ETag even within the same second), c removed, e added
+    // and linked from b.
+    write_file(site / "b.html", page("b, edited", {"e.html"}));
+    fs::remove(site / "c.html");
+    write_file(site / "e.html", page("e", {}));
+
+    auto second = crawl(root, "gen2", {"--recrawl"});
+    ASSERT_EQ(second.exit_code, 0) << second.err;
+    const auto gen2 = read_records(dir.path / "gen2.jsonl");
+    const auto o = server.origin();
+    ASSERT_EQ(gen2.size(), 6u);
+
+    // Every known URL was asked for again, conditionally; the new one plainly.
+    std::map<std::string, nginx_request> asked;
+    const auto all = server.requests();
+    for (std::size_t i = requests_before; i < all.size(); ++i)
+        asked[all[i].uri] = all[i];
+    for (const char* known : {"/index.html", "/a.html", "/b.html", "/c.html", "/d.html"}) {
+        ASSERT_TRUE(asked.contains(known)) << known << " was not fetched again";
+        EXPECT_FALSE(asked[known].if_none_match.empty()) << known;
+        EXPECT_FALSE(asked[known].if_modified_since.empty()) << known;
+    }
+    EXPECT_TRUE(asked["/e.html"].if_none_match.empty());
+    EXPECT_EQ(asked["/index.html"].status, 304);
+    EXPECT_EQ(asked["/a.html"].status, 304);
+    EXPECT_EQ(asked["/d.html"].status, 304);
+    EXPECT_EQ(asked["/b.html"].status, 200);
+    EXPECT_EQ(asked["/c.html"].status, 404);
+
+    EXPECT_EQ(change_of(gen2.at(o + "/index.html")), "unchanged");
+    EXPECT_TRUE(gen2.at(o + "/index.html").contains("not_modified"));
+    EXPECT_EQ(gen2.at(o + "/index.html").at("status").as_int64(), 304);
+    EXPECT_EQ(change_of(gen2.at(o + "/a.html")), "unchanged");
+    EXPECT_EQ(change_of(gen2.at(o + "/d.html")), "unchanged");
+    EXPECT_EQ(change_of(gen2.at(o + "/b.html")), "changed");
+    EXPECT_EQ(change_of(gen2.at(o + "/c.html")), "gone");
+    EXPECT_EQ(change_of(gen2.at(o + "/e.html")), "new");
+
+    const auto c = counters("gen2");
+    EXPECT_EQ(c.at("change_unchanged").as_int64(), 3);
+    EXPECT_EQ(c.at("change_changed").as_int64(), 1);
+    EXPECT_EQ(c.at("change_gone").as_int64(), 1);
+    EXPECT_EQ(c.at("change_new").as_int64(), 1);
+    EXPECT_EQ(c.at("not_modified").as_int64(), 3);
+
+    // The archives: each 304 is a server-not-modified revisit of the first crawl's response record.
+    std::string problem;
+    const auto warc1 = read_warcs({dir.path / "gen1.warc.gz"}, problem);
+    const auto warc2 = read_warcs({dir.path / "gen2.warc.gz"}, problem);
+    if (!problem.empty())
+        GTEST_SKIP() << problem;
+    std::map<std::string, std::string> captured_at; // URL -> WARC-Date of its response in the first crawl
+    for (const auto& r : warc1)
+        if (r.type == "response")
+            captured_at[header(r, "WARC-Target-URI")] = header(r, "WARC-Date");
+    std::set<std::string> revisited;
+    for (const auto& r : warc2) {
+        const auto url = header(r, "WARC-Target-URI");
+        if (r.type == "revisit") {
+            EXPECT_EQ(header(r, "WARC-Profile"),
+                      "http://netpreserve.org/warc/1.1/revisit/server-not-modified")
+                << url;
+            EXPECT_EQ(header(r, "WARC-Refers-To-Target-URI"), url);
+            EXPECT_EQ(header(r, "WARC-Refers-To-Date"), captured_at[url]) << url;
+            EXPECT_EQ(r.http_status, 304) << url;
+            revisited.insert(url);
+        } else if (r.type == "response") {
+            EXPECT_NE(r.http_status, 304) << url << ": a 304 is archived as a revisit";
+        }
+    }
+    EXPECT_EQ(revisited, (std::set<std::string>{o + "/index.html", o + "/a.html", o + "/d.html"}));
+}
+
+TEST_F(recrawl_cli, AKilledRecrawlResumesWithTheSameCommand) {
+    constexpr int pages = 120;
+    std::vector<std::string> links;
+    for (int i = 0; i < pages; ++i) {
+        links.push_back("p" + std::to_string(i) + ".html");
+        write_file(site / links.back(), page("page " + std::to_string(i), {}));
+    }
+    write_file(site / "index.html", page("home", links));
+    nginx_server server(site);
+    const std::string root = server.origin() + "/index.html";
+    ASSERT_EQ(crawl(root, "gen1").exit_code, 0);
+
+    // Every tenth page edited.
+    for (int i = 0; i < pages; i += 10)
+        write_file(site / ("p" + std::to_string(i) + ".html"),
+                   page("page " + std::to_string(i) + " edited", {}));
+
+    // Slow enough to be killed midway: one request at a time, 20 ms apart.
+    const std::vector<std::string> slow{"--recrawl", "--max-per-host", "1", "--delay", "20ms"};
+    std::vector<std::string> argv{
+        cli,           root, "--state-dir", state.string(), "-o", (dir.path / "gen2.jsonl").string(),
+        "--no-report", "-q"};
+    argv.insert(argv.end(), slow.begin(), slow.end());
+    {
+        child_process killed(argv);
+        const auto deadline = std::chrono::steady_clock::now() + 60s;
+        while (read_records(dir.path / "gen2.jsonl").size() < 30 &&
+               std::chrono::steady_clock::now() < deadline)
+            std::this_thread::sleep_for(20ms);
+        killed.signal(SIGKILL);
+        EXPECT_EQ(killed.wait(10s).exit_code, 128 + SIGKILL);
+    }
+    const auto before_resume = read_records(dir.path / "gen2.jsonl").size();
+    ASSERT_GE(before_resume, 30u);
+    ASSERT_LT(before_resume, static_cast<std::size_t>(pages));
+
+    auto resumed = run_process(argv, 120s);
+    ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+    const auto gen2 = read_records(dir.path / "gen2.jsonl");
+    ASSERT_EQ(gen2.size(), static_cast<std::size_t>(pages + 1));
+    for (int i = 0; i < pages; ++i) {
+        const auto url = server.origin() + "/p" + std::to_string(i) + ".html";
+        EXPECT_EQ(change_of(gen2.at(url)), i % 10 == 0 ? "changed" : "unchanged") << url;
+    }
+    // A third run: the re-crawl finished, so --recrawl begins generation 3, where everything is unchanged.
+    auto third = run_process({cli, root, "--state-dir", state.string(), "--recrawl", "-o",
+                              (dir.path / "gen3.jsonl").string(), "--no-report", "-q"},
+                             120s);
+    ASSERT_EQ(third.exit_code, 0) << third.err;
+    for (const auto& [url, r] : read_records(dir.path / "gen3.jsonl"))
+        EXPECT_EQ(change_of(r), "unchanged") << url;
+}
+
+TEST_F(recrawl_cli, RecrawlFromAPreviousRunsRecords) {
+    write_file(site / "index.html", page("home", {"a.html"}));
+    write_file(site / "a.html", page("a", {}));
+    nginx_server server(site);
+    const std::string root = server.origin() + "/index.html";
+    auto first = run_process({cli, root, "-o", (dir.path / "gen1.jsonl").string(), "--no-report", "-q"}, 60s);
+    ASSERT_EQ(first.exit_code, 0) << first.err;
+    write_file(site / "a.html", page("a, edited", {}));
+    auto second = run_process({cli, root, "--recrawl-from", (dir.path / "gen1.jsonl").string(), "-o",
+                               (dir.path / "gen2.jsonl").string(), "--no-report", "-q"},
+                              60s);
+    ASSERT_EQ(second.exit_code, 0) << second.err;
+    const auto gen2 = read_records(dir.path / "gen2.jsonl");
+    EXPECT_EQ(change_of(gen2.at(server.origin() + "/index.html")), "unchanged");
+    EXPECT_EQ(change_of(gen2.at(server.origin() + "/a.html")), "changed");
+    EXPECT_EQ(server.requests().back().if_none_match.empty(), false);
+
+    // Without a state directory --recrawl is refused: it names what to use instead.
+    auto refused = run_process({cli, root, "--recrawl", "--no-report", "-q"}, 60s);
+    EXPECT_EQ(refused.exit_code, 2);
+    EXPECT_NE(refused.err.find("recrawl_from"), std::string::npos) << refused.err;
+}
+
+} // namespace
+} // namespace recrawl_cli_test
