@@ -271,6 +271,22 @@ struct redis_tls_config {
     bool insecure = false;
 };
 
+/// When continuous mode fetches a URL again (docs/RECRAWL.md, src/policy/revisit_schedule.hpp): each URL's
+/// interval shrinks when a visit finds it changed and grows when it does not, within [min, max].
+struct revisit_config {
+    /// The shortest interval between two visits of a URL. Default 1 hour; at least 1 second.
+    std::chrono::milliseconds min = std::chrono::hours(1);
+    /// The longest; also the interval of a gone page. Default 30 days (720h); at least min.
+    std::chrono::milliseconds max = std::chrono::hours(24 * 30);
+    /// The interval after a URL's first fetch (a sitemap's <changefreq> gives it instead when there is one).
+    /// Default 1 day; clamped into [min, max].
+    std::chrono::milliseconds initial = std::chrono::hours(24);
+    /// The interval is multiplied by this when a visit finds the page unchanged. Default 1.25; in (1, 2].
+    double grow = 1.25;
+    /// And by this when it finds it changed. Default 0.8; in [0.5, 1).
+    double shrink = 0.8;
+};
+
 /// Where a crawl keeps its state so that it survives a kill (docs/STATE.md).
 struct state_config {
     /// Directory of the crawl's durable state (an embedded RocksDB database). Set: every admitted URL, every
@@ -432,6 +448,13 @@ struct crawler_config {
     requisites_config requisites;
     /// Durable state.
     state_config state;
+    /// Continuous mode (docs/RECRAWL.md): the crawl does not end when every URL was fetched; each is fetched
+    /// again (conditionally) when `revisit` says it is due, new links are followed as they appear, and the
+    /// crawl runs until it is stopped (stop(), a signal, max_time). With state.dir the schedule survives a
+    /// stop and a kill. Default false.
+    bool continuous = false;
+    /// The revisit schedule of continuous mode.
+    revisit_config revisit;
 };
 
 /// One problem with a config: the field it concerns and what is wrong with it.

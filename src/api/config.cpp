@@ -1,5 +1,7 @@
 #include <asiocrawl/config.hpp>
 
+#include "policy/revisit_schedule.hpp"
+
 #include "policy/scope.hpp"
 #include "url/url.hpp"
 
@@ -225,8 +227,9 @@ std::vector<std::string> problem_messages(const crawler_config& config) {
     if (config.state.window < 1)
         problems.emplace_back("state.window must be at least 1");
     if (config.state.recrawl && !config.state.redis.empty())
-        problems.emplace_back("state.recrawl works with state.dir only for now: a shared crawl keeps its fetch "
-                              "history in Redis, but starting a new generation there is not implemented");
+        problems.emplace_back(
+            "state.recrawl works with state.dir only for now: a shared crawl keeps its fetch "
+            "history in Redis, but starting a new generation there is not implemented");
     if (config.state.recrawl && config.state.dir.empty() && config.state.redis.empty())
         problems.emplace_back("state.recrawl needs a state (state.dir or state.redis): without one, give the "
                               "previous run's records with state.recrawl_from");
@@ -269,6 +272,14 @@ std::vector<config_problem> validate(const crawler_config& config) {
     std::vector<config_problem> problems;
     for (std::string& message : problem_messages(config))
         problems.push_back(config_problem::about(std::move(message)));
+    if (config.continuous) {
+        for (auto& problem : validate(settings_of(config.revisit)))
+            problems.push_back(std::move(problem));
+        if (!config.state.redis.empty())
+            problems.push_back(config_problem::about("continuous works with state.dir or in memory for now: "
+                                                     "a shared crawl (state.redis) has no revisit "
+                                                     "schedule yet"));
+    }
     return problems;
 }
 

@@ -141,14 +141,16 @@ asio::awaitable<void> committer::open_state() {
             s->begin_generation(++generation);
         auto loaded = s->load(seen);
         history_map history;
-        if (generation > 1) {
+        // Continuous mode keeps every URL's last fetch: its revisit schedule is in it.
+        if (generation > 1 || config.continuous) {
             s->for_each_history([&](std::string_view url, std::string_view bytes) {
                 auto h = decode_fetch_history(bytes);
                 if (!h)
                     throw crawl_error(asiocrawl::error::store_damaged,
                                       "state directory " + dir.string() + ": the fetch history of " +
                                           std::string(url) + " does not decode (damaged)");
-                if (h->generation < generation) // not fetched again in this generation yet
+                if (h->generation < generation ||
+                    config.continuous) // not fetched again in this generation yet
                     history.emplace(url, std::move(*h));
             });
         }
@@ -159,7 +161,7 @@ asio::awaitable<void> committer::open_state() {
     e_.store = std::move(opened);
     state.set_seed(seed);
     state.restore(restored);
-    if (generation > 1) {
+    if (generation > 1 || config.continuous) {
         e_.log(log_level::info,
                std::string(new_generation ? "re-crawl: generation " : "resuming generation ") +
                    std::to_string(generation) + ", " + std::to_string(history.size()) +

@@ -32,6 +32,13 @@ seconds scaled(seconds interval, double factor) {
 
 } // namespace
 
+revisit_settings settings_of(const revisit_config& config) {
+    using std::chrono::duration_cast;
+    using std::chrono::seconds;
+    return {duration_cast<seconds>(config.min), duration_cast<seconds>(config.max),
+            duration_cast<seconds>(config.initial), config.grow, config.shrink};
+}
+
 std::vector<config_problem> validate(const revisit_settings& settings) {
     std::vector<config_problem> problems;
     if (settings.min < seconds(1))

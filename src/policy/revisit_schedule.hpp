@@ -60,6 +60,9 @@ struct revisit_settings {
     double shrink = 0.8;
 };
 
+/// The schedule's settings from crawler_config::revisit (whole seconds; fractions of a second dropped).
+revisit_settings settings_of(const revisit_config& config);
+
 /// One problem per mistake (key "revisit.min", "revisit.max", "revisit.grow", "revisit.shrink"), in field
 /// order; empty when usable. revisit_schedule's constructor throws std::invalid_argument with the first one.
 std::vector<config_problem> validate(const revisit_settings& settings);

@@ -98,6 +98,10 @@ crawl_state::crawl_state(const crawler_config& config, hooks h, bool durable, st
         root_origins_.emplace(origin_of(root.buffer()));
     if (config.politeness.autothrottle.enabled)
         throttle_.emplace(config.politeness.autothrottle, config.politeness.delay);
+    if (config.continuous) {
+        schedule_.emplace(settings_of(config.revisit));
+        recrawling_ = true; // every record says how the URL compares with its last fetch
+    }
     if (config.politeness.random_wait)
         frontier_.set_spread([this](clock_type::duration delay) {
             return std::chrono::duration_cast<clock_type::duration>(
@@ -174,6 +178,8 @@ void crawl_state::start() {
         admit(root, {}, config_.max_redirect, 0, item_kind::page, false);
     if (std::exchange(admit_known_, false))
         admit_known();
+    if (schedule_ && !stopping_ && !continuous_hold_)
+        continuous_hold_ = hooks_.hold(); // the crawl goes on while revisits are scheduled
     if (!config_.input_file.empty() && !seeds_done_ && !seed_hold_)
         seed_hold_ = hooks_.hold();
     if (config_.sitemaps && !config_.robots.obey) {
@@ -190,6 +196,8 @@ void crawl_state::stop() {
     frontier_.clear();
     if (std::exchange(seed_hold_, false))
         hooks_.release(); // no more seeds are read
+    if (std::exchange(continuous_hold_, false))
+        hooks_.release();
 }
 
 // ---- admission ----
@@ -296,6 +304,8 @@ bool crawl_state::in_scope(const boost::urls::url& url) {
 std::optional<crawl_state::ticket> crawl_state::next() {
     if (stopping_)
         return std::nullopt;
+    if (schedule_)
+        release_due_revisits();
     const auto now = now_();
     while (auto popped = frontier_.pop(now)) {
         ticket t{std::move(popped->item), std::move(popped->taken), {}, std::nullopt};
@@ -355,6 +365,15 @@ std::optional<crawl_state::time_point> crawl_state::next_wakeup() const {
     if (stopping_)
         return std::nullopt;
     auto wake = frontier_.next_wakeup(now_());
+    if (schedule_ && !due_.empty()) {
+        // The schedule is in calendar time; the frontier waits on the steady clock.
+        const auto until_due =
+            std::max(clock_type::duration::zero(),
+                     std::chrono::duration_cast<clock_type::duration>(due_.begin()->first - wall_now_()));
+        const auto due = now_() + until_due;
+        if (!wake || due < *wake)
+            wake = due;
+    }
     if (deadline_ && !budget_spent_ && (!wake || *deadline_ < *wake))
         wake = deadline_; // the loop looks at out_of_budget() when it wakes
     return wake;
@@ -422,7 +441,7 @@ void crawl_state::emit(record r) {
         return;
     if (durable_)
         batch_.records.emplace_back(r.url, encode(r));
-    else
+    else if (!schedule_) // a continuous crawl never ends: its records are the sinks' to keep
         result_.records.push_back(std::move(r));
 }
 
@@ -481,6 +500,13 @@ void crawl_state::set_history(history_map history, std::uint32_t generation, boo
     generation_ = generation;
     recrawling_ = true;
     admit_known_ = new_generation;
+    if (schedule_ && !new_generation) {
+        // A resumed continuous crawl: what waited for its revisit waits again; what was in the frontier is
+        // there again (read back from disk).
+        for (const auto& [url, h] : history_)
+            if (h.revisit && !h.revisit_queued)
+                due_.emplace(h.revisit->due, url);
+    }
 }
 
 const fetch_history* crawl_state::previous(std::string_view url) const {
@@ -525,10 +551,109 @@ void crawl_state::compare_with_history(ticket& t, record& r) {
                 wall_clock_type::time_point(std::chrono::microseconds(before->captured_at_us)),
                 before->payload_digest};
     }
+    if (schedule_) {
+        // Continuous mode: the URL's last fetch stays known, with when it is due again.
+        fetch_history after;
+        if (r.status == 0 && before != nullptr)
+            after = *before; // no answer: the validators and payload of the last one still stand
+        else
+            after = history_of(r, t.item, before, generation_);
+        schedule_revisit(t, r, before, after);
+        if (durable_)
+            batch_.history.emplace_back(r.url, encode(after));
+        history_.insert_or_assign(r.url, std::move(after));
+        return;
+    }
     if (durable_ && r.status != 0)
         batch_.history.emplace_back(r.url, encode(history_of(r, t.item, before, generation_)));
     if (found != history_.end())
         history_.erase(found); // fetched in this generation: its entry is in the batch
+}
+
+std::chrono::sys_seconds crawl_state::wall_seconds() const {
+    return std::chrono::floor<std::chrono::seconds>(wall_now_());
+}
+
+void crawl_state::schedule_revisit(const ticket&, const record& r, const fetch_history* before,
+                                   fetch_history& after) {
+    revisit_change found = revisit_change::failed;
+    switch (r.change) {
+    case change_kind::added:
+        found = revisit_change::added;
+        break;
+    case change_kind::changed:
+        found = revisit_change::changed;
+        break;
+    case change_kind::unchanged:
+        found = revisit_change::unchanged;
+        break;
+    case change_kind::gone:
+        found = revisit_change::gone;
+        break;
+    case change_kind::none:
+        break;
+    }
+    // A server error or a failure says nothing about the page: the schedule backs off without adapting.
+    if (r.status == 0 || r.status >= 500 || (r.failed() && found != revisit_change::gone))
+        found = revisit_change::failed;
+    std::optional<revisit_entry> previous;
+    if (before != nullptr)
+        previous = before->revisit;
+    const auto entry = schedule_->next_visit(previous, found, sitemap_hints{}, wall_seconds());
+    after.revisit = entry;
+    after.revisit_queued = false;
+    due_.emplace(entry.due, r.url);
+}
+
+void crawl_state::apply_sitemap_hints(std::string_view url, const sitemap_hints& hints) {
+    // A <lastmod> after the last visit makes a known URL due now (never sooner than revisit.min after it).
+    const auto found = history_.find(url);
+    if (found == history_.end() || !found->second.revisit || found->second.revisit_queued || !hints.lastmod)
+        return;
+    auto& entry = *found->second.revisit;
+    const auto hinted = schedule_->with_sitemap_hints(entry, hints, wall_seconds());
+    if (hinted.due == entry.due)
+        return;
+    entry = hinted;
+    due_.emplace(entry.due, found->first);
+    if (durable_)
+        batch_.history.emplace_back(found->first, encode(found->second));
+    ++result_.stats["revisits_hinted"];
+}
+
+void crawl_state::release_due_revisits() {
+    const auto now = wall_seconds();
+    while (!due_.empty() && due_.begin()->first <= now && !stopping_) {
+        auto node = due_.extract(due_.begin());
+        const auto found = history_.find(node.mapped());
+        if (found == history_.end())
+            continue;
+        auto& h = found->second;
+        if (!h.revisit || h.revisit->due != node.key() || h.revisit_queued)
+            continue; // stale: the URL was scheduled again since
+        if (!hooks_.hold())
+            return;
+        work_item item;
+        item.url = found->first;
+        item.referrer = h.referrer;
+        item.redirects_left = h.redirects_left >= 0 ? h.redirects_left : config_.max_redirect;
+        item.depth = h.depth;
+        item.kind = h.kind;
+        item.from_sitemap = h.from_sitemap;
+        item.requisite = h.requisite;
+        const host_id host = host_number(host_of(item.url));
+        item.seq = next_seq_[host]++;
+        h.revisit_queued = true;
+        if (durable_) {
+            batch_.waiting.push_back({host, item.seq, encode(item)});
+            ++durable_waiting_[host];
+            line_changed(host);
+            batch_.history.emplace_back(item.url, encode(h));
+        }
+        ++result_.stats["revisits"];
+        counters_changed_ = true;
+        push_waiting(host, std::move(item));
+    }
 }
 
 // ---- one attempt ----
@@ -906,12 +1031,15 @@ void crawl_state::queue_sitemap(ticket& t, const fetch_outcome& response, record
     const boost::urls::url base{sitemap_url};
     std::vector<boost::urls::url> urls;
     urls.reserve(document->locations.size());
-    for (const auto& location : document->locations) {
-        auto url = normalize_reference(base, location);
-        if (url)
-            urls.push_back(std::move(*url));
-        else
+    for (std::size_t i = 0; i < document->locations.size(); ++i) {
+        auto url = normalize_reference(base, document->locations[i]);
+        if (!url) {
             skip(url.error() == error::unsupported_scheme ? "not_http" : "invalid_url");
+            continue;
+        }
+        if (schedule_ && i < document->hints.size())
+            apply_sitemap_hints(url->buffer(), document->hints[i]);
+        urls.push_back(std::move(*url));
     }
     if (document->is_index) {
         // An index lists sitemaps; an index inside an index is not allowed by the protocol (depth 1).

@@ -25,6 +25,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <random>
 #include <sstream>
@@ -175,9 +176,11 @@ public:
     bool recrawling() const noexcept { return recrawling_; }
     /// 1 for a first crawl, one more for each re-crawl of the same state.
     std::uint32_t generation() const noexcept { return generation_; }
-    /// What an earlier generation fetched at `url` and this one has not fetched yet; nullptr otherwise.
-    /// Valid until the URL's record is made.
+    /// What an earlier generation fetched at `url` and this one has not fetched yet (in continuous mode: the
+    /// URL's last fetch); nullptr otherwise. Valid until the URL's record is made.
     const fetch_history* previous(std::string_view url) const;
+    /// Continuous mode (crawler_config::continuous): URLs scheduled for a revisit and not yet due.
+    std::size_t revisits_scheduled() const noexcept { return due_.size(); }
 
     // ---- durability ----
 
@@ -261,6 +264,11 @@ private:
     void complete(ticket& t, record&& r);
     void admit_known();
     void compare_with_history(ticket& t, record& r);
+    void schedule_revisit(const ticket& t, const record& r, const fetch_history* before,
+                          fetch_history& after);
+    void release_due_revisits();
+    void apply_sitemap_hints(std::string_view url, const sitemap_hints& hints);
+    std::chrono::sys_seconds wall_seconds() const;
 
     const crawler_config& config_;
     hooks hooks_;
@@ -313,6 +321,11 @@ private:
     std::uint32_t generation_ = 1;
     bool recrawling_ = false;
     bool admit_known_ = false;
+    // Continuous mode: the revisit schedule, the URLs by when they are due (an entry whose history says
+    // another time is stale and skipped), and the unit of unfinished work that keeps the crawl from ending.
+    std::optional<revisit_schedule> schedule_;
+    std::multimap<std::chrono::sys_seconds, std::string> due_;
+    bool continuous_hold_ = false;
     // Budgets (crawler_config::quota, max_time).
     std::optional<time_point> deadline_;
     bool budget_spent_ = false;

@@ -124,7 +124,10 @@ std::string encode(const fetch_history& h) {
     out.reserve(32 + h.etag.size() + h.last_modified.size() + h.payload_digest.size() + h.location.size() +
                 h.referrer.size());
     put_varint(out, history_format);
-    std::uint64_t flags = static_cast<std::uint64_t>(h.kind) | (h.from_sitemap ? 0x10u : 0u);
+    // The flags: the kind in bits 0-3, from_sitemap in bit 4, a requisite's kind in bits 5-8, revisit_queued
+    // in bit 9.
+    std::uint64_t flags =
+        static_cast<std::uint64_t>(h.kind) | (h.from_sitemap ? 0x10u : 0u) | (h.revisit_queued ? 0x200u : 0u);
     if (h.kind == item_kind::requisite)
         flags |= static_cast<std::uint64_t>(h.requisite) << 5;
     put_varint(out, flags);
@@ -140,6 +143,7 @@ std::string encode(const fetch_history& h) {
     put_string(out, h.payload_digest);
     put_string(out, h.location);
     put_string(out, h.referrer);
+    put_string(out, h.revisit ? encode_revisit_entry(*h.revisit) : std::string());
     return out;
 }
 
@@ -160,16 +164,23 @@ std::optional<fetch_history> decode_fetch_history(std::string_view bytes) {
     auto digest = in.string();
     auto location = in.string();
     auto referrer = in.string();
-    if (!flags || !status || !generation || !depth || !redirects || !fetched || !captured_before || !etag ||
-        !last_modified || !digest || !location || !referrer || !in.at_end() || *status > 999 ||
-        *generation > 0xffffffffu)
+    auto revisit = in.string();
+    if (!revisit || !flags || !status || !generation || !depth || !redirects || !fetched ||
+        !captured_before || !etag || !last_modified || !digest || !location || !referrer || !in.at_end() ||
+        *status > 999 || *generation > 0xffffffffu)
         return std::nullopt;
     const auto kind = *flags & 0x0f;
-    const auto requisite = *flags >> 5;
+    const auto requisite = (*flags >> 5) & 0x0f;
     if (kind > static_cast<std::uint64_t>(item_kind::requisite) ||
-        requisite > static_cast<std::uint64_t>(requisite_kind::style))
+        requisite > static_cast<std::uint64_t>(requisite_kind::style) || (*flags >> 10) != 0)
         return std::nullopt;
     fetch_history h;
+    if (!revisit->empty()) {
+        h.revisit = decode_revisit_entry(*revisit);
+        if (!h.revisit)
+            return std::nullopt;
+    }
+    h.revisit_queued = (*flags & 0x200) != 0;
     h.kind = static_cast<item_kind>(kind);
     h.requisite = static_cast<requisite_kind>(requisite);
     h.from_sitemap = (*flags & 0x10) != 0;

@@ -5,6 +5,8 @@
 
 #include "state/work_item.hpp"
 
+#include "policy/revisit_schedule.hpp"
+
 #include <asiocrawl/record.hpp>
 
 #include <cstdint>
@@ -42,6 +44,11 @@ struct fetch_history {
     requisite_kind requisite = requisite_kind::image;
     bool from_sitemap = false;
     std::string referrer;
+    /// Continuous mode: when the URL is due again, and its interval.
+    std::optional<revisit_entry> revisit;
+    /// Continuous mode: the URL is in the frontier for its revisit (it waits on disk with a state dir), so a
+    /// resume does not schedule it a second time.
+    bool revisit_queued = false;
 };
 
 /// Heterogeneous lookup: a URL held as a string_view finds its entry without a copy.

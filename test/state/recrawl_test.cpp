@@ -167,7 +167,7 @@ TEST(RecrawlSource, ReadsRecordsAndCdxj) {
     auto history = parse_recrawl_source(records, skipped);
     EXPECT_EQ(skipped, 2u); // the failure and the line that is not a record
     ASSERT_EQ(history.size(), 3u);
-    EXPECT_EQ(history.at("http://a.test/r/10").redirects_left, 0); // the chain ended there
+    EXPECT_EQ(history.at("http://a.test/r/10").redirects_left, 0);   // the chain ended there
     EXPECT_EQ(history.at("http://a.test/moved").redirects_left, -1); // unknown: the config's
     const auto& root = history.at("http://a.test/");
     EXPECT_EQ(root.etag, "\"r\"");
@@ -362,6 +362,143 @@ TEST(Recrawl, ADurableGenerationWritesTheHistoryItLeaves) {
     EXPECT_EQ(written->etag, "\"root\"");
     // Fetched in this generation: no longer asked about.
     EXPECT_EQ(h.state->previous("http://a.test/"), nullptr);
+}
+
+// ---- continuous mode: revisits on the schedule, on a manual clock ----
+
+crawl_state::wall_clock_type::time_point fake_wall{std::chrono::seconds(1'800'000'000)};
+crawl_state::wall_clock_type::time_point moving_wall_clock() {
+    return fake_wall;
+}
+
+/// A continuous crawl of one page whose answers the test chooses, with both clocks moved by hand.
+struct continuous_harness {
+    crawler_config config;
+    std::vector<record> records;
+    std::size_t unfinished = 0;
+    std::optional<crawl_state> state;
+
+    explicit continuous_harness(bool durable = false, history_map* resumed = nullptr) {
+        fake_now = crawl_state::time_point{std::chrono::hours(1)};
+        fake_wall = crawl_state::wall_clock_type::time_point{std::chrono::seconds(1'800'000'000)};
+        config.roots = {"http://a.test/"};
+        config.robots.obey = false;
+        config.continuous = true;
+        config.revisit.min = std::chrono::hours(1);
+        config.revisit.max = std::chrono::hours(24 * 30);
+        config.revisit.initial = std::chrono::hours(24);
+        crawl_state::hooks h;
+        h.hold = [this] {
+            ++unfinished;
+            return true;
+        };
+        h.release = [this] { --unfinished; };
+        h.emit = [this](const record& r) { records.push_back(r); };
+        state.emplace(config, std::move(h), durable, 64, &manual_clock, 42, &moving_wall_clock);
+        if (resumed != nullptr) {
+            // What a resume reads from the state dir: the seen set, and every URL's last fetch.
+            for (const auto& [url, entry] : *resumed)
+                state->seen_set().insert(url_fingerprint(url, 42));
+            state->set_history(std::move(*resumed), 1, false);
+        }
+        state->start();
+    }
+
+    void advance(std::chrono::seconds by) {
+        fake_now += by;
+        fake_wall += by;
+    }
+
+    /// Answers the one ticket due now; false when none is.
+    bool visit(const test_response& response) {
+        auto t = state->next();
+        if (!t)
+            return false;
+        EXPECT_TRUE(state->begin_attempt(*t));
+        state->fetch_started(*t);
+        state->fetch_finished(*t);
+        record r;
+        const auto step = state->on_response(*t, response.outcome(), r);
+        if (step != crawl_state::next_step::done)
+            state->finish(*t, std::move(r));
+        --unfinished;
+        return true;
+    }
+
+    /// How long from now until the state wants to be asked again.
+    std::chrono::seconds wakeup_in() const {
+        const auto wake = state->next_wakeup();
+        EXPECT_TRUE(wake);
+        return std::chrono::duration_cast<std::chrono::seconds>(*wake - fake_now);
+    }
+};
+
+TEST(Continuous, RevisitsOnScheduleAndAdaptsTheInterval) {
+    continuous_harness h;
+    const auto v1 = html("<p>one</p>", "\"v1\"");
+    ASSERT_TRUE(h.visit(v1));
+    EXPECT_EQ(h.records.back().change, change_kind::added);
+    EXPECT_EQ(h.state->revisits_scheduled(), 1u);
+    // Nothing before it is due; the crawl does not end meanwhile (the schedule holds a unit of work).
+    EXPECT_FALSE(h.visit(v1));
+    EXPECT_EQ(h.unfinished, 1u);
+    EXPECT_EQ(h.wakeup_in(), std::chrono::hours(24)); // revisit.initial
+
+    h.advance(std::chrono::hours(24));
+    // Due: fetched again, conditionally (its validators are known), and found unchanged: the interval grows.
+    ASSERT_NE(h.state->previous("http://a.test/"), nullptr);
+    EXPECT_EQ(h.state->previous("http://a.test/")->etag, "\"v1\"");
+    ASSERT_TRUE(h.visit(status_only(304)));
+    EXPECT_EQ(h.records.back().change, change_kind::unchanged);
+    EXPECT_TRUE(h.records.back().not_modified);
+    EXPECT_EQ(h.wakeup_in(), std::chrono::hours(30)); // 24 h x 1.25
+
+    h.advance(std::chrono::hours(30));
+    ASSERT_TRUE(h.visit(html("<p>two</p>", "\"v2\"")));
+    EXPECT_EQ(h.records.back().change, change_kind::changed);
+    EXPECT_EQ(h.wakeup_in(), std::chrono::hours(24)); // 30 h x 0.8
+
+    h.advance(std::chrono::hours(24));
+    ASSERT_TRUE(h.visit(status_only(404)));
+    EXPECT_EQ(h.records.back().change, change_kind::gone);
+    EXPECT_EQ(h.wakeup_in(), std::chrono::hours(24 * 30)); // revisit.max
+
+    EXPECT_EQ(h.state->result().stats.at("revisits"), 3u);
+    // A stop lets the crawl end: the schedule's unit of work goes.
+    h.state->stop();
+    EXPECT_EQ(h.unfinished, 0u);
+}
+
+TEST(Continuous, ADurableScheduleIsResumedWhereItWas) {
+    history_map kept;
+    {
+        continuous_harness h(true);
+        ASSERT_TRUE(h.visit(html("<p>one</p>", "\"v1\"")));
+        for (auto& [url, bytes] : h.state->take_batch().history)
+            kept[url] = *decode_fetch_history(bytes);
+        h.state->stop();
+    }
+    ASSERT_EQ(kept.size(), 1u);
+    ASSERT_TRUE(kept.at("http://a.test/").revisit);
+    EXPECT_FALSE(kept.at("http://a.test/").revisit_queued);
+
+    // The next run, 10 hours later: nothing is fetched before the revisit is due, 14 hours on.
+    continuous_harness resumed(true, &kept);
+    resumed.advance(std::chrono::hours(10));
+    EXPECT_FALSE(resumed.visit(status_only(304)));
+    EXPECT_EQ(resumed.wakeup_in(), std::chrono::hours(14));
+    resumed.advance(std::chrono::hours(14));
+    ASSERT_TRUE(resumed.visit(status_only(304)));
+    EXPECT_EQ(resumed.records.back().change, change_kind::unchanged);
+    // Queued and fetched: the batch says so, and the next revisit is 30 hours on.
+    const auto batch = resumed.state->take_batch();
+    ASSERT_FALSE(batch.history.empty());
+    const auto last = decode_fetch_history(batch.history.back().second);
+    ASSERT_TRUE(last && last->revisit);
+    EXPECT_FALSE(last->revisit_queued);
+    EXPECT_EQ(last->revisit->due - last->revisit->fetched, std::chrono::hours(30));
+    EXPECT_EQ(last->etag, "\"v1\""); // a 304 keeps the validators it stands for
+    resumed.state->stop();
 }
 
 } // namespace recrawl_test
