@@ -10,8 +10,8 @@
 // series goes on in a new file), and the report covers every run of the crawl.
 
 #include "cli/exit_status.hpp"
-#include "cli/options.hpp"
 #include "cli/index_command.hpp"
+#include "cli/options.hpp"
 #include "cli/shared_report.hpp"
 #include "outputs/text_writer.hpp"
 #include "url/url_host.hpp"

@@ -54,7 +54,8 @@ std::optional<std::string_view> header_value(std::string_view head, std::string_
             end = head.size();
         const std::string_view line = head.substr(at, end - at);
         const auto colon = line.find(':');
-        if (colon != std::string_view::npos && ascii::iequals(ascii::trim(line.substr(0, colon), " \t"), name))
+        if (colon != std::string_view::npos &&
+            ascii::iequals(ascii::trim(line.substr(0, colon), " \t"), name))
             return ascii::trim(line.substr(colon + 1), ascii::http_whitespace);
         at = end + 2;
     }
@@ -62,7 +63,8 @@ std::optional<std::string_view> header_value(std::string_view head, std::string_
 }
 
 std::string media_type(std::string_view content_type) {
-    return ascii::to_lower(ascii::trim(content_type.substr(0, content_type.find(';')), ascii::http_whitespace));
+    return ascii::to_lower(
+        ascii::trim(content_type.substr(0, content_type.find(';')), ascii::http_whitespace));
 }
 
 bool valid_utf8(std::string_view s) {
@@ -181,7 +183,8 @@ std::optional<warc_capture> capture_of(std::string_view prefix, std::uint64_t of
                 c.status = std::string(code);
         }
     }
-    c.mime = type == "revisit" ? "warc/revisit" : media_type(header_value(http_head, "Content-Type").value_or(""));
+    c.mime =
+        type == "revisit" ? "warc/revisit" : media_type(header_value(http_head, "Content-Type").value_or(""));
     if (type == "response" && c.status == "200" && http_end != std::string_view::npos &&
         (c.mime == "text/html" || c.mime == "application/xhtml+xml")) {
         const auto coding = header_value(http_head, "Content-Encoding");
@@ -207,12 +210,13 @@ void index_plain(std::FILE* f, const std::string& path, std::vector<warc_capture
         const std::string_view data{chunk.data(), n};
         const auto head_end = data.find("\r\n\r\n");
         if (head_end == std::string_view::npos)
-            throw failure(path, offset, n < chunk.size() ? "file cut inside a record's headers"
-                                                         : "WARC headers longer than 64 KiB");
+            throw failure(path, offset,
+                          n < chunk.size() ? "file cut inside a record's headers"
+                                           : "WARC headers longer than 64 KiB");
         const auto declared = header_value(data.substr(0, head_end + 2), "Content-Length");
         std::uint64_t content_length = 0;
-        if (!declared || declared->empty() || !std::all_of(declared->begin(), declared->end(), ascii::is_digit) ||
-            declared->size() > 18)
+        if (!declared || declared->empty() ||
+            !std::all_of(declared->begin(), declared->end(), ascii::is_digit) || declared->size() > 18)
             throw failure(path, offset, "record without a valid Content-Length");
         for (char d : *declared)
             content_length = content_length * 10 + static_cast<std::uint64_t>(d - '0');
@@ -222,8 +226,8 @@ void index_plain(std::FILE* f, const std::string& path, std::vector<warc_capture
         const auto size = static_cast<std::uint64_t>(::ftello(f));
         if (size < offset + length)
             throw failure(path, offset, "file cut inside a record");
-        const std::size_t keep = static_cast<std::size_t>(
-            std::min<std::uint64_t>(n, std::min<std::uint64_t>(head_end + 4 + content_length, record_prefix_limit)));
+        const std::size_t keep = static_cast<std::size_t>(std::min<std::uint64_t>(
+            n, std::min<std::uint64_t>(head_end + 4 + content_length, record_prefix_limit)));
         if (auto c = capture_of(data.substr(0, keep), offset, length, path))
             out.push_back(std::move(*c));
         offset += length;
@@ -267,7 +271,8 @@ void index_gzip(std::FILE* f, const std::string& path, std::vector<warc_capture>
             if (rc == Z_STREAM_END)
                 break;
             if (rc != Z_OK && rc != Z_BUF_ERROR)
-                throw failure(path, consumed, std::string("damaged gzip member (") + (z.msg ? z.msg : "zlib") + ")");
+                throw failure(path, consumed,
+                              std::string("damaged gzip member (") + (z.msg ? z.msg : "zlib") + ")");
         }
         const std::uint64_t length = z.total_in;
         if (auto c = capture_of(prefix, consumed, length, path))
@@ -280,14 +285,16 @@ void index_gzip(std::FILE* f, const std::string& path, std::vector<warc_capture>
 
 std::string surt_key(std::string_view url) {
     const auto scheme_end = url.find("://");
-    if (scheme_end == std::string_view::npos || url.substr(0, scheme_end).find_first_of("/?#") != std::string_view::npos)
+    if (scheme_end == std::string_view::npos ||
+        url.substr(0, scheme_end).find_first_of("/?#") != std::string_view::npos)
         return std::string(url);
     const std::string scheme = ascii::to_lower(url.substr(0, scheme_end));
     std::string_view rest = url.substr(scheme_end + 3);
     rest = rest.substr(0, rest.find('#'));
     const auto authority_end = rest.find_first_of("/?");
     std::string_view authority = rest.substr(0, authority_end);
-    std::string_view path_and_query = authority_end == std::string_view::npos ? "" : rest.substr(authority_end);
+    std::string_view path_and_query =
+        authority_end == std::string_view::npos ? "" : rest.substr(authority_end);
     if (const auto at = authority.rfind('@'); at != std::string_view::npos)
         authority.remove_prefix(at + 1);
 
@@ -329,7 +336,8 @@ std::string surt_key(std::string_view url) {
             end = dot;
         }
     }
-    const bool default_port = port.empty() || (scheme == "http" && port == "80") || (scheme == "https" && port == "443");
+    const bool default_port =
+        port.empty() || (scheme == "http" && port == "80") || (scheme == "https" && port == "443");
     if (!default_port) {
         key += ':';
         key += port;
@@ -348,7 +356,8 @@ std::string surt_key(std::string_view url) {
         std::vector<std::string_view> params;
         for (std::size_t at = 0;;) {
             const auto amp = query.find('&', at);
-            params.push_back(std::string_view(query).substr(at, amp == std::string::npos ? std::string::npos : amp - at));
+            params.push_back(
+                std::string_view(query).substr(at, amp == std::string::npos ? std::string::npos : amp - at));
             if (amp == std::string::npos)
                 break;
             at = amp + 1;

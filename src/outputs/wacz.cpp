@@ -50,7 +50,8 @@ struct md_ctx_deleter {
 /// "sha256:<hex>" and the size of `data` (a file's bytes fed in pieces).
 class sha256_hasher {
 public:
-    sha256_hasher() : ctx_{EVP_MD_CTX_new()} {
+    sha256_hasher()
+        : ctx_{EVP_MD_CTX_new()} {
         if (!ctx_ || EVP_DigestInit_ex(ctx_.get(), EVP_sha256(), nullptr) != 1)
             throw std::runtime_error("wacz: SHA-256 unavailable");
     }
@@ -195,7 +196,8 @@ void write_wacz(const wacz_options& options) {
         for (const auto& c : list) {
             if (!is_archived_page(c) || !seen.insert(c.url).second)
                 continue;
-            boost::json::object line{{"id", "page-" + std::to_string(++page_number)}, {"url", c.url}, {"ts", c.date}};
+            boost::json::object line{
+                {"id", "page-" + std::to_string(++page_number)}, {"url", c.url}, {"ts", c.date}};
             if (!c.title.empty())
                 line["title"] = c.title;
             pages += boost::json::serialize(line) + "\n";
@@ -218,7 +220,8 @@ void write_wacz(const wacz_options& options) {
     package["profile"] = "data-package";
     boost::json::array listed;
     for (const auto& r : resources)
-        listed.push_back(boost::json::object{{"name", r.name}, {"path", r.path}, {"hash", r.hash}, {"bytes", r.bytes}});
+        listed.push_back(
+            boost::json::object{{"name", r.name}, {"path", r.path}, {"hash", r.hash}, {"bytes", r.bytes}});
     package["resources"] = std::move(listed);
     package["wacz_version"] = "1.1.1";
     package["title"] = options.title;
@@ -230,8 +233,8 @@ void write_wacz(const wacz_options& options) {
     }
     const std::string datapackage = boost::json::serialize(package);
     const resource package_digest = describe_text(datapackage, "datapackage.json");
-    const std::string digest =
-        boost::json::serialize(boost::json::object{{"path", "datapackage.json"}, {"hash", package_digest.hash}});
+    const std::string digest = boost::json::serialize(
+        boost::json::object{{"path", "datapackage.json"}, {"hash", package_digest.hash}});
 
     const std::string temporary = options.path + ".asiocrawl-tmp";
     int error = 0;
@@ -254,7 +257,8 @@ void write_wacz(const wacz_options& options) {
             zip_source_free(source);
             throw zip_failure("cannot add " + name);
         }
-        if (store && zip_set_file_compression(zip.get(), static_cast<zip_uint64_t>(index), ZIP_CM_STORE, 0) != 0)
+        if (store &&
+            zip_set_file_compression(zip.get(), static_cast<zip_uint64_t>(index), ZIP_CM_STORE, 0) != 0)
             throw zip_failure("cannot store " + name);
     };
     // zip_close reads the sources: these buffers live until then.
