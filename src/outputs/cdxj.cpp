@@ -208,6 +208,8 @@ void index_plain(std::FILE* f, const std::string& path, std::vector<warc_capture
             return;
         }
         const std::string_view data{chunk.data(), n};
+        if (!data.starts_with("WARC/"))
+            throw failure(path, offset, "not a WARC record");
         const auto head_end = data.find("\r\n\r\n");
         if (head_end == std::string_view::npos)
             throw failure(path, offset,
