@@ -452,6 +452,50 @@ TEST_F(archive_crawl, WaczHoldsWarcsIndexPagesAndMatchingDigests) {
     zip_close(zip);
 }
 
+// A resumed crawl (append mode) continues the WARC series in a new file: the indexes and the WACZ then cover
+// the whole series, the earlier run's file included (a crawl killed before its end gets them this way).
+TEST(ArchiveOutputs, AResumedCrawlIndexesTheWholeSeries) {
+    test::temp_dir dir{"archive-append"};
+    output_config outputs;
+    outputs.warc.path = (dir.path / "crawl.warc.gz").string();
+    outputs.wacz = (dir.path / "site.wacz").string();
+    for (const auto& [mode, page] :
+         {std::pair{open_mode::create_new, "/first.html"}, std::pair{open_mode::append, "/second.html"}}) {
+        asio::io_context ctx;
+        test::loopback_site site{ctx.get_executor()};
+        site.add(page, "<title>" + std::string(page) + "</title>");
+        crawler_config config = test::loopback_crawl_config();
+        config.roots = {site.url(page)};
+        crawler c{ctx.get_executor(), config};
+        outputs.mode = mode;
+        output_set out{ctx.get_executor(), outputs};
+        out.attach(c);
+        out.start();
+        auto result = test::run_crawl(ctx, c, [&] {
+            out.stop();
+            site.stop();
+        });
+        ASSERT_TRUE(result.has_value());
+        EXPECT_THAT(out.finish(*result), testing::IsEmpty());
+    }
+    const auto files = existing_warc_files(outputs.warc.path);
+    ASSERT_EQ(files.size(), 2u);
+    int error = 0;
+    zip_t* zip = zip_open(outputs.wacz.c_str(), ZIP_RDONLY, &error);
+    ASSERT_NE(zip, nullptr);
+    EXPECT_GE(zip_name_locate(zip, "archive/crawl.warc.gz", 0), 0);
+    EXPECT_GE(zip_name_locate(zip, "archive/crawl-00001.warc.gz", 0), 0);
+    const auto index = lines_of(zip_entry(zip, "indexes/index.cdxj"));
+    EXPECT_EQ(index.size(), 2u);
+    check_cdxj_against_warcs(index, dir.path);
+    const std::string pages = zip_entry(zip, "pages/pages.jsonl");
+    EXPECT_THAT(pages, testing::HasSubstr("\"title\":\"/first.html\""));
+    EXPECT_THAT(pages, testing::HasSubstr("\"title\":\"/second.html\""));
+    zip_close(zip);
+    for (const auto& file : files)
+        EXPECT_TRUE(fs::exists(cdxj_path_for(file))) << file;
+}
+
 TEST(ArchiveOutputs, NeedAWarcPath) {
     asio::io_context ctx;
     test::temp_dir dir{"archive-nowarc"};
