@@ -196,25 +196,37 @@ std::optional<warc_capture> capture_of(std::string_view prefix, std::uint64_t of
 
 /// Plain WARC: each record is its headers, Content-Length bytes of block and two CRLFs.
 void index_plain(std::FILE* f, const std::string& path, std::vector<warc_capture>& out) {
-    std::uint64_t offset = 0;
+    if (::fseeko(f, 0, SEEK_END) != 0)
+        throw failure(path, 0, std::string("cannot seek: ") + std::strerror(errno));
+    const auto size = static_cast<std::uint64_t>(::ftello(f));
+    // The file's bytes from `held_from` on, at most 64 KiB: a small record's successors are read with it.
+    std::string held;
+    std::uint64_t held_from = 0;
     std::string chunk(read_chunk, '\0');
-    for (;;) {
-        if (::fseeko(f, static_cast<off_t>(offset), SEEK_SET) != 0)
-            throw failure(path, offset, std::string("cannot seek: ") + std::strerror(errno));
-        const std::size_t n = std::fread(chunk.data(), 1, chunk.size(), f);
-        if (n == 0) {
-            if (std::ferror(f))
-                throw failure(path, offset, std::string("cannot read: ") + std::strerror(errno));
-            return;
+    for (std::uint64_t offset = 0; offset < size;) {
+        if (offset < held_from || offset > held_from + held.size()) {
+            held.clear();
+            held_from = offset;
+        } else {
+            held.erase(0, static_cast<std::size_t>(offset - held_from));
+            held_from = offset;
         }
-        const std::string_view data{chunk.data(), n};
+        if (held.size() < read_chunk && held_from + held.size() < size) {
+            if (::fseeko(f, static_cast<off_t>(held_from + held.size()), SEEK_SET) != 0)
+                throw failure(path, offset, std::string("cannot seek: ") + std::strerror(errno));
+            const std::size_t n = std::fread(chunk.data(), 1, read_chunk - held.size(), f);
+            if (n == 0)
+                throw failure(path, offset, std::string("cannot read: ") + std::strerror(errno));
+            held.append(chunk.data(), n);
+        }
+        const std::string_view data = held;
         if (!data.starts_with("WARC/"))
             throw failure(path, offset, "not a WARC record");
         const auto head_end = data.find("\r\n\r\n");
         if (head_end == std::string_view::npos)
             throw failure(path, offset,
-                          n < chunk.size() ? "file cut inside a record's headers"
-                                           : "WARC headers longer than 64 KiB");
+                          data.size() < read_chunk ? "file cut inside a record's headers"
+                                                   : "WARC headers longer than 64 KiB");
         const auto declared = header_value(data.substr(0, head_end + 2), "Content-Length");
         std::uint64_t content_length = 0;
         if (!declared || declared->empty() ||
@@ -223,13 +235,10 @@ void index_plain(std::FILE* f, const std::string& path, std::vector<warc_capture
         for (char d : *declared)
             content_length = content_length * 10 + static_cast<std::uint64_t>(d - '0');
         const std::uint64_t length = head_end + 4 + content_length + 4;
-        if (::fseeko(f, 0, SEEK_END) != 0)
-            throw failure(path, offset, std::string("cannot seek: ") + std::strerror(errno));
-        const auto size = static_cast<std::uint64_t>(::ftello(f));
-        if (size < offset + length)
+        if (size - offset < length)
             throw failure(path, offset, "file cut inside a record");
         const std::size_t keep = static_cast<std::size_t>(std::min<std::uint64_t>(
-            n, std::min<std::uint64_t>(head_end + 4 + content_length, record_prefix_limit)));
+            data.size(), std::min<std::uint64_t>(head_end + 4 + content_length, record_prefix_limit)));
         if (auto c = capture_of(data.substr(0, keep), offset, length, path))
             out.push_back(std::move(*c));
         offset += length;
