@@ -3,7 +3,12 @@
 # package-lock.json), the independent WARC reader test/outputs/warc_test.cpp checks archives with.
 # Idempotent: does nothing when the locked packages are already installed. Node.js and npm come from Debian when
 # the machine has none; if that fails too it says so and exits 0: the tests that need them skip with a message.
+# With --replay, also what scripts/replay-wacz.sh replays a WACZ with (not needed by the test suite): Debian's
+# chromium and, in test/replay (pinned by its package-lock.json), replayweb.page and puppeteer-core; a failure
+# there is an error (exit 1).
 set -euo pipefail
+replay=0
+if [ "${1:-}" = "--replay" ]; then replay=1; fi
 cd "$(dirname "$0")/../test/warc"
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
   echo "install-test-tools: installing nodejs and npm (Debian) for the warcio.js WARC check" >&2
@@ -21,8 +26,23 @@ if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
   exit 0
 fi
 # npm ci writes node_modules/.package-lock.json; newer than the lock file means the install is current.
-if [ -f node_modules/warcio/package.json ] && [ node_modules/.package-lock.json -nt package-lock.json ]; then
+if [ ! -f node_modules/warcio/package.json ] || [ ! node_modules/.package-lock.json -nt package-lock.json ]; then
+  echo "install-test-tools: npm ci in test/warc" >&2
+  npm ci --no-audit --no-fund --loglevel=error >/dev/null
+fi
+if [ "$replay" -eq 0 ]; then
   exit 0
 fi
-echo "install-test-tools: npm ci in test/warc" >&2
-npm ci --no-audit --no-fund --loglevel=error >/dev/null
+if ! command -v chromium >/dev/null 2>&1; then
+  echo "install-test-tools: installing chromium (Debian) for the WACZ replay" >&2
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends chromium >/dev/null
+fi
+cd ../replay
+if [ ! -f node_modules/replaywebpage/sw.js ] || [ ! node_modules/.package-lock.json -nt package-lock.json ]; then
+  echo "install-test-tools: npm ci in test/replay" >&2
+  npm ci --no-audit --no-fund --loglevel=error >/dev/null
+fi

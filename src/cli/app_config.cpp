@@ -43,6 +43,10 @@ std::vector<config_problem> validate(const app_config& config) {
                               "too (set output.report: false, or --no-report)");
     if (output.queue_limit_bytes < 1024)
         problems.emplace_back("output.queue_limit must be at least 1024");
+    if (output.cdxj && output.warc.path.empty())
+        problems.emplace_back("output.cdxj indexes the WARC files: it needs output.warc.path (--warc)");
+    if (!output.wacz.empty() && output.warc.path.empty())
+        problems.emplace_back("output.wacz packages the WARC files: it needs output.warc.path (--warc)");
     if (output.warc.max_file_bytes < 1024)
         problems.emplace_back("output.warc.max_file_bytes must be at least 1024");
     for (std::size_t i = 0; i < config.run.fail_on.size(); ++i) {

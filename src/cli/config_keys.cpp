@@ -514,6 +514,8 @@ const std::vector<config_key>& config_keys() {
         {"output.warc.path",                   "warc",                     output,   text(FIELD(output.warc.path)),                     "write a WARC archive (.gz: compressed; {serial}: rotation)"},
         {"output.warc.max_file_bytes",         none,                       output,   bytes(FIELD(output.warc.max_file_bytes)),          "start a new WARC file at this size"},
         {"output.warc.revisits",               "warc-revisits",                      output,   boolean(FIELD(output.warc.revisits)),              "write revisit records for repeated payloads"},
+        {"output.cdxj",                        "cdxj",                     output,   boolean(FIELD(output.cdxj)),                       "write a CDXJ index beside each WARC file (needs --warc)"},
+        {"output.wacz",                        "wacz",                     output,   text(FIELD(output.wacz)),                          "package the WARC files, CDXJ and page list as this WACZ file (needs --warc)"},
         {"output.save_dir",                    "save-dir",                 output,   text(FIELD(output.save_dir)),                      "store response bodies under DIR/host/path"},
         {"output.metrics_listen",              "metrics-listen",           output,   text(FIELD(output.metrics_listen)),                "serve Prometheus /metrics and /healthz on HOST:PORT"},
         {"output.progress",                    "progress",                 output,   choice(FIELD(output.progress), progress_names),    "progress line on stderr"},

@@ -10,6 +10,7 @@
 // series goes on in a new file), and the report covers every run of the crawl.
 
 #include "cli/exit_status.hpp"
+#include "cli/index_command.hpp"
 #include "cli/options.hpp"
 #include "cli/shared_report.hpp"
 #include "outputs/text_writer.hpp"
@@ -176,7 +177,8 @@ int run(const cli::cli_options& options) {
         output.mode = outputs::open_mode::append;
     // {instance} in an output path: each worker of a shared crawl writes files of its own.
     const std::string instance_name = instance.empty() ? std::to_string(::getpid()) : instance;
-    for (std::string* path : {&output.records, &output.report_json, &output.save_dir, &output.warc.path})
+    for (std::string* path :
+         {&output.records, &output.report_json, &output.save_dir, &output.warc.path, &output.wacz})
         for (auto at = path->find("{instance}"); at != std::string::npos;
              at = path->find("{instance}", at + instance_name.size()))
             path->replace(at, 10, instance_name);
@@ -316,6 +318,8 @@ int run(const cli::cli_options& options) {
 int main(int argc, char* argv[]) {
     if (argc >= 2 && std::string_view(argv[1]) == "report")
         return cli::shared_report_command(argc - 1, argv + 1);
+    if (argc >= 2 && std::string_view(argv[1]) == "index")
+        return cli::index_command(argc - 1, argv + 1);
     raise_open_file_limit();
     std::vector<std::string> environment;
     for (char** variable = environ; *variable; ++variable)

@@ -4,10 +4,12 @@
 
 #include "policy/scope.hpp"
 #include <asiocrawl/error.hpp>
+#include <asiocrawl/outputs/archive.hpp>
 #include <asiocrawl/outputs/metrics.hpp>
 #include <asiocrawl/outputs/progress.hpp>
 #include <asiocrawl/outputs/save_dir.hpp>
 #include <asiocrawl/outputs/warc.hpp>
+#include <asiocrawl/version.hpp>
 
 #include <boost/asio/post.hpp>
 #include <boost/system/system_error.hpp>
@@ -84,6 +86,8 @@ struct output_set::impl {
     std::unique_ptr<metrics_server> server;
     std::unique_ptr<progress_reporter> progress;
     crawler* attached = nullptr;
+    // The attached crawl's first root: the WACZ's main page.
+    std::string first_root;
     bool stopped = false;
     bool finished = false;
     std::vector<std::string> notes;
@@ -163,6 +167,8 @@ struct output_set::impl {
                     (series.size() > 1 ? " (and " + std::to_string(series.size() - 1) + " more)" : ""));
         }
         std::error_code ec;
+        if (!config.wacz.empty() && is_regular_file(config.wacz))
+            conflicts.push_back("output.wacz: " + config.wacz);
         if (!config.save_dir.empty() && std::filesystem::is_directory(config.save_dir, ec) &&
             !std::filesystem::is_empty(config.save_dir, ec))
             conflicts.push_back("output.save_dir: " + config.save_dir + " (not empty)");
@@ -176,6 +182,9 @@ struct output_set::impl {
     }
 
     void open_all() {
+        if ((config.cdxj || !config.wacz.empty()) && config.warc.path.empty())
+            throw std::invalid_argument(std::string(config.cdxj ? "output.cdxj" : "output.wacz") +
+                                        " needs output.warc.path: it indexes the WARC files");
         if (config.mode == open_mode::create_new)
             refuse_existing_outputs();
         // The port first: binding creates no file, and a busy port is the likeliest failure.
@@ -267,6 +276,31 @@ struct output_set::impl {
         std::error_code ec;
         if (created_save_dir && std::filesystem::is_empty(config.save_dir, ec))
             std::filesystem::remove(config.save_dir, ec);
+    }
+
+    // CDXJ beside each WARC file, then the WACZ, from the closed files read back. A resumed crawl's series
+    // (append) is indexed whole, earlier runs' files included.
+    void write_archive_outputs(std::vector<std::string>& problems) {
+        if (!config.cdxj && config.wacz.empty())
+            return;
+        const std::vector<std::string> files =
+            config.mode == open_mode::append ? existing_warc_files(config.warc.path) : warc->files();
+        wacz_options package;
+        package.path = config.wacz;
+        package.main_page_url = first_root;
+        package.software = "asiocrawl " + std::string(version());
+        try {
+            for (const auto& file : files) {
+                std::vector<warc_capture> captures = write_cdxj(file);
+                std::erase_if(captures, [](const warc_capture& c) { return !is_archived_page(c); });
+                package.warc_files.push_back(file);
+                package.captures.push_back(std::move(captures));
+            }
+            if (!config.wacz.empty())
+                write_wacz(package);
+        } catch (const std::exception& e) {
+            problems.emplace_back(e.what());
+        }
     }
 
     void write_report_json(const report& final_report, std::vector<std::string>& problems) {
@@ -361,6 +395,8 @@ output_set::~output_set() {
 void output_set::attach(crawler& crawl, record_sink also, std::function<bool()> also_busy) {
     impl& self = *impl_;
     self.attached = &crawl;
+    if (!crawl.config().roots.empty())
+        self.first_root = crawl.config().roots.front();
     const std::shared_ptr<record_outputs> state = self.sink_state;
     if (state->records || state->metrics || state->collect_broken) {
         crawl.set_record_sink([state, also = std::move(also)](const record& r) {
@@ -464,6 +500,8 @@ std::vector<std::string> output_set::finish(const report& final_report) {
     if (impl_->warc) {
         if (std::string e = impl_->warc->close(); !e.empty())
             problems.push_back(std::move(e));
+        else
+            impl_->write_archive_outputs(problems);
     }
     if (impl_->saved_pages) {
         if (std::string e = impl_->saved_pages->close(); !e.empty())

@@ -383,6 +383,10 @@ TEST(cli, config_errors_exit_2_before_any_request) {
          {},
          "option --metrics-listen: output.metrics_listen must be HOST:PORT"},
         {{"--delay", "-1s"}, {}, "option --delay: politeness.delay: expected a duration"},
+        {{"--wacz", "site.wacz"},
+         {},
+         "output.wacz packages the WARC files: it needs output.warc.path (--warc)"},
+        {{"--cdxj"}, {}, "output.cdxj indexes the WARC files: it needs output.warc.path (--warc)"},
     };
     for (const auto& c : cases) {
         std::vector<std::string> argv{cli};
@@ -478,6 +482,28 @@ TEST(cli, outputs_create_their_directories_and_never_replace_a_file) {
     auto overwritten = run_process(replaced);
     EXPECT_EQ(overwritten.exit_code, 0) << overwritten.err;
     EXPECT_EQ(read_lines(records).size(), read_lines_of(written)) << "replaced, not appended to";
+}
+
+TEST(cli, cdxj_and_wacz_come_with_the_warc_and_index_prints_the_same_lines) {
+    demo_server_process server{{"--pages", "10"}};
+    const temp_dir dir{"cli-archive"};
+    const std::string warc = (dir.path / "crawl.warc.gz").string();
+    const std::string wacz = (dir.path / "site.wacz").string();
+    auto crawl =
+        run_process({cli, "-q", "--no-report", "--warc", warc, "--cdxj", "--wacz", wacz, server.root});
+    EXPECT_EQ(crawl.exit_code, 0) << crawl.err;
+    const std::string cdxj = read_file((dir.path / "crawl.cdxj").string());
+    EXPECT_THAT(cdxj,
+                HasSubstr("{\"url\":\"" + server.root + "\",\"mime\":\"text/html\",\"status\":\"200\""));
+    EXPECT_GT(std::filesystem::file_size(wacz), std::filesystem::file_size(warc));
+    // `asiocrawl index` reads the same WARC back to the same lines, on stdout.
+    auto index = run_process({cli, "index", warc});
+    EXPECT_EQ(index.exit_code, 0) << index.err;
+    EXPECT_EQ(index.out, cdxj);
+    auto not_warc = run_process({cli, "index", wacz});
+    EXPECT_EQ(not_warc.exit_code, 1);
+    EXPECT_THAT(not_warc.err, HasSubstr("asiocrawl index: " + wacz + ": not a WARC record at offset 0"));
+    EXPECT_EQ(run_process({cli, "index"}).exit_code, 2);
 }
 
 TEST(cli, an_output_that_cannot_be_written_fails_the_run_whichever_it_is) {

@@ -131,6 +131,8 @@ app_config every_key_changed() {
     c.output.warc.path = "crawl-{serial}.warc.gz";
     c.output.warc.max_file_bytes = 3u << 20;
     c.output.warc.revisits = false;
+    c.output.cdxj = true;
+    c.output.wacz = "out/site.wacz";
     c.output.save_dir = "~";
     c.output.metrics_listen = "[::1]:9100";
     c.output.progress = progress_mode::never;

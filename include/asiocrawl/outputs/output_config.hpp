@@ -57,6 +57,13 @@ struct output_config {
     bool report = true;
     /// WARC archive.
     warc_config warc;
+    /// Write a CDXJ index beside each WARC file when the crawl ends (cdxj_path_for: "crawl.warc.gz" gets
+    /// "crawl.cdxj"), read back from the finished file. Needs warc.path. Default false.
+    bool cdxj = false;
+    /// Package the crawl as this WACZ 1.1.1 file when it ends (write_wacz): the WARC files, their CDXJ
+    /// indexes (written as with cdxj), the page list and datapackage.json. Needs warc.path. Empty: none.
+    /// Default empty.
+    std::string wacz;
     /// Store response bodies under DIR/host/path (wget's layout). Empty: none. Default empty.
     std::string save_dir;
     /// host:port for a Prometheus /metrics and /healthz HTTP endpoint. Empty: none. Default empty.

@@ -22,11 +22,12 @@ namespace asiocrawl::outputs {
 
 /// Opens what `config` asks for — JSON Lines records (records), WARC (warc.path), saved pages (save_dir), the
 /// metrics endpoint (metrics_listen), the progress line (when a progress writer is given) and the JSON
-/// summary (report_json) — and connects them to a crawler's sinks. `report` (the text report) is the
-/// caller's business and is ignored. Every file output is written by a writer thread of its own (one
-/// background-writer class for all), bounded and with back-pressure. An output whose write fails (a full
-/// disk) ends at its last whole record, takes nothing more, and stops the attached crawl (crawler::stop(),
-/// and an error in the log): finish() reports the failure.
+/// summary (report_json) — and connects them to a crawler's sinks. The CDXJ indexes (cdxj) and the WACZ
+/// package (wacz) are made by finish(), from the closed WARC files (asiocrawl/outputs/archive.hpp). `report`
+/// (the text report) is the caller's business and is ignored. Every file output is written by a writer thread
+/// of its own (one background-writer class for all), bounded and with back-pressure. An output whose write
+/// fails (a full disk) ends at its last whole record, takes nothing more, and stops the attached crawl
+/// (crawler::stop(), and an error in the log): finish() reports the failure.
 ///
 /// Sequence, all on the crawler's executor except finish():
 ///   output_set out{ex, app.output, log, progress_writer};   // throws crawl_error if one cannot be opened
