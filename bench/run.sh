@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # asiocrawl benchmarks (see bench/README.md). One command:
 #   bench/run.sh [--quick] [--rounds N] [throughput] [latency] [memory] [memory-tls] [dns] [seen-set]
-#                [state] [state-store]                                                      (default: all)
+#                [state] [state-store] [recrawl]                                            (default: all)
 # Installs nginx, wget, wget2 and time from Debian when missing, builds the Release tools in build-release/,
 # runs the benchmarks and prints their tables (also written to $BENCH_DIR/results.md).
 # Environment: BENCH_DIR (work directory, default a new /tmp/asiocrawl-bench.XXXXXX), BUILD_DIR (default
@@ -26,13 +26,13 @@ while (($#)); do
     case $1 in
     --quick) QUICK=1 ;;
     --rounds) ROUNDS=$2; shift ;;
-    throughput | latency | memory | memory-tls | dns | seen-set | state | state-store) WHICH+=("$1") ;;
+    throughput | latency | memory | memory-tls | dns | seen-set | state | state-store | recrawl) WHICH+=("$1") ;;
     -h | --help) sed -n '2,14p' "$0"; exit 0 ;;
     *) echo "bench/run.sh: unknown argument $1" >&2; exit 2 ;;
     esac
     shift
 done
-((${#WHICH[@]})) || WHICH=(throughput latency memory memory-tls dns seen-set state state-store)
+((${#WHICH[@]})) || WHICH=(throughput latency memory memory-tls dns seen-set state state-store recrawl)
 if ((QUICK)); then
     PAGES=${PAGES:-2000} ROUNDS=${ROUNDS:-1} LATENCY_TASKS=${LATENCY_TASKS:-"100 1000"}
     MEMORY_FETCHES=${MEMORY_FETCHES:-2000} SEEN_URLS=${SEEN_URLS:-200000} TLS_FETCHES=${TLS_FETCHES:-1000}
@@ -51,6 +51,7 @@ DNS_NAMES=${DNS_NAMES:-500}
 DNS_DELAY_MS=${DNS_DELAY_MS:-100}
 DNS_TASKS=${DNS_TASKS:-100}
 DELAY_MS=${DELAY_MS:-50}
+RECRAWL_CHANGED=${RECRAWL_CHANGED:-5}
 TASKS=${TASKS:-100}
 CRAWL_TIMEOUT=${CRAWL_TIMEOUT:-300}
 # Every kind of link the generator makes, content links still the majority.
@@ -436,6 +437,15 @@ state_store() {
     say '```'
 }
 
+# ---- 7. re-crawls ----------------------------------------------------------------------------------------------
+recrawl() {
+    say ""
+    say "## Re-crawl: the site crawled, $RECRAWL_CHANGED% of its pages edited, crawled again with --recrawl"
+    say ""
+    say "$(BENCH_DIR=$WORK/recrawl-bench TASKS=$TASKS "$ROOT/bench/recrawl_bench.sh" "$CRAWLER" \
+        "$TOOLS/asiocrawl-bench-site" "$NGINX" "$PAGES" "$RECRAWL_CHANGED")"
+}
+
 for b in "${WHICH[@]}"; do
     case $b in
     throughput) throughput ;;
@@ -446,6 +456,7 @@ for b in "${WHICH[@]}"; do
     seen-set) seen_set ;;
     state) state ;;
     state-store) state_store ;;
+    recrawl) recrawl ;;
     esac
 done
 log "results in $RESULTS"
