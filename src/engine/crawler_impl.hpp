@@ -16,6 +16,7 @@
 
 #include <asiocrawl/crawler.hpp>
 #include <asiocrawl/error.hpp>
+#include <asiocrawl/sink.hpp>
 
 #include "engine/async_event.hpp"
 #include "engine/seed_reader.hpp"
@@ -115,7 +116,10 @@ private:
     boost::asio::awaitable<void> work();
     boost::asio::awaitable<void> handle(crawl_state::ticket& t, fetch_result& response);
     boost::asio::awaitable<void> wait_for_outputs();
-    void report_exchange(const work_item& item, const fetch_result& response);
+    /// Hands the exchange to the exchange sink (a WARC). `revisit`: the earlier capture this answer repeats,
+    /// from the previous crawl's fetch history (a re-crawl); none otherwise.
+    void report_exchange(const work_item& item, const fetch_result& response,
+                         const http_exchange::earlier_capture& revisit = {});
 
     /// A worker's completion handler: counts it out. No executor of its own, so co_spawn's cancellation
     /// proxy holds none either.

@@ -18,6 +18,9 @@ fetch_outcome outcome_of(const fetch_result& response) {
         out.location = *response.location;
     if (response.retry_after)
         out.retry_after = *response.retry_after;
+    out.etag = response.etag;
+    out.last_modified = response.last_modified;
+    out.sent_at = response.started;
     out.body = response.body;
     out.body_bytes = response.body_bytes;
     out.error_detail = response.error_detail;

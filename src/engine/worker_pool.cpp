@@ -91,7 +91,8 @@ fetch_options worker_pool::options_for(const work_item& item) const {
     return options;
 }
 
-void worker_pool::report_exchange(const work_item& item, const fetch_result& response) {
+void worker_pool::report_exchange(const work_item& item, const fetch_result& response,
+                                  const http_exchange::earlier_capture& revisit) {
     if (!e_.exchanges || (response.raw_request.empty() && response.raw_response.empty()))
         return;
     http_exchange x;
@@ -106,6 +107,7 @@ void worker_pool::report_exchange(const work_item& item, const fetch_result& res
     x.response_head_bytes = response.raw_head_bytes;
     x.complete = !response.error;
     x.error = response.error;
+    x.revisit = revisit;
     e_.exchanges(x);
 }
 
