@@ -16,6 +16,7 @@
 
 #include <asiocrawl/crawler.hpp>
 #include <asiocrawl/error.hpp>
+#include <asiocrawl/sink.hpp>
 
 #include "engine/async_event.hpp"
 #include "engine/seed_reader.hpp"
@@ -115,6 +116,8 @@ private:
     boost::asio::awaitable<void> work();
     boost::asio::awaitable<void> handle(crawl_state::ticket& t, fetch_result& response);
     boost::asio::awaitable<void> wait_for_outputs();
+    /// Hands the exchange to the exchange sink (a WARC), with the earlier capture it repeats when the state
+    /// found one (t.revisit, a re-crawl).
     void report_exchange(const crawl_state::ticket& t, const fetch_result& response);
 
     /// A worker's completion handler: counts it out. No executor of its own, so co_spawn's cancellation

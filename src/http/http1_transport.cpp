@@ -194,17 +194,19 @@ asio::awaitable<std::unique_ptr<connection>> http1_transport::connect(std::strin
     co_return c;
 }
 
-/// Writes the request of `url` within the request deadline (which also covers reading the answer). The bytes
-/// go once written, unless captured in `out` (without the proxy's credentials).
+/// Writes the request of `url` (conditional when `options` carries validators) within the request deadline
+/// (which also covers reading the answer). The bytes go once written, unless captured in `out` (without the
+/// proxy's credentials).
 asio::awaitable<error_code> http1_transport::send(connection& c, std::string_view url,
-                                                  const std::string& origin, bool capture,
+                                                  const std::string& origin, const fetch_options& options,
                                                   std::unique_ptr<fetch_result>& out) {
     std::pair<std::size_t, std::size_t> proxy_fields;
-    std::string request = writer_.request(url, origin, c.http_proxy, proxy_fields);
+    std::string request = writer_.request(url, origin, c.http_proxy, proxy_fields,
+                                          {options.if_none_match, options.if_modified_since});
     c.deadline = clock_type::now() + config_.request_timeout;
     c.request_started = std::chrono::system_clock::now();
     const error_code ec = co_await waits_.write_all(c, request);
-    if (capture) {
+    if (options.capture) {
         request.erase(proxy_fields.first, proxy_fields.second);
         result_of(out, c).raw_request = std::move(request);
     }
@@ -248,7 +250,7 @@ asio::awaitable<void> http1_transport::fetch_into(std::string_view url, fetch_op
         bool retry_fresh = false;
         bool reusable = false;
         std::optional<std::chrono::seconds> server_keeps_idle;
-        error_code ec = co_await send(c, url, origin_key, options.capture, out);
+        error_code ec = co_await send(c, url, origin_key, options, out);
         if (ec) {
             retry_fresh = is_stale_connection_failure(ec);
             result_of(out, c).error = classify_read_error(ec);

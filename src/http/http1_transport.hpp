@@ -56,7 +56,8 @@ private:
     boost::asio::awaitable<std::unique_ptr<connection>> connect(std::string_view url,
                                                                 std::unique_ptr<fetch_result>& out);
     boost::asio::awaitable<boost::system::error_code> send(connection& c, std::string_view url,
-                                                           const std::string& origin, bool capture,
+                                                           const std::string& origin,
+                                                           const fetch_options& options,
                                                            std::unique_ptr<fetch_result>& out);
     boost::asio::awaitable<void> throttle(connection& c, reading& r);
     void load_cookies();

@@ -12,6 +12,17 @@
 
 namespace asiocrawl::detail {
 
+bool sendable_validator(std::string_view value) noexcept {
+    if (value.empty() || value.size() > max_validator_bytes)
+        return false;
+    for (const char c : value) {
+        const auto byte = static_cast<unsigned char>(c);
+        if ((byte < 0x20 && c != '\t') || byte == 0x7f)
+            return false;
+    }
+    return true;
+}
+
 std::string_view cookie_path(boost::urls::url_view url) noexcept {
     const std::string_view path = url.encoded_path();
     return path.empty() ? std::string_view("/") : path;
@@ -32,6 +43,10 @@ request_writer::request_writer(const fetch_config& config, const cookie_jar* jar
             own_agent = false;
         if (ascii::iequals(name, "accept"))
             own_accept = false;
+        if (ascii::iequals(name, "if-none-match"))
+            user_if_none_match_ = true;
+        if (ascii::iequals(name, "if-modified-since"))
+            user_if_modified_since_ = true;
         if (ascii::iequals(name, "cookie")) {
             user_cookie_ += (user_cookie_.empty() ? "" : "; ") + value;
             continue;
@@ -56,7 +71,8 @@ request_writer::request_writer(const fetch_config& config, const cookie_jar* jar
 
 std::string request_writer::request(std::string_view url_text, const std::string& origin,
                                     const proxy_endpoint* http_proxy,
-                                    std::pair<std::size_t, std::size_t>& proxy_fields) const {
+                                    std::pair<std::size_t, std::size_t>& proxy_fields,
+                                    conditional_fields conditional) const {
     const boost::urls::url_view url = boost::urls::parse_uri(url_text).value();
     const std::string host_and_port = host_for_wire(url.encoded_host_and_port());
     const std::string_view target = url.encoded_target(); // path and query, without the fragment
@@ -69,6 +85,10 @@ std::string request_writer::request(std::string_view url_text, const std::string
         r.append("/");
     r.append(target);
     r.append(" HTTP/1.1\r\nHost: ").append(host_and_port).append("\r\n").append(fixed_fields_);
+    if (!user_if_none_match_ && sendable_validator(conditional.if_none_match))
+        r.append("If-None-Match: ").append(conditional.if_none_match).append("\r\n");
+    if (!user_if_modified_since_ && sendable_validator(conditional.if_modified_since))
+        r.append("If-Modified-Since: ").append(conditional.if_modified_since).append("\r\n");
     if (auto it = authorization_by_origin_.find(origin); it != authorization_by_origin_.end())
         r.append("Authorization: ").append(it->second).append("\r\n");
     std::string cookies = user_cookie_;

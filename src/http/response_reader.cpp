@@ -129,6 +129,19 @@ void read_keep_alive(const http::fields& head, reading& r) {
     }
 }
 
+/// The value of the last `name` field of `head` ("" when none): ETag and Last-Modified are singleton fields
+/// (RFC 9110 8.8.2, 8.8.3), and a head that repeats one is in error; RFC 9110 does not say which to keep, and
+/// curl keeps the last one it sees (its --etag-save and its Last-Modified for -R/-z), as we do. A validator
+/// that is not the server's current one costs a full answer (200), never a wrong 304: the server decides.
+/// Bounded by the head (fetch.max_header_bytes).
+std::string last_value(const http::fields& head, http::field name) {
+    std::string_view value;
+    auto [first, last] = head.equal_range(name);
+    for (auto it = first; it != last; ++it)
+        value = it->value();
+    return std::string(value);
+}
+
 /// A 2xx head whose Content-Type is not among `accept` (fetch_options::accept_types).
 bool type_rejected(const response_parser& parser, const std::vector<std::string>& accept) {
     const auto& head = parser.get();
@@ -387,6 +400,8 @@ error_code response_reader::take_head(std::string_view url, const response_parse
         result.location = std::string(it->value());
     if (auto it = head.find(http::field::retry_after); it != head.end())
         result.retry_after = std::string(it->value());
+    result.etag = last_value(head, http::field::etag);
+    result.last_modified = last_value(head, http::field::last_modified);
     read_keep_alive(head, r);
     // An HTTP/1.0 message with Transfer-Encoding has faulty framing (RFC 9112 6.1): read it, then close.
     if (head.version() < 11 && head.find(http::field::transfer_encoding) != head.end())

@@ -5,13 +5,13 @@
 
 #include "outputs/background_writer.hpp"
 #include "util/ascii.hpp"
+#include "util/digest.hpp"
 
 #include <asiocrawl/outputs/files.hpp>
 
 #include <boost/uuid/random_generator.hpp>
 #include <boost/uuid/uuid_io.hpp>
 
-#include <openssl/evp.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -94,30 +94,6 @@ std::string dechunk(std::string_view body) {
     }
 }
 
-// OpenSSL 3 deprecates SHA1_Init and friends: the EVP interface is the supported one.
-class sha1 {
-public:
-    sha1()
-        : context_(EVP_MD_CTX_new()) {
-        if (context_ == nullptr || EVP_DigestInit_ex(context_, EVP_sha1(), nullptr) != 1)
-            throw std::runtime_error("warc: SHA-1 unavailable");
-    }
-    ~sha1() { EVP_MD_CTX_free(context_); }
-    sha1(const sha1&) = delete;
-    sha1& operator=(const sha1&) = delete;
-
-    void update(std::string_view data) { EVP_DigestUpdate(context_, data.data(), data.size()); }
-    std::string finish() {
-        unsigned char digest[EVP_MAX_MD_SIZE];
-        unsigned int length = 0;
-        EVP_DigestFinal_ex(context_, digest, &length);
-        return "sha1:" + base32_encode({reinterpret_cast<const char*>(digest), length});
-    }
-
-private:
-    EVP_MD_CTX* context_;
-};
-
 std::string truncation_reason(const http_exchange& exchange) {
     if (exchange.error == error::body_too_large)
         return "length";
@@ -156,34 +132,27 @@ struct exchange_copy {
     std::size_t response_head_bytes;
     bool complete;
     std::string truncated;
+    // http_exchange::revisit, owned.
+    http_exchange::earlier_capture::profile revisit_why;
+    std::string refers_to_target_uri;
+    std::chrono::system_clock::time_point refers_to_date;
+    std::string refers_to_record_id;
+    std::string refers_to_payload_digest;
 };
+
+constexpr std::string_view identical_payload_digest_profile =
+    "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest";
+constexpr std::string_view server_not_modified_profile =
+    "http://netpreserve.org/warc/1.1/revisit/server-not-modified";
 
 } // namespace
 
 std::string base32_encode(std::string_view bytes) {
-    static constexpr char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
-    std::string out;
-    std::uint64_t buffer = 0;
-    int bits = 0;
-    for (unsigned char byte : bytes) {
-        buffer = (buffer << 8) | byte;
-        bits += 8;
-        while (bits >= 5) {
-            out += alphabet[(buffer >> (bits - 5)) & 31];
-            bits -= 5;
-        }
-    }
-    if (bits > 0)
-        out += alphabet[(buffer << (5 - bits)) & 31];
-    while (out.size() % 8 != 0)
-        out += '=';
-    return out;
+    return asiocrawl::detail::base32_encode(bytes);
 }
 
 std::string warc_sha1_digest(std::string_view data) {
-    sha1 hash;
-    hash.update(data);
-    return hash.finish();
+    return asiocrawl::detail::sha1_base32(data);
 }
 
 std::string warc_date(std::chrono::system_clock::time_point when) {
@@ -580,7 +549,15 @@ struct warc_writer::state {
         }
     }
 
+    /// What kind of record the response of `x` becomes. A revisit the crawl asked for (a re-crawl's
+    /// http_exchange::revisit) is written only when it loses nothing: a server-not-modified revisit for a
+    /// whole answer without a payload (a 304 carries none), an identical-payload-digest one (unless
+    /// warc_config::revisits is off) for a whole answer whose payload digest is the earlier capture's.
+    /// Otherwise the answer is archived in full.
+    enum class record_kind { response, revisit_in_crawl, revisit_not_modified, revisit_identical };
+
     void archive_pair(const exchange_copy& x) {
+        using why = http_exchange::earlier_capture::profile;
         const std::string target = x.url;
         const std::string date = warc_date(x.started);
         const std::string response_id = warc_record_id();
@@ -588,44 +565,74 @@ struct warc_writer::state {
         const std::string payload_digest = warc_sha1_digest(http_payload(x.response, x.response_head_bytes));
         const bool has_payload = x.response.size() > x.response_head_bytes;
 
-        std::vector<std::pair<std::string, std::string>> fields;
-        std::string pair;
+        record_kind kind = record_kind::response;
         const previous_capture* earlier = nullptr;
-        if (config.revisits && x.complete && has_payload) {
-            if (auto found = captures.find(payload_digest); found != captures.end())
+        if (x.revisit_why == why::server_not_modified && x.complete && !has_payload) {
+            kind = record_kind::revisit_not_modified;
+        } else if (config.revisits && x.revisit_why == why::identical_payload_digest && x.complete &&
+                   has_payload &&
+                   (x.refers_to_payload_digest.empty() || x.refers_to_payload_digest == payload_digest)) {
+            kind = record_kind::revisit_identical;
+        } else if (config.revisits && x.complete && has_payload) {
+            if (auto found = captures.find(payload_digest); found != captures.end()) {
                 earlier = &found->second;
+                kind = record_kind::revisit_in_crawl;
+            }
         }
-        if (earlier != nullptr) {
-            fields = {{"WARC-Type", "revisit"},
-                      {"WARC-Record-ID", response_id},
-                      {"WARC-Date", date},
-                      {"WARC-Target-URI", target}};
-            if (!x.remote_ip.empty())
-                fields.emplace_back("WARC-IP-Address", x.remote_ip);
-            fields.insert(fields.end(), {{"WARC-Profile",
-                                          "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"},
-                                         {"WARC-Refers-To", earlier->record_id},
-                                         {"WARC-Refers-To-Target-URI", earlier->url},
-                                         {"WARC-Refers-To-Date", earlier->date},
-                                         {"Content-Type", "application/http;msgtype=response"},
-                                         {"WARC-Payload-Digest", payload_digest},
-                                         {"WARC-Block-Digest", warc_sha1_digest(head)}});
-            pair = encode(warc_record_bytes(fields, head));
-        } else {
-            fields = {{"WARC-Type", "response"},
-                      {"WARC-Record-ID", response_id},
-                      {"WARC-Date", date},
-                      {"WARC-Target-URI", target}};
-            if (!x.remote_ip.empty())
-                fields.emplace_back("WARC-IP-Address", x.remote_ip);
-            fields.insert(fields.end(), {{"Content-Type", "application/http;msgtype=response"},
-                                         {"WARC-Payload-Digest", payload_digest},
+
+        std::vector<std::pair<std::string, std::string>> fields{
+            {"WARC-Type", kind == record_kind::response ? "response" : "revisit"},
+            {"WARC-Record-ID", response_id},
+            {"WARC-Date", date},
+            {"WARC-Target-URI", target}};
+        if (!x.remote_ip.empty())
+            fields.emplace_back("WARC-IP-Address", x.remote_ip);
+        // WARC 1.1 section 6.7: the profile, then what the revisit refers to.
+        const auto refers_to = [&](std::string_view profile, const std::string& record_id,
+                                   const std::string& uri, std::string refers_date) {
+            fields.emplace_back("WARC-Profile", std::string(profile));
+            if (!record_id.empty())
+                fields.emplace_back("WARC-Refers-To", record_id);
+            fields.emplace_back("WARC-Refers-To-Target-URI", uri.empty() ? target : uri);
+            if (!refers_date.empty())
+                fields.emplace_back("WARC-Refers-To-Date", std::move(refers_date));
+        };
+        const auto earlier_date = [&]() {
+            return x.refers_to_date == std::chrono::system_clock::time_point{} ? std::string()
+                                                                               : warc_date(x.refers_to_date);
+        };
+        std::string pair;
+        switch (kind) {
+        case record_kind::revisit_in_crawl:
+            refers_to(identical_payload_digest_profile, earlier->record_id, earlier->url, earlier->date);
+            break;
+        case record_kind::revisit_identical:
+            refers_to(identical_payload_digest_profile, x.refers_to_record_id, x.refers_to_target_uri,
+                      earlier_date());
+            break;
+        case record_kind::revisit_not_modified:
+            refers_to(server_not_modified_profile, x.refers_to_record_id, x.refers_to_target_uri,
+                      earlier_date());
+            break;
+        case record_kind::response:
+            break;
+        }
+        fields.emplace_back("Content-Type", "application/http;msgtype=response");
+        if (kind == record_kind::response) {
+            fields.insert(fields.end(), {{"WARC-Payload-Digest", payload_digest},
                                          {"WARC-Block-Digest", warc_sha1_digest(x.response)}});
             if (!x.truncated.empty())
                 fields.emplace_back("WARC-Truncated", x.truncated);
             pair = encode(warc_record_bytes(fields, x.response));
             if (config.revisits && x.complete && has_payload)
                 captures.emplace(payload_digest, previous_capture{response_id, target, date});
+        } else {
+            // The block is the answer's head. A 304 has no payload of its own: its revisit carries no
+            // WARC-Payload-Digest (the earlier capture's payload is the one meant, section 6.7.3).
+            if (kind != record_kind::revisit_not_modified)
+                fields.emplace_back("WARC-Payload-Digest", payload_digest);
+            fields.emplace_back("WARC-Block-Digest", warc_sha1_digest(head));
+            pair = encode(warc_record_bytes(fields, head));
         }
 
         fields = {{"WARC-Type", "request"},
@@ -681,7 +688,9 @@ void warc_writer::write(const http_exchange& exchange) {
     auto copy = std::make_shared<exchange_copy>(exchange_copy{
         exchange.kind, std::string(exchange.url), std::string(exchange.remote_ip), exchange.started,
         std::string(exchange.request), std::string(exchange.response), exchange.response_head_bytes,
-        exchange.complete, exchange.complete ? std::string() : truncation_reason(exchange)});
+        exchange.complete, exchange.complete ? std::string() : truncation_reason(exchange),
+        exchange.revisit.why, std::string(exchange.revisit.target_uri), exchange.revisit.date,
+        std::string(exchange.revisit.record_id), std::string(exchange.revisit.payload_digest)});
     const std::size_t bytes = copy->request.size() + copy->response.size() + copy->url.size();
     state_->worker.post(bytes, [s = state_.get(), copy] { s->archive(*copy); });
 }

@@ -4,6 +4,7 @@
 
 #include "http/fetcher.hpp"
 #include "support/files.hpp"
+#include "support/hostile_server.hpp"
 #include "support/loopback.hpp"
 #include "support/raw_server.hpp"
 #include "support/temp_dir.hpp"
@@ -24,6 +25,7 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <optional>
 #include <regex>
 #include <sstream>
 
@@ -247,6 +249,8 @@ struct expectation {
     std::string payload;
     std::string type;
     bool truncated = false;
+    std::string profile{}; // a revisit's WARC-Profile, after ".../revisit/"; empty: not checked
+    int status = 0;        // the archived HTTP status; 0: not checked
 };
 
 std::string base64(std::string_view bytes) {
@@ -277,6 +281,10 @@ void write_expectations(const fs::path& file, const std::vector<expectation>& wa
                                                 {"payload_base64", base64(w.payload)},
                                                 {"type", w.type},
                                                 {"truncated", w.truncated}});
+        if (!w.profile.empty())
+            exchanges.back().as_object()["profile"] = w.profile;
+        if (w.status != 0)
+            exchanges.back().as_object()["status"] = w.status;
     }
     std::ofstream out{file};
     out << boost::json::serialize(boost::json::object{{"exchanges", exchanges}});
@@ -759,6 +767,237 @@ TEST(WarcFromFetcher, CapturedExchangesReadBackWithWarcio) {
     const node_result result = run_warcio_check(expectations, {path});
     EXPECT_EQ(result.status, 0) << result.output;
     EXPECT_THAT(result.output, testing::HasSubstr("ok 7 records in 1 file(s), 3 captures, 0 revisits"));
+}
+
+// ---- revisits across crawls (a re-crawl tells the writer through http_exchange::revisit) ----
+
+/// The records of a plain (not gzipped) WARC file: each record's header fields (from "WARC/1.1" to the blank
+/// line) and its block.
+std::vector<std::pair<std::string, std::string>> warc_records(const std::string& text) {
+    std::vector<std::pair<std::string, std::string>> records;
+    std::size_t at = 0;
+    while (at < text.size()) {
+        const std::size_t end = text.find("\r\n\r\n", at);
+        if (end == std::string::npos)
+            break;
+        std::string fields = text.substr(at, end - at + 2);
+        const std::size_t length_at = fields.find("\r\nContent-Length: ");
+        if (length_at == std::string::npos)
+            break;
+        const std::size_t length = std::stoul(fields.substr(length_at + 18));
+        records.emplace_back(std::move(fields), text.substr(end + 4, length));
+        at = end + 4 + length + 4;
+    }
+    return records;
+}
+
+/// The value of field `name` in `fields`; nullopt when absent.
+std::optional<std::string> field_of(const std::string& fields, const std::string& name) {
+    const std::string marker = "\r\n" + name + ": ";
+    const std::size_t at = fields.find(marker);
+    if (at == std::string::npos)
+        return std::nullopt;
+    const std::size_t start = at + marker.size();
+    return fields.substr(start, fields.find("\r\n", start) - start);
+}
+
+/// The records of `type` for `url`, in file order.
+std::vector<std::pair<std::string, std::string>> records_of(const std::string& text, const std::string& type,
+                                                            const std::string& url) {
+    std::vector<std::pair<std::string, std::string>> found;
+    for (auto& record : warc_records(text))
+        if (field_of(record.first, "WARC-Type") == type && field_of(record.first, "WARC-Target-URI") == url)
+            found.push_back(std::move(record));
+    return found;
+}
+
+struct conditional_get {
+    std::string path;
+    std::string if_none_match{};
+};
+
+/// Fetches each request in turn with the crawler's fetcher, capturing the exchanges. The server keeps
+/// listening (a second crawl follows): the context is stopped once the last answer is in.
+std::vector<asiocrawl::detail::fetch_result> fetch_captured(asio::io_context& ctx,
+                                                            test::hostile_server& server,
+                                                            const std::vector<conditional_get>& gets) {
+    std::vector<asiocrawl::detail::fetch_result> results;
+    asiocrawl::detail::fetcher fetch{ctx.get_executor(), fetch_config{}, 2};
+    asio::co_spawn(
+        ctx,
+        [&]() -> asio::awaitable<void> {
+            for (const auto& get : gets) {
+                asiocrawl::detail::fetch_options options;
+                options.capture = true;
+                options.if_none_match = get.if_none_match;
+                results.push_back(
+                    co_await fetch.fetch(boost::urls::parse_uri(server.url(get.path)).value(), options));
+            }
+            fetch.close_idle();
+        },
+        [&](std::exception_ptr e) {
+            ctx.stop();
+            if (e)
+                std::rethrow_exception(e);
+        });
+    test::run_bounded(ctx);
+    ctx.restart();
+    return results;
+}
+
+http_exchange exchange_of(const std::string& url, const asiocrawl::detail::fetch_result& r,
+                          http_exchange::earlier_capture revisit = {}) {
+    http_exchange x;
+    x.url = url;
+    x.remote_ip = r.remote_ip;
+    x.started = r.started;
+    x.request = r.raw_request;
+    x.response = r.raw_response;
+    x.response_head_bytes = r.raw_head_bytes;
+    x.complete = !r.error;
+    x.revisit = revisit;
+    return x;
+}
+
+// Two crawls of a site, each archived in a WARC of its own: the second crawl's 304 to a conditional request
+// and its 200 with the payload of last time become revisits that point into the first crawl's file, and
+// warcio.js resolves them there. What the writer would lose (a payload) is never replaced by a revisit.
+TEST(WarcAcrossCrawls, RevisitsReferToTheCapturesOfThePreviousCrawl) {
+    asiocrawl::test::temp_dir dir{"warc-test"};
+    asio::io_context ctx;
+    const std::string page = "<html><body>a page that did not change</body></html>";
+    const std::string same = "the same bytes in both crawls\n";
+    test::hostile_server server{ctx.get_executor()};
+    // As nginx serves a static file: 304 when If-None-Match names the current ETag.
+    server.route("/page", [&](test::hostile_server::exchange& ex) -> asio::awaitable<void> {
+        if (ex.head().find("\r\nIf-None-Match: \"v1\"\r\n") != std::string::npos)
+            co_await ex.write("HTTP/1.1 304 Not Modified\r\nETag: \"v1\"\r\nConnection: close\r\n\r\n");
+        else
+            co_await ex.write(test::hostile_server::response(200, page, "text/html", "ETag: \"v1\"\r\n"));
+    });
+    // A page generated anew each time, with no validators: only its digest tells it did not change.
+    server.page("/same", same, "text/plain");
+    server.route("/plain-304", [](test::hostile_server::exchange& ex) -> asio::awaitable<void> {
+        co_await ex.write("HTTP/1.1 304 Not Modified\r\nETag: \"p\"\r\nConnection: close\r\n\r\n");
+    });
+    const std::string page_url = server.url("/page"), same_url = server.url("/same"),
+                      plain_url = server.url("/plain-304");
+
+    // The first crawl.
+    const auto first = fetch_captured(ctx, server, {{"/page"}, {"/same"}});
+    ASSERT_EQ(first.size(), 2u);
+    const std::string first_path = (dir.path / "first.warc").string();
+    {
+        warc_writer writer{{first_path, 1'000'000'000, true}};
+        writer.write(exchange_of(page_url, first[0]));
+        writer.write(exchange_of(same_url, first[1]));
+        ASSERT_EQ(writer.close(), "");
+    }
+    const std::string first_text = read_file(first_path);
+    const auto page_capture = records_of(first_text, "response", page_url);
+    const auto same_capture = records_of(first_text, "response", same_url);
+    ASSERT_EQ(page_capture.size(), 1u);
+    ASSERT_EQ(same_capture.size(), 1u);
+    const std::string page_id = *field_of(page_capture[0].first, "WARC-Record-ID");
+    const std::string same_id = *field_of(same_capture[0].first, "WARC-Record-ID");
+    ASSERT_EQ(field_of(page_capture[0].first, "WARC-Date"), warc_date(first[0].started));
+
+    // The second crawl, told by the crawl state what repeats an earlier capture.
+    const auto second = fetch_captured(
+        ctx, server, {{"/page", "\"v1\""}, {"/same"}, {"/plain-304", "\"p\""}, {"/same"}, {"/same"}});
+    ASSERT_EQ(second.size(), 5u);
+    EXPECT_EQ(second[0].status, 304);
+    EXPECT_EQ(second[2].status, 304);
+    using why = http_exchange::earlier_capture::profile;
+    const std::string page_digest = warc_sha1_digest(page), same_digest = warc_sha1_digest(same);
+    const std::string second_path = (dir.path / "second.warc").string();
+    {
+        warc_writer writer{{second_path, 1'000'000'000, true}};
+        writer.write(
+            exchange_of(page_url, second[0],
+                        {why::server_not_modified, page_url, first[0].started, page_id, page_digest}));
+        writer.write(
+            exchange_of(same_url, second[1],
+                        {why::identical_payload_digest, same_url, first[1].started, same_id, same_digest}));
+        // A 304 the crawl does not call a revisit: archived as the response it is.
+        writer.write(exchange_of(plain_url, second[2]));
+        // An earlier payload digest that is not this one: a revisit would lose the payload.
+        writer.write(exchange_of(same_url, second[3],
+                                 {why::identical_payload_digest, same_url, first[1].started, same_id,
+                                  "sha1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"}));
+        // "Not modified" for an answer with a payload: archived in full, here as the in-crawl revisit of the
+        // response just before.
+        writer.write(
+            exchange_of(same_url, second[4],
+                        {why::server_not_modified, same_url, first[1].started, same_id, same_digest}));
+        ASSERT_EQ(writer.close(), "");
+    }
+    const std::string second_text = read_file(second_path);
+
+    const auto not_modified = records_of(second_text, "revisit", page_url);
+    ASSERT_EQ(not_modified.size(), 1u);
+    const std::string& fields = not_modified[0].first;
+    EXPECT_EQ(field_of(fields, "WARC-Profile"),
+              "http://netpreserve.org/warc/1.1/revisit/server-not-modified");
+    EXPECT_EQ(field_of(fields, "WARC-Refers-To"), page_id);
+    EXPECT_EQ(field_of(fields, "WARC-Refers-To-Target-URI"), page_url);
+    EXPECT_EQ(field_of(fields, "WARC-Refers-To-Date"), field_of(page_capture[0].first, "WARC-Date"));
+    EXPECT_EQ(field_of(fields, "WARC-Payload-Digest"), std::nullopt)
+        << "a 304 has no payload (section 6.7.3)";
+    EXPECT_EQ(not_modified[0].second, second[0].raw_response) << "the block is the 304's head";
+    EXPECT_EQ(field_of(fields, "WARC-Block-Digest"), warc_sha1_digest(second[0].raw_response));
+    const auto conditional_request = records_of(second_text, "request", page_url);
+    ASSERT_EQ(conditional_request.size(), 1u);
+    EXPECT_EQ(conditional_request[0].second, second[0].raw_request);
+    EXPECT_THAT(conditional_request[0].second, testing::HasSubstr("\r\nIf-None-Match: \"v1\"\r\n"));
+
+    const auto identical = records_of(second_text, "revisit", same_url);
+    ASSERT_EQ(identical.size(), 2u);
+    EXPECT_EQ(field_of(identical[0].first, "WARC-Profile"),
+              "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest");
+    EXPECT_EQ(field_of(identical[0].first, "WARC-Refers-To"), same_id)
+        << "the earlier capture of the exchange";
+    EXPECT_EQ(field_of(identical[0].first, "WARC-Refers-To-Date"), warc_date(first[1].started));
+    EXPECT_EQ(field_of(identical[0].first, "WARC-Payload-Digest"), same_digest);
+    EXPECT_NE(field_of(identical[1].first, "WARC-Refers-To"), same_id)
+        << "the in-crawl one refers to this crawl";
+    EXPECT_EQ(records_of(second_text, "response", plain_url).size(), 1u);
+    EXPECT_EQ(records_of(second_text, "response", same_url).size(), 1u);
+
+    SKIP_WITHOUT_WARCIO();
+    const fs::path expectations = dir.path / "expected.json";
+    write_expectations(expectations, {{page_url, page, "response"},
+                                      {same_url, same, "response"},
+                                      {page_url, page, "revisit", false, "server-not-modified", 304},
+                                      {same_url, same, "revisit", false, "identical-payload-digest", 200},
+                                      {plain_url, "", "response", false, "", 304},
+                                      {same_url, same, "response"},
+                                      {same_url, same, "revisit", false, "identical-payload-digest"}});
+    const node_result result = run_warcio_check(expectations, {first_path, second_path});
+    EXPECT_EQ(result.status, 0) << result.output;
+    EXPECT_THAT(result.output, testing::HasSubstr("ok 16 records in 2 file(s), 7 captures, 3 revisits"));
+}
+
+// With output.warc.revisits off, every payload is archived: a payload that repeats the previous crawl's too.
+TEST(WarcAcrossCrawls, RevisitsOffArchiveARepeatedPayloadInFull) {
+    asiocrawl::test::temp_dir dir{"warc-test"};
+    asio::io_context ctx;
+    test::hostile_server server{ctx.get_executor()};
+    server.page("/same", "the same bytes\n", "text/plain");
+    const auto fetched = fetch_captured(ctx, server, {{"/same"}});
+    ASSERT_EQ(fetched.size(), 1u);
+    const std::string path = (dir.path / "off.warc").string();
+    {
+        warc_writer writer{{path, 1'000'000'000, false}};
+        writer.write(exchange_of(server.url("/same"), fetched[0],
+                                 {http_exchange::earlier_capture::profile::identical_payload_digest,
+                                  server.url("/same"), std::chrono::system_clock::now(), "<urn:uuid:x>",
+                                  warc_sha1_digest("the same bytes\n")}));
+        ASSERT_EQ(writer.close(), "");
+    }
+    const std::string text = read_file(path);
+    EXPECT_EQ(records_of(text, "response", server.url("/same")).size(), 1u);
+    EXPECT_EQ(records_of(text, "revisit", server.url("/same")).size(), 0u);
 }
 
 } // namespace

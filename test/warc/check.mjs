@@ -2,7 +2,10 @@
 // checks them against what the test server served.
 // Usage: node check.mjs EXPECTED.json FILE.warc[.gz]...
 // EXPECTED.json: {"exchanges": [{"url": ..., "payload_base64": ..., "type": "response"|"revisit",
-//                                "truncated": bool}]}, in the order they were archived.
+//                                "truncated": bool, "profile": "server-not-modified" | "identical-payload-digest"
+//                                (revisits; optional), "status": N (optional)}]}, in the order they were archived.
+// A server-not-modified revisit (a 304) has no payload: it carries no WARC-Payload-Digest, and its payload_base64
+// is the earlier capture's.
 // Exits 0 and prints "ok ..." when every check passes; prints each failure and exits 1 otherwise.
 import { createHash } from "node:crypto";
 import { createReadStream, readFileSync } from "node:fs";
@@ -134,7 +137,15 @@ for (const [i, want] of expected.entries()) {
   if (!paired.has(got)) fail(`${uri}: no request record points at it`);
   if (!got.httpHeaders) fail(`${uri}: warcio found no HTTP response head`);
   const payload = Buffer.from(want.payload_base64, "base64");
-  if (h["warc-payload-digest"] !== sha1(payload)) fail(`${uri}: payload digest is not that of the served body`);
+  const notModified = got.type === "revisit" && (h["warc-profile"] || "").endsWith("/revisit/server-not-modified");
+  if (want.profile && h["warc-profile"] !== `http://netpreserve.org/warc/1.1/revisit/${want.profile}`)
+    fail(`${uri}: WARC-Profile ${h["warc-profile"]}, expected ${want.profile}`);
+  if (want.status && got.httpHeaders && Number(got.httpHeaders.statusCode) !== want.status)
+    fail(`${uri}: HTTP status ${got.httpHeaders.statusCode}, expected ${want.status}`);
+  if (notModified) {
+    if (h["warc-payload-digest"] !== undefined) fail(`${uri}: a server-not-modified revisit with a payload digest`);
+  } else if (h["warc-payload-digest"] !== sha1(payload))
+    fail(`${uri}: payload digest is not that of the served body`);
   if (Boolean(h["warc-truncated"]) !== Boolean(want.truncated)) fail(`${uri}: WARC-Truncated ${h["warc-truncated"]}`);
   if (got.type === "response") {
     if (!got.payload.equals(payload))
@@ -145,7 +156,10 @@ for (const [i, want] of expected.entries()) {
     const original = byId.get(h["warc-refers-to"]);
     if (!original) fail(`${uri}: WARC-Refers-To names no earlier record`);
     else {
-      if (original.headers["warc-payload-digest"] !== h["warc-payload-digest"])
+      if (notModified) {
+        if (original.headers["warc-payload-digest"] !== sha1(payload))
+          fail(`${uri}: the record it refers to does not hold the expected payload`);
+      } else if (original.headers["warc-payload-digest"] !== h["warc-payload-digest"])
         fail(`${uri}: revisit digest differs from the record it refers to`);
       if (h["warc-refers-to-target-uri"] !== original.headers["warc-target-uri"])
         fail(`${uri}: WARC-Refers-To-Target-URI mismatch`);

@@ -20,7 +20,8 @@ namespace asiocrawl::outputs {
 
 // ---- sans-io pieces, each tested on its own ----
 
-/// "sha1:" and the SHA-1 of `data` in RFC 4648 base32 (32 characters, no padding): WARC's digest form.
+/// "sha1:" and the SHA-1 of `data` in RFC 4648 base32 (32 characters, no padding): WARC's digest form
+/// (src/util/digest.hpp's sha1_base32, which the state's fetch history and CDXJ use too).
 std::string warc_sha1_digest(std::string_view data);
 
 /// RFC 4648 base32, upper case, with '=' padding only when `bytes` is not a multiple of 5.
@@ -84,7 +85,10 @@ public:
     warc_writer(const warc_writer&) = delete;
     warc_writer& operator=(const warc_writer&) = delete;
 
-    /// Archives one exchange. An exchange without response bytes (nothing arrived) is not archived.
+    /// Archives one exchange. An exchange without response bytes (nothing arrived) is not archived. One
+    /// whose `revisit` names a capture of a previous crawl becomes a revisit record referring to it (the
+    /// server-not-modified profile for a 304, identical-payload-digest for a repeated payload) when that
+    /// loses nothing, and a response record otherwise (docs/OUTPUTS.md).
     void write(const http_exchange& exchange);
 
     /// True from when the thread fell behind by more than the queue limit until it is back under half of
