@@ -51,6 +51,14 @@ app_config every_key_changed() {
     c.crawl.state.fsync = true;
     c.crawl.state.window = 9;
     c.crawl.state.reset = true;
+    c.crawl.state.recrawl = true;
+    c.crawl.state.recrawl_from = "/data/previous run.jsonl";
+    c.crawl.continuous = true;
+    c.crawl.revisit.min = std::chrono::hours(2);
+    c.crawl.revisit.max = std::chrono::hours(240);
+    c.crawl.revisit.initial = std::chrono::hours(12);
+    c.crawl.revisit.grow = 1.5;
+    c.crawl.revisit.shrink = 0.75;
     c.crawl.state.redis = "redis://:pw@redis:6380/2";
     c.crawl.state.crawl_id = "crawl-7";
     c.crawl.state.instance = "worker-3";
