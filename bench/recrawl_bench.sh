@@ -22,7 +22,7 @@ cleanup() { [[ -n $nginx_pid ]] && kill "$nginx_pid" 2>/dev/null || true; }
 trap cleanup EXIT
 
 site=$WORK/site
-rm -rf "$site" "$WORK/state"
+rm -rf "$site" "$WORK/state" "$WORK"/first.* "$WORK"/recrawl.*
 "$SITE_TOOL" --out "$site" --pages "$PAGES" --min-bytes 10000 --max-bytes 60000 >"$WORK/site.txt"
 port=$(awk '$1 == "port" {print $2}' "$WORK/site.txt")
 # The generator's config with a log line that says what a re-crawl changes: bytes sent and the validator.
@@ -60,7 +60,7 @@ crawl recrawl --recrawl
 
 summary() { # NAME -> "requests bytes ok not_modified"
     awk '{n++; bytes += $3; if ($2 == 200) ok++; if ($2 == 304) nm++}
-         END {printf "%d %d %d %d", n, bytes, ok, nm}' "$WORK/$1.access"
+         END {printf "%d %d %d %d\n", n, bytes, ok, nm}' "$WORK/$1.access"
 }
 read -r req1 bytes1 ok1 nm1 < <(summary first)
 read -r req2 bytes2 ok2 nm2 < <(summary recrawl)
