@@ -1,6 +1,7 @@
 #include <asiocrawl/report.hpp>
 
 #include "html/links.hpp"
+#include "util/time_text.hpp"
 #include <asiocrawl/error.hpp>
 
 #include <boost/json/serialize.hpp>
@@ -194,26 +195,6 @@ std::string format_utc_iso8601(std::chrono::system_clock::time_point when) {
     return std::string(buffer, length);
 }
 
-// RFC 3339 in UTC with microseconds: when a request was sent.
-std::string format_rfc3339_micros(std::chrono::system_clock::time_point when) {
-    const auto micros =
-        std::chrono::duration_cast<std::chrono::microseconds>(when.time_since_epoch()).count();
-    std::time_t seconds = static_cast<std::time_t>(micros / 1'000'000);
-    long fraction = static_cast<long>(micros % 1'000'000);
-    if (fraction < 0) {
-        fraction += 1'000'000;
-        --seconds;
-    }
-    std::tm utc{};
-    if (gmtime_r(&seconds, &utc) == nullptr)
-        return "";
-    char buffer[80];
-    const std::size_t length = std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%S", &utc);
-    char out[100];
-    const int n = std::snprintf(out, sizeof out, "%.*s.%06ldZ", static_cast<int>(length), buffer, fraction);
-    return std::string(out, n > 0 ? static_cast<std::size_t>(n) : 0);
-}
-
 // Nearest-rank percentile of sorted values.
 double percentile(const std::vector<double>& sorted, double fraction) {
     const auto rank = static_cast<std::size_t>(std::ceil(fraction * static_cast<double>(sorted.size())));
@@ -397,7 +378,7 @@ boost::json::object to_json(const record& r) {
     if (!r.payload_digest.empty())
         object["payload_digest"] = r.payload_digest;
     if (r.fetched_at.time_since_epoch().count() != 0)
-        object["fetched_at"] = format_rfc3339_micros(r.fetched_at);
+        object["fetched_at"] = detail::rfc3339_micros(r.fetched_at);
     object["depth"] = r.depth;
     object["tries"] = r.tries;
     object["started_ms"] = to_milliseconds(r.started);

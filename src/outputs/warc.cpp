@@ -6,6 +6,7 @@
 #include "outputs/background_writer.hpp"
 #include "util/ascii.hpp"
 #include "util/digest.hpp"
+#include "util/time_text.hpp"
 
 #include <asiocrawl/outputs/files.hpp>
 
@@ -156,21 +157,7 @@ std::string warc_sha1_digest(std::string_view data) {
 }
 
 std::string warc_date(std::chrono::system_clock::time_point when) {
-    using namespace std::chrono;
-    const auto micros = duration_cast<microseconds>(when.time_since_epoch()).count();
-    std::time_t seconds = static_cast<std::time_t>(micros / 1'000'000);
-    long fraction = static_cast<long>(micros % 1'000'000);
-    if (fraction < 0) {
-        fraction += 1'000'000;
-        --seconds;
-    }
-    std::tm utc{};
-    gmtime_r(&seconds, &utc);
-    char buffer[64];
-    const std::size_t length = std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%S", &utc);
-    char sub[16];
-    std::snprintf(sub, sizeof sub, ".%06ldZ", fraction);
-    return std::string(buffer, length) + sub;
+    return asiocrawl::detail::rfc3339_micros(when);
 }
 
 std::string warc_record_id() {
