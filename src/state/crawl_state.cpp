@@ -558,7 +558,7 @@ void crawl_state::compare_with_history(ticket& t, record& r) {
             after = *before; // no answer: the validators and payload of the last one still stand
         else
             after = history_of(r, t.item, before, generation_);
-        schedule_revisit(t, r, before, after);
+        schedule_revisit(r, before, after);
         if (durable_)
             batch_.history.emplace_back(r.url, encode(after));
         history_.insert_or_assign(r.url, std::move(after));
@@ -574,8 +574,7 @@ std::chrono::sys_seconds crawl_state::wall_seconds() const {
     return std::chrono::floor<std::chrono::seconds>(wall_now_());
 }
 
-void crawl_state::schedule_revisit(const ticket&, const record& r, const fetch_history* before,
-                                   fetch_history& after) {
+void crawl_state::schedule_revisit(const record& r, const fetch_history* before, fetch_history& after) {
     revisit_change found = revisit_change::failed;
     switch (r.change) {
     case change_kind::added:
@@ -599,15 +598,31 @@ void crawl_state::schedule_revisit(const ticket&, const record& r, const fetch_h
     std::optional<revisit_entry> previous;
     if (before != nullptr)
         previous = before->revisit;
-    const auto entry = schedule_->next_visit(previous, found, sitemap_hints{}, wall_seconds());
+    sitemap_hints hints;
+    if (const auto listed = sitemap_hints_.find(r.url); listed != sitemap_hints_.end()) {
+        hints = listed->second; // read once: after its first interval the page's own changes count
+        sitemap_hints_.erase(listed);
+    }
+    const auto entry = schedule_->next_visit(previous, found, hints, wall_seconds());
     after.revisit = entry;
     after.revisit_queued = false;
     due_.emplace(entry.due, r.url);
 }
 
 void crawl_state::apply_sitemap_hints(std::string_view url, const sitemap_hints& hints) {
-    // A <lastmod> after the last visit makes a known URL due now (never sooner than revisit.min after it).
+    // A <lastmod> after the last visit makes a known URL due now (never sooner than revisit.min after it); a
+    // <changefreq> gives a URL not fetched yet its first interval.
     const auto found = history_.find(url);
+    if ((found == history_.end() || !found->second.revisit) && hints.changefreq) {
+        // Not fetched yet: its changefreq gives its first interval. Bounded: a URL the crawl never fetches
+        // (out of scope, over a budget) keeps its entry, so past the bound new hints are dropped.
+        constexpr std::size_t max_pending_hints = 100'000;
+        if (sitemap_hints_.size() < max_pending_hints || sitemap_hints_.contains(url))
+            sitemap_hints_.insert_or_assign(std::string(url), hints);
+        else
+            ++result_.stats["revisit_hints_dropped"];
+        return;
+    }
     if (found == history_.end() || !found->second.revisit || found->second.revisit_queued || !hints.lastmod)
         return;
     auto& entry = *found->second.revisit;

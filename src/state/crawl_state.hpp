@@ -264,8 +264,7 @@ private:
     void complete(ticket& t, record&& r);
     void admit_known();
     void compare_with_history(ticket& t, record& r);
-    void schedule_revisit(const ticket& t, const record& r, const fetch_history* before,
-                          fetch_history& after);
+    void schedule_revisit(const record& r, const fetch_history* before, fetch_history& after);
     void release_due_revisits();
     void apply_sitemap_hints(std::string_view url, const sitemap_hints& hints);
     std::chrono::sys_seconds wall_seconds() const;
@@ -325,6 +324,8 @@ private:
     // another time is stale and skipped), and the unit of unfinished work that keeps the crawl from ending.
     std::optional<revisit_schedule> schedule_;
     std::multimap<std::chrono::sys_seconds, std::string> due_;
+    // A sitemap's hints for URLs not fetched yet: their <changefreq> gives their first interval.
+    std::unordered_map<std::string, sitemap_hints, url_hash, std::equal_to<>> sitemap_hints_;
     bool continuous_hold_ = false;
     // Budgets (crawler_config::quota, max_time).
     std::optional<time_point> deadline_;

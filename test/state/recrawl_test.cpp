@@ -378,12 +378,13 @@ struct continuous_harness {
     std::size_t unfinished = 0;
     std::optional<crawl_state> state;
 
-    explicit continuous_harness(bool durable = false, history_map* resumed = nullptr) {
+    explicit continuous_harness(bool durable = false, history_map* resumed = nullptr, bool sitemaps = false) {
         fake_now = crawl_state::time_point{std::chrono::hours(1)};
         fake_wall = crawl_state::wall_clock_type::time_point{std::chrono::seconds(1'800'000'000)};
         config.roots = {"http://a.test/"};
         config.robots.obey = false;
         config.continuous = true;
+        config.sitemaps = sitemaps;
         config.revisit.min = std::chrono::hours(1);
         config.revisit.max = std::chrono::hours(24 * 30);
         config.revisit.initial = std::chrono::hours(24);
@@ -499,6 +500,42 @@ TEST(Continuous, ADurableScheduleIsResumedWhereItWas) {
     EXPECT_EQ(last->revisit->due - last->revisit->fetched, std::chrono::hours(30));
     EXPECT_EQ(last->etag, "\"v1\""); // a 304 keeps the validators it stands for
     resumed.state->stop();
+}
+
+TEST(Continuous, ASitemapsChangefreqGivesTheFirstIntervalAndLastmodMakesAPageDue) {
+    continuous_harness h(false, nullptr, true);
+    // The root first, then the sitemap start() queued for its origin.
+    std::vector<std::string> order;
+    auto sitemap = html("");
+    sitemap.content_type = "application/xml";
+    sitemap.body = "<urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">"
+                   "<url><loc>http://a.test/hourly</loc><changefreq>hourly</changefreq></url></urlset>";
+    sitemap.body_bytes = sitemap.body.size();
+    for (int i = 0; i < 3; ++i) {
+        auto t = h.state->next();
+        if (!t)
+            break;
+        order.push_back(t->item.url);
+        ASSERT_TRUE(h.state->begin_attempt(*t));
+        h.state->fetch_started(*t);
+        h.state->fetch_finished(*t);
+        record r;
+        const auto response = t->item.url.ends_with("sitemap.xml") ? sitemap : html("<p>x</p>", "\"x\"");
+        const auto step = h.state->on_response(*t, response.outcome(), r);
+        if (step == crawl_state::next_step::parse_page)
+            h.state->on_links(*t, r, resolved_links{});
+        if (step != crawl_state::next_step::done)
+            h.state->finish(*t, std::move(r));
+        --h.unfinished;
+    }
+    ASSERT_EQ(order.size(), 3u);
+    EXPECT_EQ(order[2], "http://a.test/hourly");
+    // The root's first interval is revisit.initial (a day); the hourly page's is an hour.
+    EXPECT_EQ(h.wakeup_in(), std::chrono::hours(1));
+    h.advance(std::chrono::hours(1));
+    ASSERT_TRUE(h.visit(status_only(304)));
+    EXPECT_EQ(h.records.back().url, "http://a.test/hourly");
+    h.state->stop();
 }
 
 } // namespace recrawl_test
