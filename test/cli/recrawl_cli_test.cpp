@@ -44,15 +44,18 @@ std::string page(const std::string& title, const std::vector<std::string>& links
     return html + "</body></html>\n";
 }
 
-/// URL -> its record (the last one, for a URL recorded twice across a kill).
+/// URL -> its record (the last one, for a URL recorded twice across a kill); a torn last line is skipped.
 std::map<std::string, boost::json::object> read_records(const fs::path& file) {
     std::map<std::string, boost::json::object> out;
     std::ifstream in(file);
     for (std::string line; std::getline(in, line);) {
-        if (line.empty())
+        // A line being written (read while the crawler runs) or cut by a kill is not a record yet.
+        boost::system::error_code ec;
+        auto value = boost::json::parse(line, ec);
+        if (ec || !value.is_object())
             continue;
-        auto value = boost::json::parse(line).as_object();
-        out[std::string(value.at("url").as_string())] = std::move(value);
+        auto& object = value.as_object();
+        out[std::string(object.at("url").as_string())] = std::move(object);
     }
     return out;
 }
