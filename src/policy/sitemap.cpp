@@ -229,7 +229,8 @@ bool take(std::string_view& text, char c) noexcept {
 
 } // namespace
 
-std::optional<std::chrono::sys_seconds> parse_w3c_datetime(std::string_view text) noexcept {
+std::optional<std::chrono::sys_time<std::chrono::microseconds>>
+parse_w3c_datetime_micros(std::string_view text) noexcept {
     using namespace std::chrono;
     const auto y = take_digits(text, 4);
     if (!y)
@@ -266,6 +267,7 @@ std::optional<std::chrono::sys_seconds> parse_w3c_datetime(std::string_view text
     if (!mm || *hh > 23 || *mm > 59)
         return std::nullopt;
     int ss = 0;
+    microseconds fraction{0};
     if (take(text, ':')) {
         const auto second = take_digits(text, 2);
         if (!second || *second > 60)
@@ -273,10 +275,15 @@ std::optional<std::chrono::sys_seconds> parse_w3c_datetime(std::string_view text
         ss = *second;
         if (take(text, '.')) {
             std::size_t digits = 0;
-            while (digits < text.size() && ascii::is_digit(text[digits]))
-                ++digits;
+            std::int64_t micros = 0;
+            for (; digits < text.size() && ascii::is_digit(text[digits]); ++digits)
+                if (digits < 6)
+                    micros = micros * 10 + (text[digits] - '0');
             if (digits == 0)
                 return std::nullopt;
+            for (std::size_t scale = digits; scale < 6; ++scale)
+                micros *= 10;
+            fraction = microseconds(micros);
             text.remove_prefix(digits);
         }
     }
@@ -298,7 +305,14 @@ std::optional<std::chrono::sys_seconds> parse_w3c_datetime(std::string_view text
     if (!text.empty())
         return std::nullopt;
     // Local time = UTC + offset.
-    return midnight + hours(*hh) + minutes(*mm) + seconds(ss) - offset;
+    return midnight + hours(*hh) + minutes(*mm) + seconds(ss) + fraction - offset;
+}
+
+std::optional<std::chrono::sys_seconds> parse_w3c_datetime(std::string_view text) noexcept {
+    const auto exact = parse_w3c_datetime_micros(text);
+    if (!exact)
+        return std::nullopt;
+    return std::chrono::floor<std::chrono::seconds>(*exact);
 }
 
 std::optional<sitemap_changefreq> parse_changefreq(std::string_view text) noexcept {

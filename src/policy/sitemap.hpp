@@ -72,6 +72,11 @@ sitemap_document parse_sitemap_text(std::string_view text, std::size_t max_entri
 /// nullopt otherwise.
 std::optional<std::chrono::sys_seconds> parse_w3c_datetime(std::string_view text) noexcept;
 
+/// The same, keeping the fraction to the microsecond (further digits dropped): the form records' fetched_at
+/// and WARC-Date take (RFC 3339 in UTC, "2026-11-28T00:45:06.811891Z"), read back exactly.
+std::optional<std::chrono::sys_time<std::chrono::microseconds>>
+parse_w3c_datetime_micros(std::string_view text) noexcept;
+
 /// Parses a <changefreq> value: always, hourly, daily, weekly, monthly, yearly or never, ignoring ASCII case.
 /// nullopt otherwise.
 std::optional<sitemap_changefreq> parse_changefreq(std::string_view text) noexcept;

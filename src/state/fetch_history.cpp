@@ -2,13 +2,13 @@
 
 #include "state/varint.hpp"
 
+#include "policy/sitemap.hpp"
 #include "util/ascii.hpp"
 
 #include <boost/json/parse.hpp>
 #include <boost/json/value.hpp>
 
 #include <charconv>
-#include <ctime>
 
 namespace asiocrawl::detail {
 
@@ -25,67 +25,23 @@ std::int64_t unix_micros(std::chrono::system_clock::time_point t) {
     return std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count();
 }
 
-bool read_digits(std::string_view& s, std::size_t n, int& out) {
-    if (s.size() < n)
-        return false;
-    const auto r = std::from_chars(s.data(), s.data() + n, out);
-    if (r.ec != std::errc{} || r.ptr != s.data() + n)
-        return false;
-    s.remove_prefix(n);
-    return true;
-}
-
-bool skip_char(std::string_view& s, char c) {
-    if (s.empty() || s.front() != c)
-        return false;
-    s.remove_prefix(1);
-    return true;
-}
-
-// "YYYY-MM-DDTHH:MM:SS[.ffffff]Z" (what records' fetched_at says) -> unix microseconds; nullopt otherwise.
-std::optional<std::int64_t> parse_rfc3339_utc(std::string_view s) {
-    std::tm t{};
-    int year = 0, month = 0;
-    if (!read_digits(s, 4, year) || !skip_char(s, '-') || !read_digits(s, 2, month) || !skip_char(s, '-') ||
-        !read_digits(s, 2, t.tm_mday) || !(skip_char(s, 'T') || skip_char(s, 't')) ||
-        !read_digits(s, 2, t.tm_hour) || !skip_char(s, ':') || !read_digits(s, 2, t.tm_min) ||
-        !skip_char(s, ':') || !read_digits(s, 2, t.tm_sec))
-        return std::nullopt;
-    std::int64_t micros = 0;
-    if (skip_char(s, '.')) {
-        int digits = 0;
-        while (!s.empty() && ascii::is_digit(s.front())) {
-            if (digits < 6) {
-                micros = micros * 10 + (s.front() - '0');
-                ++digits;
-            }
-            s.remove_prefix(1);
-        }
-        if (digits == 0)
-            return std::nullopt;
-        for (; digits < 6; ++digits)
-            micros *= 10;
-    }
-    if (!(skip_char(s, 'Z') || skip_char(s, 'z')) || !s.empty())
-        return std::nullopt;
-    t.tm_year = year - 1900;
-    t.tm_mon = month - 1;
-    const std::time_t seconds = timegm(&t);
-    return static_cast<std::int64_t>(seconds) * 1'000'000 + micros;
-}
-
-// CDXJ's 14-digit timestamp (YYYYMMDDhhmmss, UTC).
+// CDXJ's 14-digit timestamp (YYYYMMDDhhmmss, UTC), read as the W3C datetime it spells.
 std::optional<std::int64_t> parse_timestamp14(std::string_view s) {
     if (s.size() != 14)
         return std::nullopt;
-    std::tm t{};
-    int year = 0, month = 0;
-    if (!read_digits(s, 4, year) || !read_digits(s, 2, month) || !read_digits(s, 2, t.tm_mday) ||
-        !read_digits(s, 2, t.tm_hour) || !read_digits(s, 2, t.tm_min) || !read_digits(s, 2, t.tm_sec))
+    std::string w3c;
+    w3c.append(s.substr(0, 4)).append("-").append(s.substr(4, 2)).append("-").append(s.substr(6, 2));
+    w3c.append("T")
+        .append(s.substr(8, 2))
+        .append(":")
+        .append(s.substr(10, 2))
+        .append(":")
+        .append(s.substr(12, 2));
+    w3c.append("Z");
+    const auto t = parse_w3c_datetime_micros(w3c);
+    if (!t)
         return std::nullopt;
-    t.tm_year = year - 1900;
-    t.tm_mon = month - 1;
-    return static_cast<std::int64_t>(timegm(&t)) * 1'000'000;
+    return t->time_since_epoch().count();
 }
 
 std::string string_field(const boost::json::object& o, std::string_view name) {
@@ -300,8 +256,8 @@ history_map parse_recrawl_source(std::string_view text, std::size_t& skipped) {
         h.depth = int_field(o, "depth");
         if (cdxj_time)
             h.fetched_at_us = *cdxj_time;
-        else if (auto t = parse_rfc3339_utc(string_field(o, "fetched_at")))
-            h.fetched_at_us = *t;
+        else if (auto t = parse_w3c_datetime_micros(string_field(o, "fetched_at")))
+            h.fetched_at_us = t->time_since_epoch().count();
         h.captured_at_us = h.fetched_at_us;
         if (o.if_contains("from_sitemap") != nullptr && o.at("from_sitemap").is_bool())
             h.from_sitemap = o.at("from_sitemap").as_bool();

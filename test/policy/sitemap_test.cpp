@@ -315,6 +315,29 @@ TEST(sitemap, w3c_datetimes) {
         EXPECT_EQ(parse_w3c_datetime(text), expected) << text;
 }
 
+TEST(sitemap, w3c_datetimes_to_the_microsecond) {
+    using namespace std::chrono;
+    // 2026-09-01T10:00:00Z is 1,788,256,800 s after the epoch.
+    const sys_time<microseconds> ten_o_clock{seconds(1'788'256'800)};
+    const std::pair<std::string, std::optional<sys_time<microseconds>>> cases[] = {
+        {"2026-09-01T10:00:00Z", ten_o_clock},
+        {"2026-09-01T10:00:00.25Z", ten_o_clock + microseconds(250'000)},
+        {"2026-09-01T10:00:00.811891Z", ten_o_clock + microseconds(811'891)},
+        {"2026-09-01T10:00:00.8118919Z",
+         ten_o_clock + microseconds(811'891)}, // past the microsecond: dropped
+        {"2026-09-01T12:00:00.5+02:00", ten_o_clock + microseconds(500'000)},
+        {"2026-09-01", ten_o_clock - hours(10)},
+        {"2026-09-01T10:00:00.Z", std::nullopt},
+    };
+    for (const auto& [text, expected] : cases) {
+        EXPECT_EQ(asiocrawl::parse_w3c_datetime_micros(text), expected) << text;
+        // The whole-second form is the same time with its fraction dropped.
+        if (expected) {
+            EXPECT_EQ(parse_w3c_datetime(text), floor<seconds>(*expected)) << text;
+        }
+    }
+}
+
 TEST(sitemap, changefreq_values) {
     const std::pair<std::string, std::optional<sitemap_changefreq>> cases[] = {
         {"always", sitemap_changefreq::always},
