@@ -3,12 +3,11 @@
 #include "outputs/background_writer.hpp"
 #include "url/percent.hpp"
 #include "util/ascii.hpp"
+#include "util/digest.hpp"
 
 #include <asiocrawl/outputs/files.hpp>
 
 #include <boost/url/parse.hpp>
-
-#include <openssl/evp.h>
 
 #include <atomic>
 #include <cerrno>
@@ -35,18 +34,11 @@ constexpr std::size_t kept_prefix_bytes = 200;
 
 using asiocrawl::detail::percent_decode;
 
+// The first 8 bytes of the SHA-1 of `text`, in hex.
 std::string hash_hex(std::string_view text) {
-    unsigned char digest[EVP_MAX_MD_SIZE];
-    unsigned int length = 0;
-    if (EVP_Digest(text.data(), text.size(), digest, &length, EVP_sha1(), nullptr) != 1)
-        throw std::runtime_error("save_dir: SHA-1 unavailable");
-    std::string out;
-    char pair[3];
-    for (unsigned int i = 0; i < 8 && i < length; ++i) {
-        std::snprintf(pair, sizeof pair, "%02x", digest[i]);
-        out += pair;
-    }
-    return out;
+    asiocrawl::detail::message_digest hash(asiocrawl::detail::message_digest::algorithm::sha1);
+    hash.update(text);
+    return asiocrawl::detail::hex_encode(hash.finish().substr(0, 8));
 }
 
 // One file-name component that cannot name anything but itself inside its directory.

@@ -3,11 +3,12 @@
 // reads byte ranges of them straight out of the ZIP).
 #include <asiocrawl/outputs/archive.hpp>
 
+#include "util/digest.hpp"
+
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 #include <boost/json/serialize.hpp>
 
-#include <openssl/evp.h>
 #include <zip.h>
 
 #include <cerrno>
@@ -33,43 +34,15 @@ std::string base_name(const std::string& path) {
     return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-std::string hex(const unsigned char* bytes, std::size_t n) {
-    static constexpr char digits[] = "0123456789abcdef";
-    std::string out;
-    for (std::size_t i = 0; i < n; ++i) {
-        out += digits[bytes[i] >> 4];
-        out += digits[bytes[i] & 0xF];
-    }
-    return out;
-}
-
-struct md_ctx_deleter {
-    void operator()(EVP_MD_CTX* c) const noexcept { EVP_MD_CTX_free(c); }
-};
-
-/// "sha256:<hex>" and the size of `data` (a file's bytes fed in pieces).
+/// "sha256:<hex>" and the size of what it was given (a file's bytes fed in pieces).
 class sha256_hasher {
 public:
-    sha256_hasher()
-        : ctx_{EVP_MD_CTX_new()} {
-        if (!ctx_ || EVP_DigestInit_ex(ctx_.get(), EVP_sha256(), nullptr) != 1)
-            throw std::runtime_error("wacz: SHA-256 unavailable");
-    }
-    void update(const char* data, std::size_t n) {
-        EVP_DigestUpdate(ctx_.get(), data, n);
-        bytes_ += n;
-    }
-    std::string finish() {
-        unsigned char digest[EVP_MAX_MD_SIZE];
-        unsigned int n = 0;
-        EVP_DigestFinal_ex(ctx_.get(), digest, &n);
-        return "sha256:" + hex(digest, n);
-    }
-    std::uint64_t bytes() const noexcept { return bytes_; }
+    void update(const char* data, std::size_t n) { hash_.update({data, n}); }
+    std::string finish() { return "sha256:" + asiocrawl::detail::hex_encode(hash_.finish()); }
+    std::uint64_t bytes() const noexcept { return hash_.bytes(); }
 
 private:
-    std::unique_ptr<EVP_MD_CTX, md_ctx_deleter> ctx_;
-    std::uint64_t bytes_ = 0;
+    asiocrawl::detail::message_digest hash_{asiocrawl::detail::message_digest::algorithm::sha256};
 };
 
 struct resource {

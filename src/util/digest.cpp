@@ -28,28 +28,40 @@ std::string base32_encode(std::string_view bytes) {
     return out;
 }
 
-sha1_digest::sha1_digest()
+std::string hex_encode(std::string_view bytes) {
+    static constexpr char digits[] = "0123456789abcdef";
+    std::string out;
+    out.reserve(2 * bytes.size());
+    for (unsigned char byte : bytes) {
+        out += digits[byte >> 4];
+        out += digits[byte & 0xF];
+    }
+    return out;
+}
+
+message_digest::message_digest(algorithm a)
     : context_(EVP_MD_CTX_new()) {
-    if (context_ == nullptr ||
-        EVP_DigestInit_ex(static_cast<EVP_MD_CTX*>(context_), EVP_sha1(), nullptr) != 1) {
+    const EVP_MD* md = a == algorithm::sha1 ? EVP_sha1() : EVP_sha256();
+    if (context_ == nullptr || EVP_DigestInit_ex(static_cast<EVP_MD_CTX*>(context_), md, nullptr) != 1) {
         EVP_MD_CTX_free(static_cast<EVP_MD_CTX*>(context_));
-        throw std::runtime_error("SHA-1 unavailable");
+        throw std::runtime_error(a == algorithm::sha1 ? "SHA-1 unavailable" : "SHA-256 unavailable");
     }
 }
 
-sha1_digest::~sha1_digest() {
+message_digest::~message_digest() {
     EVP_MD_CTX_free(static_cast<EVP_MD_CTX*>(context_));
 }
 
-void sha1_digest::update(std::string_view data) {
+void message_digest::update(std::string_view data) {
     EVP_DigestUpdate(static_cast<EVP_MD_CTX*>(context_), data.data(), data.size());
+    bytes_ += data.size();
 }
 
-std::string sha1_digest::finish() {
+std::string message_digest::finish() {
     unsigned char digest[EVP_MAX_MD_SIZE];
     unsigned int length = 0;
     EVP_DigestFinal_ex(static_cast<EVP_MD_CTX*>(context_), digest, &length);
-    return "sha1:" + base32_encode({reinterpret_cast<const char*>(digest), length});
+    return std::string(reinterpret_cast<const char*>(digest), length);
 }
 
 std::string sha1_base32(std::string_view data) {
