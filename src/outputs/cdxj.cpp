@@ -3,6 +3,7 @@
 #include <asiocrawl/outputs/archive.hpp>
 #include <asiocrawl/outputs/warc.hpp>
 
+#include "http/content_type.hpp"
 #include "util/ascii.hpp"
 
 #include <boost/json/object.hpp>
@@ -60,11 +61,6 @@ std::optional<std::string_view> header_value(std::string_view head, std::string_
         at = end + 2;
     }
     return std::nullopt;
-}
-
-std::string media_type(std::string_view content_type) {
-    return ascii::to_lower(
-        ascii::trim(content_type.substr(0, content_type.find(';')), ascii::http_whitespace));
 }
 
 bool valid_utf8(std::string_view s) {
@@ -163,7 +159,8 @@ std::optional<warc_capture> capture_of(std::string_view prefix, std::uint64_t of
     c.digest = std::string(header_value(head, "WARC-Payload-Digest").value_or(""));
     c.offset = offset;
     c.length = length;
-    const std::string record_type = media_type(header_value(head, "Content-Type").value_or(""));
+    const std::string record_type =
+        asiocrawl::detail::parse_content_type(header_value(head, "Content-Type").value_or("")).type;
     if (type == "resource" || record_type != "application/http") {
         c.mime = type == "revisit" ? "warc/revisit" : record_type;
         if (type == "resource")
@@ -183,8 +180,10 @@ std::optional<warc_capture> capture_of(std::string_view prefix, std::uint64_t of
                 c.status = std::string(code);
         }
     }
-    c.mime =
-        type == "revisit" ? "warc/revisit" : media_type(header_value(http_head, "Content-Type").value_or(""));
+    c.mime = type == "revisit"
+                 ? "warc/revisit"
+                 : asiocrawl::detail::parse_content_type(header_value(http_head, "Content-Type").value_or(""))
+                       .type;
     if (type == "response" && c.status == "200" && http_end != std::string_view::npos &&
         (c.mime == "text/html" || c.mime == "application/xhtml+xml")) {
         const auto coding = header_value(http_head, "Content-Encoding");
