@@ -3,6 +3,7 @@
 #include "state/crawl_state.hpp"
 #include "state/fetch_history.hpp"
 
+#include "support/state_harness.hpp"
 #include "support/test_response.hpp"
 #include "util/digest.hpp"
 
@@ -17,19 +18,11 @@
 
 using namespace asiocrawl;
 using namespace asiocrawl::detail;
+using asiocrawl::test::state_harness;
 using asiocrawl::test::test_response;
 using namespace std::chrono_literals;
 
 namespace recrawl_test {
-
-crawl_state::time_point fake_now{std::chrono::hours(1)};
-crawl_state::time_point manual_clock() {
-    return fake_now;
-}
-
-crawl_state::wall_clock_type::time_point manual_wall_clock() {
-    return crawl_state::wall_clock_type::time_point{std::chrono::seconds(1'000'000'000)};
-}
 
 fetch_history known(int status, std::string etag, std::string digest, int depth = 1) {
     fetch_history h;
@@ -192,24 +185,10 @@ TEST(RecrawlSource, ReadsRecordsAndCdxj) {
     EXPECT_EQ(history.at("http://a.test/").fetched_at_us, 1'788'256'800'000'000);
 }
 
-/// A state over a previous generation's history, driven as the engine drives it.
-struct recrawl_harness {
-    crawler_config config;
-    std::vector<record> records;
-    std::size_t unfinished = 0;
-    std::optional<crawl_state> state;
-
-    explicit recrawl_harness(history_map history, bool durable = false) {
-        config.roots = {"http://a.test/"};
-        config.robots.obey = false;
-        crawl_state::hooks h;
-        h.hold = [this] {
-            ++unfinished;
-            return true;
-        };
-        h.release = [this] { --unfinished; };
-        h.emit = [this](const record& r) { records.push_back(r); };
-        state.emplace(config, std::move(h), durable, 64, &manual_clock, 42, &manual_wall_clock);
+/// A state over a previous generation's history (generation 2 begun), driven as the engine drives it.
+struct recrawl_harness : state_harness {
+    explicit recrawl_harness(history_map history, bool durable = false)
+        : state_harness({}, durable, 64, &asiocrawl::test::manual_wall_clock) {
         state->set_history(std::move(history), 2, true);
         state->start();
     }
@@ -217,29 +196,11 @@ struct recrawl_harness {
     /// Every URL handed out, answered by `answer_for` (with the page's links), until nothing is left.
     void run(const std::function<test_response(const std::string& url, std::vector<std::string>& links)>&
                  answer_for) {
-        while (auto t = state->next()) {
-            ASSERT_TRUE(state->begin_attempt(*t));
-            state->fetch_started(*t);
+        while (auto t = next_started()) {
             std::vector<std::string> links;
-            auto response = answer_for(t->item.url, links);
-            state->fetch_finished(*t);
-            record r;
-            switch (state->on_response(*t, response.outcome(), r)) {
-            case crawl_state::next_step::done:
-                break;
-            case crawl_state::next_step::parse_page: {
-                resolved_links resolved;
-                for (const auto& link : links)
-                    resolved.urls.push_back(boost::urls::parse_uri(link).value());
-                state->on_links(*t, r, resolved);
-                [[fallthrough]];
-            }
-            case crawl_state::next_step::record_ready:
-                state->finish(*t, std::move(r));
-                break;
-            }
-            revisits[t->item.url] = t->revisit;
-            --unfinished;
+            const std::string url = t->item.url;
+            auto response = answer_for(url, links);
+            revisits[url] = answer(*t, std::move(response), links);
         }
     }
 
@@ -366,36 +327,18 @@ TEST(Recrawl, ADurableGenerationWritesTheHistoryItLeaves) {
 
 // ---- continuous mode: revisits on the schedule, on a manual clock ----
 
-crawl_state::wall_clock_type::time_point fake_wall{std::chrono::seconds(1'800'000'000)};
-crawl_state::wall_clock_type::time_point moving_wall_clock() {
-    return fake_wall;
-}
-
-/// A continuous crawl of one page whose answers the test chooses, with both clocks moved by hand.
-struct continuous_harness {
-    crawler_config config;
-    std::vector<record> records;
-    std::size_t unfinished = 0;
-    std::optional<crawl_state> state;
-
-    explicit continuous_harness(bool durable = false, history_map* resumed = nullptr, bool sitemaps = false) {
-        fake_now = crawl_state::time_point{std::chrono::hours(1)};
-        fake_wall = crawl_state::wall_clock_type::time_point{std::chrono::seconds(1'800'000'000)};
-        config.roots = {"http://a.test/"};
-        config.robots.obey = false;
-        config.continuous = true;
-        config.sitemaps = sitemaps;
-        config.revisit.min = std::chrono::hours(1);
-        config.revisit.max = std::chrono::hours(24 * 30);
-        config.revisit.initial = std::chrono::hours(24);
-        crawl_state::hooks h;
-        h.hold = [this] {
-            ++unfinished;
-            return true;
-        };
-        h.release = [this] { --unfinished; };
-        h.emit = [this](const record& r) { records.push_back(r); };
-        state.emplace(config, std::move(h), durable, 64, &manual_clock, 42, &moving_wall_clock);
+/// A continuous crawl whose answers the test chooses, with both clocks moved by hand (advance()).
+struct continuous_harness : state_harness {
+    explicit continuous_harness(bool durable = false, history_map* resumed = nullptr, bool sitemaps = false)
+        : state_harness(
+              [sitemaps](crawler_config& c) {
+                  c.continuous = true;
+                  c.sitemaps = sitemaps;
+                  c.revisit.min = std::chrono::hours(1);
+                  c.revisit.max = std::chrono::hours(24 * 30);
+                  c.revisit.initial = std::chrono::hours(24);
+              },
+              durable, 64, &asiocrawl::test::manual_wall_clock) {
         if (resumed != nullptr) {
             // What a resume reads from the state dir: the seen set, and every URL's last fetch.
             for (const auto& [url, entry] : *resumed)
@@ -405,24 +348,12 @@ struct continuous_harness {
         state->start();
     }
 
-    void advance(std::chrono::seconds by) {
-        fake_now += by;
-        fake_wall += by;
-    }
-
     /// Answers the one ticket due now; false when none is.
     bool visit(const test_response& response) {
-        auto t = state->next();
+        auto t = next_started();
         if (!t)
             return false;
-        EXPECT_TRUE(state->begin_attempt(*t));
-        state->fetch_started(*t);
-        state->fetch_finished(*t);
-        record r;
-        const auto step = state->on_response(*t, response.outcome(), r);
-        if (step != crawl_state::next_step::done)
-            state->finish(*t, std::move(r));
-        --unfinished;
+        answer(*t, response);
         return true;
     }
 
@@ -430,7 +361,7 @@ struct continuous_harness {
     std::chrono::seconds wakeup_in() const {
         const auto wake = state->next_wakeup();
         EXPECT_TRUE(wake);
-        return std::chrono::duration_cast<std::chrono::seconds>(*wake - fake_now);
+        return std::chrono::duration_cast<std::chrono::seconds>(*wake - asiocrawl::test::manual_now);
     }
 };
 
@@ -512,21 +443,11 @@ TEST(Continuous, ASitemapsChangefreqGivesTheFirstIntervalAndLastmodMakesAPageDue
                    "<url><loc>http://a.test/hourly</loc><changefreq>hourly</changefreq></url></urlset>";
     sitemap.body_bytes = sitemap.body.size();
     for (int i = 0; i < 3; ++i) {
-        auto t = h.state->next();
+        auto t = h.next_started();
         if (!t)
             break;
         order.push_back(t->item.url);
-        ASSERT_TRUE(h.state->begin_attempt(*t));
-        h.state->fetch_started(*t);
-        h.state->fetch_finished(*t);
-        record r;
-        const auto response = t->item.url.ends_with("sitemap.xml") ? sitemap : html("<p>x</p>", "\"x\"");
-        const auto step = h.state->on_response(*t, response.outcome(), r);
-        if (step == crawl_state::next_step::parse_page)
-            h.state->on_links(*t, r, resolved_links{});
-        if (step != crawl_state::next_step::done)
-            h.state->finish(*t, std::move(r));
-        --h.unfinished;
+        h.answer(*t, t->item.url.ends_with("sitemap.xml") ? sitemap : html("<p>x</p>", "\"x\""));
     }
     ASSERT_EQ(order.size(), 3u);
     EXPECT_EQ(order[2], "http://a.test/hourly");

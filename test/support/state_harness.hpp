@@ -22,15 +22,26 @@ inline detail::crawl_state::time_point manual_clock() {
     return manual_now;
 }
 
+/// The calendar, for tests that move it by hand (re-crawl dates, continuous mode's schedule).
+inline detail::crawl_state::wall_clock_type::time_point manual_wall_now{std::chrono::seconds(1'800'000'000)};
+inline detail::crawl_state::wall_clock_type::time_point manual_wall_clock() {
+    return manual_wall_now;
+}
+
 struct state_harness {
     crawler_config config;
     std::size_t unfinished = 0;
     std::vector<record> records;
     std::optional<detail::crawl_state> state;
 
+    /// `wall_now`: the calendar the state reads (the system's, or manual_wall_clock).
     explicit state_harness(const std::function<void(crawler_config&)>& adjust = {}, bool durable = false,
-                           std::size_t window = 0) {
+                           std::size_t window = 0,
+                           detail::crawl_state::wall_clock_type::time_point (*wall_now)() =
+                               &detail::crawl_state::wall_clock_type::now) {
         manual_now = detail::crawl_state::time_point{std::chrono::hours(1)};
+        manual_wall_now =
+            detail::crawl_state::wall_clock_type::time_point{std::chrono::seconds(1'800'000'000)};
         config.roots = {"http://a.test/"};
         config.robots.obey = false;
         config.retry.initial_backoff = std::chrono::milliseconds(100);
@@ -44,28 +55,42 @@ struct state_harness {
         };
         h.release = [this] { --unfinished; };
         h.emit = [this](const record& r) { records.push_back(r); };
-        state.emplace(config, std::move(h), durable, window, &manual_clock, 42);
+        state.emplace(config, std::move(h), durable, window, &manual_clock, 42, wall_now);
     }
 
     detail::crawl_state* operator->() { return &*state; }
 
-    /// The next ticket, started; EXPECTs it is for `url` (any URL when empty).
-    std::optional<detail::crawl_state::ticket> take(const std::string& url = {}) {
+    /// The next ticket that may start now, started; nullopt when none may.
+    std::optional<detail::crawl_state::ticket> next_started() {
         auto t = state->next();
-        EXPECT_TRUE(t) << "no ticket, expected " << url;
         if (!t)
             return std::nullopt;
-        if (!url.empty()) {
-            EXPECT_EQ(t->item.url, url);
-        }
         EXPECT_TRUE(state->begin_attempt(*t));
         state->fetch_started(*t);
         return t;
     }
 
+    /// The next ticket, started; EXPECTs there is one, for `url` (any URL when empty).
+    std::optional<detail::crawl_state::ticket> take(const std::string& url = {}) {
+        auto t = next_started();
+        EXPECT_TRUE(t) << "no ticket, expected " << url;
+        if (t && !url.empty()) {
+            EXPECT_EQ(t->item.url, url);
+        }
+        return t;
+    }
+
+    /// Both manual clocks moved on.
+    static void advance(std::chrono::seconds by) {
+        manual_now += by;
+        manual_wall_now += by;
+    }
+
     /// The answer to a ticket, as the loop handles it (links admitted for a page), then the task_done.
-    void answer(detail::crawl_state::ticket& t, test_response response,
-                const std::vector<std::string>& links = {}) {
+    /// Returns what the archive would be told the answer repeats (ticket::revisit).
+    std::optional<detail::crawl_state::ticket::earlier_capture>
+    answer(detail::crawl_state::ticket& t, test_response response,
+           const std::vector<std::string>& links = {}) {
         state->fetch_finished(t);
         record r;
         switch (state->on_response(t, response.outcome(), r)) {
@@ -82,8 +107,10 @@ struct state_harness {
             state->finish(t, std::move(r));
             break;
         }
+        auto revisit = std::move(t.revisit);
         t = {};
         --unfinished;
+        return revisit;
     }
 };
 
