@@ -361,10 +361,12 @@ TEST_F(recrawl_cli, ContinuousModeRevisitsUntilStopped) {
     EXPECT_EQ(again.exit_code, 0) << again.err;
     const auto after = server.requests();
     ASSERT_GT(after.size(), before);
-    for (std::size_t i = before; i < after.size(); ++i)
-        if (after[i].uri != "/robots.txt") // asked again each run (RFC 9309), not from the history
+    for (std::size_t i = before; i < after.size(); ++i) {
+        if (after[i].uri != "/robots.txt") { // asked again each run (RFC 9309), not from the history
             EXPECT_FALSE(after[i].if_none_match.empty())
                 << after[i].uri << ": a resumed schedule revisits, never starts over";
+        }
+    }
 }
 
 } // namespace
