@@ -16,7 +16,8 @@ enum class change_kind : std::uint8_t {
     added,     ///< "new": the previous crawl did not know this URL
     changed,   ///< "changed": another status, redirect target or payload than last time
     unchanged, ///< "unchanged": 304 Not Modified, or the same status and payload digest
-    gone,      ///< "gone": it now answers 404 or 410, and did not last time
+    gone,      ///< "gone": it now answers 404 or 410 and did not last time, or no page of the re-crawl
+               ///< leads to it any more (then it was not requested: status 0, tries 0)
 };
 
 /// "new", "changed", "unchanged", "gone"; "" for none.
@@ -39,7 +40,9 @@ constexpr std::string_view change_name(change_kind c) noexcept {
 /// - a page:      status != 0, no error, next_url empty;
 /// - a redirect:  status is 3xx, next_url holds the resolved target (even when the target is not followed:
 ///                out of scope, excluded or already seen) — or error is set when the chain cannot go on;
-/// - a failure:   error set; status is 0 when no response arrived (network failure after max_tries).
+/// - a failure:   error set; status is 0 when no response arrived (network failure after max_tries);
+/// - gone:        in a re-crawl that follows links, a known URL no page links to any more: change is gone,
+///                status 0, tries 0, no error (it was not requested).
 struct record {
     /// The normalized URL that was requested.
     std::string url;

@@ -145,6 +145,8 @@ void count_record(counters& stats, const record& r) {
         ++stats["fail_" + std::string(error_kind(r.error))];
     } else if (r.is_redirect()) {
         ++stats["redirect"];
+    } else if (r.status == 0 && r.change == change_kind::gone) {
+        ++stats["gone_unlinked"]; // a re-crawl no longer reached it: not requested
     } else if (!is_success_status(r.status)) {
         // An error page is an answer about a missing or broken URL, whatever its media type.
         ++stats["error"];

@@ -23,6 +23,8 @@ void frontier_pump::pump() {
     }
     while (auto t = e_.state.next())
         e_.queue.put_held(std::move(*t));
+    if (e_.state.wants_wrap_up(e_.queue.unfinished()))
+        e_.state.wrap_up_generation(); // a re-crawl reached all it will: the rest is gone
     e_.feeder.want();
     if (e_.state.durable())
         e_.commits.want(); // refills may be wanted, denials may have made records

@@ -89,7 +89,7 @@ fetch_options worker_pool::options_for(const work_item& item) const {
     if (item.kind == item_kind::page && !e_.config.accept_types.empty())
         options.accept_types = &e_.config.accept_types;
     if (item.kind != item_kind::robots) {
-        if (const auto* before = e_.state.previous(item.url)) {
+        if (const auto* before = e_.state.conditional_basis(item.url)) {
             // A re-crawl asks whether the page changed since (RFC 9110 13.1.1, 13.1.3). The views stay valid
             // until the URL's record is made, after this attempt.
             options.if_none_match = before->etag;
@@ -218,8 +218,12 @@ asio::awaitable<void> worker_pool::work() {
         // once its last one is written.
         if (state.durable())
             co_await e_.commits.committed();
-        if (!e_.aborting())
+        if (!e_.aborting()) {
             e_.queue.task_done();
+            if (state.wants_wrap_up(e_.queue.unfinished()))
+                e_.pump
+                    .pump(); // the last URL of a re-crawl that follows links: what it did not reach is gone
+        }
     }
 }
 

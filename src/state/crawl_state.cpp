@@ -176,8 +176,10 @@ void crawl_state::start() {
                 "\"User-agent: *\" groups apply to this crawl");
     for (const auto& root : roots_)
         admit(root, {}, config_.max_redirect, 0, item_kind::page, false);
-    if (std::exchange(admit_known_, false))
+    if (std::exchange(admit_known_, false) && !follow_links_)
         admit_known();
+    if (follow_links_ && !stopping_ && !wrap_up_hold_)
+        wrap_up_hold_ = hooks_.hold(); // the unreached known URLs are reported when the rest is done
     if (schedule_ && !stopping_ && !continuous_hold_)
         continuous_hold_ = hooks_.hold(); // the crawl goes on while revisits are scheduled
     if (!config_.input_file.empty() && !seeds_done_ && !seed_hold_)
@@ -231,6 +233,12 @@ bool crawl_state::admit(const boost::urls::url& url, const std::string& referrer
     if (stopping_ && !durable_)
         return false;
     const std::string_view key = url.buffer();
+    if (collecting_ != nullptr) {
+        if (collecting_->outlinks.size() < max_outlinks_kept)
+            collecting_->outlinks.push_back(outlink_fingerprint(key));
+        else
+            collecting_->outlinks_overflow = true;
+    }
     const auto fp = url_fingerprint(key, seed_);
     if (seen_.contains(fp))
         return false;
@@ -308,7 +316,7 @@ std::optional<crawl_state::ticket> crawl_state::next() {
         release_due_revisits();
     const auto now = now_();
     while (auto popped = frontier_.pop(now)) {
-        ticket t{std::move(popped->item), std::move(popped->taken), {}, std::nullopt};
+        ticket t{std::move(popped->item), std::move(popped->taken), {}, std::nullopt, {}, false};
         if (!config_.robots.obey || t.item.kind == item_kind::robots)
             return t;
         const std::string origin(origin_of(t.item.url));
@@ -500,6 +508,16 @@ void crawl_state::set_history(history_map history, std::uint32_t generation, boo
     generation_ = generation;
     recrawling_ = true;
     admit_known_ = new_generation;
+    // Links are followed when the history knows them: written by a durable crawl of this version (one entry
+    // is enough; an entry whose outlinks overflowed is fetched in full instead, see conditional_basis).
+    follow_links_ = durable_ && !shared_ && !schedule_ &&
+                    std::any_of(history_.begin(), history_.end(),
+                                [](const auto& entry) { return entry.second.outlinks_known; });
+    if (follow_links_) {
+        known_by_fingerprint_.reserve(history_.size());
+        for (const auto& entry : history_)
+            known_by_fingerprint_.emplace(outlink_fingerprint(entry.first), entry.first);
+    }
     if (schedule_ && !new_generation) {
         // A resumed continuous crawl: what waited for its revisit waits again; what was in the frontier is
         // there again (read back from disk).
@@ -512,6 +530,94 @@ void crawl_state::set_history(history_map history, std::uint32_t generation, boo
 const fetch_history* crawl_state::previous(std::string_view url) const {
     const auto found = history_.find(url);
     return found == history_.end() ? nullptr : &found->second;
+}
+
+const fetch_history* crawl_state::conditional_basis(std::string_view url) const {
+    const auto* before = previous(url);
+    if (before != nullptr && follow_links_ && !before->outlinks_known)
+        return nullptr;
+    return before;
+}
+
+void crawl_state::forget_known(history_map::iterator entry) {
+    if (follow_links_)
+        known_by_fingerprint_.erase(outlink_fingerprint(entry->first));
+    history_.erase(entry);
+}
+
+void crawl_state::replay_outlinks(ticket& t, const fetch_history& before, record& r) {
+    // A 304 stands for the stored response (RFC 9110 15.4.5), links included: the URLs it led to last time
+    // are admitted again as they were, from this page. Those fetched already in this generation are seen.
+    std::size_t in_scope_links = 0;
+    for (const auto fp : before.outlinks) {
+        const auto known = known_by_fingerprint_.find(fp);
+        if (known == known_by_fingerprint_.end())
+            continue; // fetched in this generation already, or never fetched (robots.txt, a budget)
+        const auto found = history_.find(known->second);
+        if (found == history_.end())
+            continue;
+        const auto& h = found->second;
+        auto url = boost::urls::parse_uri(found->first);
+        if (!url || h.kind == item_kind::robots)
+            continue;
+        if (h.kind == item_kind::page && !in_scope(*url))
+            continue;
+        const int depth = h.kind == item_kind::sitemap ? h.depth : t.item.depth + 1;
+        if (h.kind == item_kind::page && config_.max_depth && depth > *config_.max_depth) {
+            skip("max_depth");
+            continue;
+        }
+        if (h.kind == item_kind::page)
+            ++in_scope_links;
+        if (admit(*url, t.item.url, config_.max_redirect, depth, h.kind, h.from_sitemap, h.requisite) &&
+            h.kind == item_kind::page)
+            ++r.num_new_urls;
+    }
+    r.num_urls = in_scope_links;
+}
+
+bool crawl_state::wants_wrap_up(std::size_t unfinished) const noexcept {
+    return wrap_up_hold_ && !stopping_ && !seed_hold_ && unfinished == 1;
+}
+
+void crawl_state::wrap_up_generation() {
+    if (!std::exchange(wrap_up_hold_, false))
+        return;
+    // A budget that skipped URLs leaves known ones unreached that are not gone.
+    if (const auto skipped = result_.stats.find("skipped_max_pages");
+        skipped != result_.stats.end() && skipped->second > 0) {
+        say(log_level::info, "re-crawl, generation ", generation_,
+            ": max_pages skipped URLs, so the known URLs not reached are not reported gone");
+    } else {
+        std::vector<history_map::iterator> unreached;
+        for (auto it = history_.begin(); it != history_.end(); ++it)
+            if (it->second.kind != item_kind::robots && !seen_.contains(url_fingerprint(it->first, seed_)))
+                unreached.push_back(it);
+        std::sort(unreached.begin(), unreached.end(),
+                  [](const auto& a, const auto& b) { return a->first < b->first; });
+        for (const auto& it : unreached) {
+            const auto& h = it->second;
+            record r;
+            r.url = it->first;
+            r.referrer = h.referrer;
+            r.depth = h.depth;
+            r.from_sitemap = h.from_sitemap;
+            if (h.kind == item_kind::requisite)
+                r.requisite = std::string(requisite_kind_name(h.requisite));
+            r.change = change_kind::gone; // status 0, tries 0: not requested, no page leads to it
+            if (durable_)
+                batch_.history.emplace_back(it->first, std::string()); // forgotten: reported once
+            emit(std::move(r));
+        }
+        if (!unreached.empty())
+            say(log_level::info, "re-crawl, generation ", generation_, ": ", unreached.size(),
+                " known URLs no page links to any more, reported gone");
+        ++result_.stats["generation_complete"];
+    }
+    history_.clear();
+    known_by_fingerprint_.clear();
+    counters_changed_ = true;
+    hooks_.release();
 }
 
 void crawl_state::admit_known() {
@@ -564,10 +670,21 @@ void crawl_state::compare_with_history(ticket& t, record& r) {
         history_.insert_or_assign(r.url, std::move(after));
         return;
     }
-    if (durable_ && r.status != 0)
-        batch_.history.emplace_back(r.url, encode(history_of(r, t.item, before, generation_)));
+    if (durable_ && r.status != 0) {
+        auto after = history_of(r, t.item, before, generation_);
+        if (!shared_) {
+            if (r.not_modified && before != nullptr) {
+                after.outlinks = before->outlinks; // followed again from the history
+                after.outlinks_known = before->outlinks_known;
+            } else {
+                after.outlinks = std::move(t.outlinks);
+                after.outlinks_known = !t.outlinks_overflow;
+            }
+        }
+        batch_.history.emplace_back(r.url, encode(after));
+    }
     if (found != history_.end())
-        history_.erase(found); // fetched in this generation: its entry is in the batch
+        forget_known(found); // fetched in this generation: its entry is in the batch
 }
 
 std::chrono::sys_seconds crawl_state::wall_seconds() const {
@@ -786,6 +903,8 @@ crawl_state::next_step crawl_state::on_response(ticket& t, const fetch_outcome& 
         if (const auto* before = previous(r.url);
             before != nullptr && (!before->etag.empty() || !before->last_modified.empty())) {
             r.not_modified = true;
+            if (follow_links_)
+                replay_outlinks(t, *before, r);
             complete(t, std::move(r));
             return next_step::done;
         }
@@ -825,6 +944,7 @@ void crawl_state::finish(ticket& t, record&& r) {
 }
 
 void crawl_state::on_links(ticket& t, record& r, const resolved_links& links) {
+    const collect_outlinks collect(*this, t);
     skip("not_http", links.not_http);
     skip("invalid_url", links.invalid);
     if (links.parser_gave_up) {
@@ -1023,6 +1143,7 @@ void crawl_state::queue_sitemaps_of(const std::string& origin, const std::vector
 }
 
 void crawl_state::queue_sitemap(ticket& t, const fetch_outcome& response, record& r) {
+    const collect_outlinks collect(*this, t);
     std::string inflated;
     std::string_view xml = response.body;
     if (looks_gzipped(response.body)) {

@@ -86,6 +86,9 @@ public:
             std::string payload_digest;
         };
         std::optional<earlier_capture> revisit;
+        /// What this answer led the crawl to (fetch_history::outlinks), for the next generation.
+        std::vector<std::uint64_t> outlinks;
+        bool outlinks_overflow = false;
     };
 
     /// What on_response() leaves to the caller.
@@ -179,6 +182,20 @@ public:
     /// What an earlier generation fetched at `url` and this one has not fetched yet (in continuous mode: the
     /// URL's last fetch); nullptr otherwise. Valid until the URL's record is made.
     const fetch_history* previous(std::string_view url) const;
+    /// What a conditional request for `url` sends its validators from: previous(url), unless this re-crawl
+    /// must see the body (a 304 would hide links it cannot follow from the history). nullptr: fetch in full.
+    const fetch_history* conditional_basis(std::string_view url) const;
+    /// A re-crawl that follows links (docs/RECRAWL.md): the new generation reaches known URLs through the
+    /// pages that link to them (a 304's links from the history), and reports those it no longer reaches as
+    /// gone. False for recrawl_from, continuous mode, and a history written without outlinks: then every
+    /// known URL is admitted at once.
+    bool follows_links() const noexcept { return follow_links_; }
+    /// The loop calls this when the work it counts changed: true when the generation has reached all it
+    /// will (only the state's own unit of work is left), and wrap_up_generation() is due.
+    bool wants_wrap_up(std::size_t unfinished) const noexcept;
+    /// Reports every known URL this generation did not reach as gone (no fetch: status 0, tries 0), forgets
+    /// them, and releases the unit of work that kept the crawl open.
+    void wrap_up_generation();
     /// Continuous mode (crawler_config::continuous): URLs scheduled for a revisit and not yet due.
     std::size_t revisits_scheduled() const noexcept { return due_.size(); }
 
@@ -263,6 +280,24 @@ private:
     std::int64_t micros_since_start() const;
     void complete(ticket& t, record&& r);
     void admit_known();
+    void replay_outlinks(ticket& t, const fetch_history& before, record& r);
+    /// While it lives, admit() notes what `t`'s answer leads to in t.outlinks (a durable one-shot re-crawl
+    /// history only: nothing else reads them).
+    class collect_outlinks {
+    public:
+        collect_outlinks(crawl_state& s, ticket& t) noexcept
+            : s_(s) {
+            if (s.durable_ && !s.shared_ && !s.schedule_)
+                s.collecting_ = &t;
+        }
+        ~collect_outlinks() { s_.collecting_ = nullptr; }
+        collect_outlinks(const collect_outlinks&) = delete;
+        collect_outlinks& operator=(const collect_outlinks&) = delete;
+
+    private:
+        crawl_state& s_;
+    };
+    void forget_known(history_map::iterator entry);
     void compare_with_history(ticket& t, record& r);
     void schedule_revisit(const record& r, const fetch_history* before, fetch_history& after);
     void release_due_revisits();
@@ -320,6 +355,13 @@ private:
     std::uint32_t generation_ = 1;
     bool recrawling_ = false;
     bool admit_known_ = false;
+    // A re-crawl that follows links: the known URLs by outlink_fingerprint() (keys of history_), the ticket
+    // whose answer's admissions are being collected as its outlinks, and the unit of work that keeps the
+    // crawl open until the unreached URLs are reported.
+    bool follow_links_ = false;
+    std::unordered_map<std::uint64_t, std::string_view> known_by_fingerprint_;
+    ticket* collecting_ = nullptr;
+    bool wrap_up_hold_ = false;
     // Continuous mode: the revisit schedule, the URLs by when they are due (an entry whose history says
     // another time is stale and skipped), and the unit of unfinished work that keeps the crawl from ending.
     std::optional<revisit_schedule> schedule_;

@@ -47,6 +47,7 @@ crawl_state::admit_requisites(const std::vector<resolved_requisite>& found, cons
 }
 
 void crawl_state::read_stylesheet(ticket& t, const fetch_outcome& response, record& r) {
+    const collect_outlinks collect(*this, t);
     if (r.content_type != "text/css")
         return;
     const auto stylesheet = boost::urls::parse_uri(t.item.url);

@@ -1,5 +1,6 @@
 #include "state/fetch_history.hpp"
 
+#include "state/fingerprint_set.hpp"
 #include "state/varint.hpp"
 
 #include "policy/sitemap.hpp"
@@ -81,9 +82,9 @@ std::string encode(const fetch_history& h) {
                 h.referrer.size());
     put_varint(out, history_format);
     // The flags: the kind in bits 0-3, from_sitemap in bit 4, a requisite's kind in bits 5-8, revisit_queued
-    // in bit 9.
-    std::uint64_t flags =
-        static_cast<std::uint64_t>(h.kind) | (h.from_sitemap ? 0x10u : 0u) | (h.revisit_queued ? 0x200u : 0u);
+    // in bit 9, outlinks_known in bit 10 (the outlinks follow the revisit entry then).
+    std::uint64_t flags = static_cast<std::uint64_t>(h.kind) | (h.from_sitemap ? 0x10u : 0u) |
+                          (h.revisit_queued ? 0x200u : 0u) | (h.outlinks_known ? 0x400u : 0u);
     if (h.kind == item_kind::requisite)
         flags |= static_cast<std::uint64_t>(h.requisite) << 5;
     put_varint(out, flags);
@@ -100,6 +101,13 @@ std::string encode(const fetch_history& h) {
     put_string(out, h.location);
     put_string(out, h.referrer);
     put_string(out, h.revisit ? encode_revisit_entry(*h.revisit) : std::string());
+    if (h.outlinks_known) {
+        // Fixed 8 bytes each: fingerprints are uniform, a varint would not shorten them.
+        put_varint(out, h.outlinks.size());
+        for (const auto fp : h.outlinks)
+            for (int shift = 0; shift < 64; shift += 8)
+                out.push_back(static_cast<char>((fp >> shift) & 0xff));
+    }
     return out;
 }
 
@@ -121,6 +129,22 @@ std::optional<fetch_history> decode_fetch_history(std::string_view bytes) {
     auto location = in.string();
     auto referrer = in.string();
     auto revisit = in.string();
+    std::vector<std::uint64_t> outlinks;
+    if (flags && (*flags & 0x400) != 0) {
+        const auto n = in.varint();
+        if (!n || *n > max_outlinks_kept)
+            return std::nullopt;
+        const auto packed = in.bytes(static_cast<std::size_t>(*n) * 8);
+        if (!packed)
+            return std::nullopt;
+        outlinks.reserve(*n);
+        for (std::size_t i = 0; i < *n; ++i) {
+            std::uint64_t fp = 0;
+            for (int b = 7; b >= 0; --b)
+                fp = (fp << 8) | static_cast<unsigned char>((*packed)[i * 8 + static_cast<std::size_t>(b)]);
+            outlinks.push_back(fp);
+        }
+    }
     if (!revisit || !flags || !status || !generation || !depth || !redirects || !fetched ||
         !captured_before || !etag || !last_modified || !digest || !location || !referrer || !in.at_end() ||
         *status > 999 || *generation > 0xffffffffu)
@@ -128,7 +152,7 @@ std::optional<fetch_history> decode_fetch_history(std::string_view bytes) {
     const auto kind = *flags & 0x0f;
     const auto requisite = (*flags >> 5) & 0x0f;
     if (kind > static_cast<std::uint64_t>(item_kind::requisite) ||
-        requisite > static_cast<std::uint64_t>(requisite_kind::style) || (*flags >> 10) != 0)
+        requisite > static_cast<std::uint64_t>(requisite_kind::style) || (*flags >> 11) != 0)
         return std::nullopt;
     fetch_history h;
     if (!revisit->empty()) {
@@ -137,6 +161,8 @@ std::optional<fetch_history> decode_fetch_history(std::string_view bytes) {
             return std::nullopt;
     }
     h.revisit_queued = (*flags & 0x200) != 0;
+    h.outlinks_known = (*flags & 0x400) != 0;
+    h.outlinks = std::move(outlinks);
     h.kind = static_cast<item_kind>(kind);
     h.requisite = static_cast<requisite_kind>(requisite);
     h.from_sitemap = (*flags & 0x10) != 0;
@@ -152,6 +178,10 @@ std::optional<fetch_history> decode_fetch_history(std::string_view bytes) {
     h.location = std::move(*location);
     h.referrer = std::move(*referrer);
     return h;
+}
+
+std::uint64_t outlink_fingerprint(std::string_view url) noexcept {
+    return url_fingerprint(url, 0x6f75746c696e6b73ull); // "outlinks"
 }
 
 change_kind compare(const fetch_history* previous, const record& now) noexcept {

@@ -15,6 +15,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 namespace asiocrawl::detail {
 
@@ -49,7 +50,21 @@ struct fetch_history {
     /// Continuous mode: the URL is in the frontier for its revisit (it waits on disk with a state dir), so a
     /// resume does not schedule it a second time.
     bool revisit_queued = false;
+    /// What this URL's answer led the crawl to (its in-scope links and requisites, a sitemap's URLs), as
+    /// outlink_fingerprint()s: a re-crawl follows them again when the URL answers 304, whose body it does not
+    /// see, and a known URL that no page of the new generation leads to is gone. Meaningful only when
+    /// outlinks_known: a history read from a previous run's records (recrawl_from) has none.
+    std::vector<std::uint64_t> outlinks;
+    bool outlinks_known = false;
 };
+
+/// The fingerprint an entry's outlinks name a URL by: fixed, not the crawl's seed, so that it reads the same
+/// in every generation.
+std::uint64_t outlink_fingerprint(std::string_view url) noexcept;
+
+/// At most this many outlinks are kept for one URL (a sitemap lists at most 50,000 URLs): past it the entry
+/// says outlinks_known = false, and the re-crawl admits every known URL instead.
+inline constexpr std::size_t max_outlinks_kept = 65'536;
 
 /// Heterogeneous lookup: a URL held as a string_view finds its entry without a copy.
 struct url_hash {

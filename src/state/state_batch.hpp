@@ -39,7 +39,8 @@ struct state_batch {
     std::vector<host_line> lines;
     /// Records kept for the classic per-URL report: normalized URL -> encode(record).
     std::vector<std::pair<std::string, std::string>> records;
-    /// Fetch history (fetch_history.hpp) of the URLs finished since the last commit: URL -> encode(entry).
+    /// Fetch history (fetch_history.hpp) of the URLs finished since the last commit: URL -> encode(entry);
+    /// empty bytes forget the URL (a re-crawl reported it gone).
     std::vector<std::pair<std::string, std::string>> history;
     /// The crawl's counters as JSON (crawl_state::counters_json); empty when there is nothing to write.
     std::string counters;

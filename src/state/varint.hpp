@@ -69,6 +69,15 @@ public:
         return s;
     }
 
+    /// The next `n` bytes as they are.
+    std::optional<std::string_view> bytes(std::size_t n) {
+        if (n > in_.size())
+            return std::nullopt;
+        const auto out = in_.substr(0, n);
+        in_.remove_prefix(n);
+        return out;
+    }
+
     bool at_end() const noexcept { return in_.empty(); }
 
 private:

@@ -88,7 +88,11 @@ end
 -- The fetch history a re-crawl reads (docs/RECRAWL.md): URL -> its last fetch.
 n = tonumber(ARGV[i]); i = i + 1
 for _ = 1, n do
-  redis.call('HSET', p .. 'history', ARGV[i], ARGV[i + 1])
+  if ARGV[i + 1] == '' then
+    redis.call('HDEL', p .. 'history', ARGV[i])
+  else
+    redis.call('HSET', p .. 'history', ARGV[i], ARGV[i + 1])
+  end
   i = i + 2
 end
 if ARGV[i] ~= '' then

@@ -457,8 +457,12 @@ void state_store::write(const state_batch& b, bool sync) {
         batch.Delete(slice(waiting_key(host, seq)));
     for (const auto& [url, json] : b.records)
         batch.Put(slice("R" + url), slice(json));
-    for (const auto& [url, bytes] : b.history)
-        batch.Put(slice("F" + url), slice(bytes));
+    for (const auto& [url, bytes] : b.history) {
+        if (bytes.empty())
+            batch.Delete(slice("F" + url)); // a URL the re-crawl reported gone: forgotten
+        else
+            batch.Put(slice("F" + url), slice(bytes));
+    }
     if (!b.counters.empty())
         batch.Put(slice(meta_key("counters")), slice(b.counters));
     if (!b.seed_position.empty())

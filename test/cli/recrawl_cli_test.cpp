@@ -150,16 +150,17 @@ struct recrawl_cli : ::testing::Test {
 TEST_F(recrawl_cli, ConditionalRequestsFor304sChangesAndRevisits) {
     write_file(site / "index.html", page("home", {"a.html", "b.html", "c.html", "d.html"}));
     write_file(site / "a.html", page("a", {"index.html"}));
-    write_file(site / "b.html", page("b", {}));
+    write_file(site / "b.html", page("b", {"f.html"}));
     write_file(site / "c.html", page("c", {}));
     write_file(site / "d.html", page("d", {}));
+    write_file(site / "f.html", page("f", {}));
     nginx_server server(site);
     const std::string root = server.origin() + "/index.html";
 
     auto first = crawl(root, "gen1");
     ASSERT_EQ(first.exit_code, 0) << first.err;
     const auto gen1 = read_records(dir.path / "gen1.jsonl");
-    ASSERT_EQ(gen1.size(), 5u);
+    ASSERT_EQ(gen1.size(), 6u);
     for (const auto& [url, r] : gen1) {
         EXPECT_EQ(change_of(r), "") << url << ": a first crawl compares with nothing";
         EXPECT_TRUE(r.contains("etag")) << url;
@@ -167,8 +168,8 @@ TEST_F(recrawl_cli, ConditionalRequestsFor304sChangesAndRevisits) {
     }
     const auto requests_before = server.requests().size();
 
-    // The site changes: b edited (another size: another ETag even within the same second), c removed, e added
-    // and linked from b.
+    // The site changes: b edited (another size: another ETag even within the same second) to link to a new
+    // page e instead of f (which stays on the server, linked from nowhere), c removed.
     write_file(site / "b.html", page("b, edited", {"e.html"}));
     fs::remove(site / "c.html");
     write_file(site / "e.html", page("e", {}));
@@ -177,9 +178,10 @@ TEST_F(recrawl_cli, ConditionalRequestsFor304sChangesAndRevisits) {
     ASSERT_EQ(second.exit_code, 0) << second.err;
     const auto gen2 = read_records(dir.path / "gen2.jsonl");
     const auto o = server.origin();
-    ASSERT_EQ(gen2.size(), 6u);
+    ASSERT_EQ(gen2.size(), 7u);
 
-    // Every known URL was asked for again, conditionally; the new one plainly.
+    // Every known URL a page still links to was asked for again, conditionally (a 304's links are followed
+    // from the history); the new one plainly; f, which no page links to any more, not at all.
     std::map<std::string, nginx_request> asked;
     const auto all = server.requests();
     for (std::size_t i = requests_before; i < all.size(); ++i)
@@ -190,6 +192,7 @@ TEST_F(recrawl_cli, ConditionalRequestsFor304sChangesAndRevisits) {
         EXPECT_FALSE(asked[known].if_modified_since.empty()) << known;
     }
     EXPECT_TRUE(asked["/e.html"].if_none_match.empty());
+    EXPECT_FALSE(asked.contains("/f.html"));
     EXPECT_EQ(asked["/index.html"].status, 304);
     EXPECT_EQ(asked["/a.html"].status, 304);
     EXPECT_EQ(asked["/d.html"].status, 304);
@@ -204,11 +207,15 @@ TEST_F(recrawl_cli, ConditionalRequestsFor304sChangesAndRevisits) {
     EXPECT_EQ(change_of(gen2.at(o + "/b.html")), "changed");
     EXPECT_EQ(change_of(gen2.at(o + "/c.html")), "gone");
     EXPECT_EQ(change_of(gen2.at(o + "/e.html")), "new");
+    EXPECT_EQ(change_of(gen2.at(o + "/f.html")), "gone");
+    EXPECT_EQ(gen2.at(o + "/f.html").at("status").as_int64(), 0);
+    EXPECT_EQ(gen2.at(o + "/f.html").at("tries").as_int64(), 0);
 
     const auto c = counters("gen2");
     EXPECT_EQ(c.at("change_unchanged").as_int64(), 3);
     EXPECT_EQ(c.at("change_changed").as_int64(), 1);
-    EXPECT_EQ(c.at("change_gone").as_int64(), 1);
+    EXPECT_EQ(c.at("change_gone").as_int64(), 2);
+    EXPECT_EQ(c.at("gone_unlinked").as_int64(), 1);
     EXPECT_EQ(c.at("change_new").as_int64(), 1);
     EXPECT_EQ(c.at("not_modified").as_int64(), 3);
 

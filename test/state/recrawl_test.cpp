@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 using namespace asiocrawl;
 using namespace asiocrawl::detail;
@@ -62,6 +63,15 @@ TEST(FetchHistory, RoundTripsEveryField) {
     EXPECT_EQ(back->requisite, requisite_kind::stylesheet);
     EXPECT_TRUE(back->from_sitemap);
     EXPECT_EQ(back->referrer, "http://a.test/");
+    EXPECT_FALSE(back->outlinks_known);
+
+    h.outlinks_known = true;
+    h.outlinks = {outlink_fingerprint("http://a.test/x"), 0, ~std::uint64_t{0}};
+    const auto with_links = decode_fetch_history(encode(h));
+    ASSERT_TRUE(with_links);
+    EXPECT_TRUE(with_links->outlinks_known);
+    EXPECT_EQ(with_links->outlinks, h.outlinks);
+    EXPECT_EQ(with_links->referrer, "http://a.test/");
 }
 
 TEST(FetchHistory, RejectsWhatItDidNotWrite) {
@@ -323,6 +333,93 @@ TEST(Recrawl, ADurableGenerationWritesTheHistoryItLeaves) {
     EXPECT_EQ(written->etag, "\"root\"");
     // Fetched in this generation: no longer asked about.
     EXPECT_EQ(h.state->previous("http://a.test/"), nullptr);
+}
+
+/// An entry written by a crawl that recorded what the URL led to.
+fetch_history linking(fetch_history h, const std::vector<std::string>& to) {
+    h.outlinks_known = true;
+    for (const auto& url : to)
+        h.outlinks.push_back(outlink_fingerprint(url));
+    return h;
+}
+
+TEST(Recrawl, FollowsLinksFromTheHistoryAndReportsWhatNoPageReachesGone) {
+    // Generation 1: / -> a, b; b -> vanished; a -> deep. Now / and a answer 304, b changed and links to
+    // fresh instead of vanished.
+    history_map history;
+    history["http://a.test/"] =
+        linking(known(200, "\"root\"", "sha1:R", 0), {"http://a.test/a", "http://a.test/b"});
+    history["http://a.test/a"] = linking(known(200, "\"a\"", "sha1:A"), {"http://a.test/deep"});
+    history["http://a.test/b"] = linking(known(200, "\"b1\"", "sha1:B"), {"http://a.test/vanished"});
+    history["http://a.test/deep"] = linking(known(200, "\"d\"", "sha1:D", 2), {});
+    history["http://a.test/vanished"] = linking(known(200, "\"v\"", "sha1:V", 2), {});
+    history.at("http://a.test/vanished").referrer = "http://a.test/b";
+    // Written without its outlinks (they overflowed): fetched in full, so that its links are seen.
+    history["http://a.test/deep"].outlinks_known = false;
+    recrawl_harness h(std::move(history), true);
+    EXPECT_TRUE(h.state->follows_links());
+
+    std::set<std::string> asked;
+    std::set<std::string> conditional;
+    h.run([&](const std::string& url, std::vector<std::string>& links) {
+        asked.insert(url);
+        if (h.state->conditional_basis(url) != nullptr)
+            conditional.insert(url);
+        if (url == "http://a.test/" || url == "http://a.test/a")
+            return status_only(304);
+        if (url == "http://a.test/b") {
+            links = {"http://a.test/fresh"};
+            return html("<p>b, edited</p>", "\"b2\"");
+        }
+        return html("<p>" + url + "</p>");
+    });
+
+    // Reached through the 304s' links as the history has them; the vanished page was not asked for.
+    EXPECT_EQ(asked, (std::set<std::string>{"http://a.test/", "http://a.test/a", "http://a.test/b",
+                                            "http://a.test/deep", "http://a.test/fresh"}));
+    EXPECT_EQ(conditional, (std::set<std::string>{"http://a.test/", "http://a.test/a", "http://a.test/b"}));
+    EXPECT_EQ(h.at("http://a.test/deep").depth, 2);
+    EXPECT_EQ(h.at("http://a.test/deep").referrer, "http://a.test/a");
+    EXPECT_EQ(h.at("http://a.test/fresh").change, change_kind::added);
+    const auto& gone = h.at("http://a.test/vanished");
+    EXPECT_EQ(gone.change, change_kind::gone);
+    EXPECT_EQ(gone.status, 0);
+    EXPECT_EQ(gone.tries, 0);
+    EXPECT_FALSE(gone.failed());
+    EXPECT_EQ(gone.referrer, "http://a.test/b");
+    EXPECT_EQ(h.records.size(), 6u);
+    EXPECT_EQ(h.unfinished, 0u) << "the crawl ends once the unreached URLs are reported";
+    const auto& stats = h.state->result().stats;
+    EXPECT_EQ(stats.at("change_gone"), 1u);
+    EXPECT_EQ(stats.at("gone_unlinked"), 1u);
+    EXPECT_EQ(stats.at("not_modified"), 2u);
+
+    // The history it leaves: the 304s keep their outlinks, b has its new ones, the gone URL is forgotten.
+    std::map<std::string, std::string> written;
+    for (auto& [url, bytes] : h.state->take_batch().history)
+        written[url] = bytes;
+    ASSERT_TRUE(written.contains("http://a.test/vanished"));
+    EXPECT_TRUE(written["http://a.test/vanished"].empty());
+    const auto root = decode_fetch_history(written["http://a.test/"]);
+    ASSERT_TRUE(root);
+    EXPECT_EQ(root->outlinks.size(), 2u);
+    const auto b = decode_fetch_history(written["http://a.test/b"]);
+    ASSERT_TRUE(b);
+    EXPECT_TRUE(b->outlinks_known);
+    EXPECT_EQ(b->outlinks, std::vector<std::uint64_t>{outlink_fingerprint("http://a.test/fresh")});
+}
+
+TEST(Recrawl, AStoppedGenerationReportsNothingGone) {
+    history_map history;
+    history["http://a.test/"] = linking(known(200, "\"root\"", "sha1:R", 0), {});
+    history["http://a.test/other"] = linking(known(200, "\"o\"", "sha1:O"), {});
+    recrawl_harness h(std::move(history), true);
+    auto t = h.next_started();
+    ASSERT_TRUE(t);
+    h.state->stop();
+    h.answer(*t, status_only(304));
+    EXPECT_EQ(h.records.size(), 1u);
+    EXPECT_FALSE(h.state->result().stats.contains("change_gone"));
 }
 
 // ---- continuous mode: revisits on the schedule, on a manual clock ----

@@ -110,6 +110,8 @@ struct state_harness {
         auto revisit = std::move(t.revisit);
         t = {};
         --unfinished;
+        if (state->wants_wrap_up(unfinished)) // as the engine's worker does after its task_done
+            state->wrap_up_generation();
         return revisit;
     }
 };
