@@ -75,6 +75,10 @@ struct http_exchange {
         std::string_view payload_digest;
     };
     earlier_capture revisit;
+    /// The WARC-Record-ID ("<urn:uuid:...>") a crawl with a fetch history (a state directory) gave this
+    /// answer's capture, so that a later crawl's revisit can name it in WARC-Refers-To: an archive gives it
+    /// to the record it writes for the response. Empty: the archive makes its own.
+    std::string_view record_id;
 };
 
 /// Called for every exchange when set (WARC writers). Must not throw.

@@ -122,7 +122,9 @@ void worker_pool::report_exchange(const crawl_state::ticket& t, const fetch_resu
         x.revisit.target_uri = item.url;
         x.revisit.date = t.revisit->date;
         x.revisit.payload_digest = t.revisit->payload_digest;
+        x.revisit.record_id = t.revisit->record_id;
     }
+    x.record_id = t.capture_record_id;
     e_.exchanges(x);
 }
 

@@ -139,6 +139,7 @@ struct exchange_copy {
     std::chrono::system_clock::time_point refers_to_date;
     std::string refers_to_record_id;
     std::string refers_to_payload_digest;
+    std::string record_id;
 };
 
 constexpr std::string_view identical_payload_digest_profile =
@@ -547,7 +548,8 @@ struct warc_writer::state {
         using why = http_exchange::earlier_capture::profile;
         const std::string target = x.url;
         const std::string date = warc_date(x.started);
-        const std::string response_id = warc_record_id();
+        // The crawl's own id when its fetch history names this capture (a later revisit refers to it).
+        const std::string response_id = x.record_id.empty() ? warc_record_id() : x.record_id;
         const std::string_view head = std::string_view(x.response).substr(0, x.response_head_bytes);
         const std::string payload_digest = warc_sha1_digest(http_payload(x.response, x.response_head_bytes));
         const bool has_payload = x.response.size() > x.response_head_bytes;
@@ -677,7 +679,8 @@ void warc_writer::write(const http_exchange& exchange) {
         std::string(exchange.request), std::string(exchange.response), exchange.response_head_bytes,
         exchange.complete, exchange.complete ? std::string() : truncation_reason(exchange),
         exchange.revisit.why, std::string(exchange.revisit.target_uri), exchange.revisit.date,
-        std::string(exchange.revisit.record_id), std::string(exchange.revisit.payload_digest)});
+        std::string(exchange.revisit.record_id), std::string(exchange.revisit.payload_digest),
+        std::string(exchange.record_id)});
     const std::size_t bytes = copy->request.size() + copy->response.size() + copy->url.size();
     state_->worker.post(bytes, [s = state_.get(), copy] { s->archive(*copy); });
 }

@@ -316,7 +316,7 @@ std::optional<crawl_state::ticket> crawl_state::next() {
         release_due_revisits();
     const auto now = now_();
     while (auto popped = frontier_.pop(now)) {
-        ticket t{std::move(popped->item), std::move(popped->taken), {}, std::nullopt, {}, false};
+        ticket t{std::move(popped->item), std::move(popped->taken), {}, std::nullopt, {}, false, {}};
         if (!config_.robots.obey || t.item.kind == item_kind::robots)
             return t;
         const std::string origin(origin_of(t.item.url));
@@ -655,7 +655,7 @@ void crawl_state::compare_with_history(ticket& t, record& r) {
             t.revisit = ticket::earlier_capture{
                 r.not_modified,
                 wall_clock_type::time_point(std::chrono::microseconds(before->captured_at_us)),
-                before->payload_digest};
+                before->payload_digest, capture_record_id(before->capture_id)};
     }
     if (schedule_) {
         // Continuous mode: the URL's last fetch stays known, with when it is due again.
@@ -665,6 +665,8 @@ void crawl_state::compare_with_history(ticket& t, record& r) {
         else
             after = history_of(r, t.item, before, generation_);
         schedule_revisit(r, before, after);
+        if (r.status != 0)
+            name_capture(t, before, after);
         if (durable_)
             batch_.history.emplace_back(r.url, encode(after));
         history_.insert_or_assign(r.url, std::move(after));
@@ -681,10 +683,22 @@ void crawl_state::compare_with_history(ticket& t, record& r) {
                 after.outlinks_known = !t.outlinks_overflow;
             }
         }
+        name_capture(t, before, after);
         batch_.history.emplace_back(r.url, encode(after));
     }
     if (found != history_.end())
         forget_known(found); // fetched in this generation: its entry is in the batch
+}
+
+void crawl_state::name_capture(ticket& t, const fetch_history* before, fetch_history& after) {
+    // A revisit refers to the capture it repeats; anything else is archived in full under a new id, which the
+    // history keeps for the next generation's revisits (WARC-Refers-To).
+    if (t.revisit) {
+        after.capture_id = before != nullptr ? before->capture_id : std::string();
+        return;
+    }
+    after.capture_id = new_capture_id();
+    t.capture_record_id = capture_record_id(after.capture_id);
 }
 
 std::chrono::sys_seconds crawl_state::wall_seconds() const {

@@ -84,11 +84,15 @@ public:
             bool not_modified = false; ///< a 304 (else an identical payload)
             wall_clock_type::time_point date{};
             std::string payload_digest;
+            std::string record_id; ///< its WARC-Record-ID, when the history knows it
         };
         std::optional<earlier_capture> revisit;
         /// What this answer led the crawl to (fetch_history::outlinks), for the next generation.
         std::vector<std::uint64_t> outlinks;
         bool outlinks_overflow = false;
+        /// The WARC-Record-ID the fetch history gives this answer's capture (http_exchange::record_id);
+        /// empty when the history keeps none (a revisit, a retried attempt, a crawl without a state).
+        std::string capture_record_id;
     };
 
     /// What on_response() leaves to the caller.
@@ -298,6 +302,7 @@ private:
         crawl_state& s_;
     };
     void forget_known(history_map::iterator entry);
+    void name_capture(ticket& t, const fetch_history* before, fetch_history& after);
     void compare_with_history(ticket& t, record& r);
     void schedule_revisit(const record& r, const fetch_history* before, fetch_history& after);
     void release_due_revisits();

@@ -8,6 +8,8 @@
 
 #include <boost/json/parse.hpp>
 #include <boost/json/value.hpp>
+#include <boost/uuid/random_generator.hpp>
+#include <boost/uuid/uuid_io.hpp>
 
 #include <charconv>
 
@@ -82,9 +84,12 @@ std::string encode(const fetch_history& h) {
                 h.referrer.size());
     put_varint(out, history_format);
     // The flags: the kind in bits 0-3, from_sitemap in bit 4, a requisite's kind in bits 5-8, revisit_queued
-    // in bit 9, outlinks_known in bit 10 (the outlinks follow the revisit entry then).
+    // in bit 9, outlinks_known in bit 10 (the outlinks follow the revisit entry then), a capture id in bit 11
+    // (its 16 bytes come last).
+    const bool has_capture_id = h.capture_id.size() == 16;
     std::uint64_t flags = static_cast<std::uint64_t>(h.kind) | (h.from_sitemap ? 0x10u : 0u) |
-                          (h.revisit_queued ? 0x200u : 0u) | (h.outlinks_known ? 0x400u : 0u);
+                          (h.revisit_queued ? 0x200u : 0u) | (h.outlinks_known ? 0x400u : 0u) |
+                          (has_capture_id ? 0x800u : 0u);
     if (h.kind == item_kind::requisite)
         flags |= static_cast<std::uint64_t>(h.requisite) << 5;
     put_varint(out, flags);
@@ -108,6 +113,8 @@ std::string encode(const fetch_history& h) {
             for (int shift = 0; shift < 64; shift += 8)
                 out.push_back(static_cast<char>((fp >> shift) & 0xff));
     }
+    if (has_capture_id)
+        out += h.capture_id;
     return out;
 }
 
@@ -145,6 +152,13 @@ std::optional<fetch_history> decode_fetch_history(std::string_view bytes) {
             outlinks.push_back(fp);
         }
     }
+    std::string capture_id;
+    if (flags && (*flags & 0x800) != 0) {
+        const auto id = in.bytes(16);
+        if (!id)
+            return std::nullopt;
+        capture_id = std::string(*id);
+    }
     if (!revisit || !flags || !status || !generation || !depth || !redirects || !fetched ||
         !captured_before || !etag || !last_modified || !digest || !location || !referrer || !in.at_end() ||
         *status > 999 || *generation > 0xffffffffu)
@@ -152,7 +166,7 @@ std::optional<fetch_history> decode_fetch_history(std::string_view bytes) {
     const auto kind = *flags & 0x0f;
     const auto requisite = (*flags >> 5) & 0x0f;
     if (kind > static_cast<std::uint64_t>(item_kind::requisite) ||
-        requisite > static_cast<std::uint64_t>(requisite_kind::style) || (*flags >> 11) != 0)
+        requisite > static_cast<std::uint64_t>(requisite_kind::style) || (*flags >> 12) != 0)
         return std::nullopt;
     fetch_history h;
     if (!revisit->empty()) {
@@ -163,6 +177,7 @@ std::optional<fetch_history> decode_fetch_history(std::string_view bytes) {
     h.revisit_queued = (*flags & 0x200) != 0;
     h.outlinks_known = (*flags & 0x400) != 0;
     h.outlinks = std::move(outlinks);
+    h.capture_id = std::move(capture_id);
     h.kind = static_cast<item_kind>(kind);
     h.requisite = static_cast<requisite_kind>(requisite);
     h.from_sitemap = (*flags & 0x10) != 0;
@@ -178,6 +193,20 @@ std::optional<fetch_history> decode_fetch_history(std::string_view bytes) {
     h.location = std::move(*location);
     h.referrer = std::move(*referrer);
     return h;
+}
+
+std::string new_capture_id() {
+    thread_local boost::uuids::random_generator generate;
+    const auto id = generate();
+    return std::string(reinterpret_cast<const char*>(id.data), id.size());
+}
+
+std::string capture_record_id(std::string_view capture_id) {
+    if (capture_id.size() != 16)
+        return {};
+    boost::uuids::uuid id;
+    std::copy(capture_id.begin(), capture_id.end(), reinterpret_cast<char*>(id.data));
+    return "<urn:uuid:" + boost::uuids::to_string(id) + ">";
 }
 
 std::uint64_t outlink_fingerprint(std::string_view url) noexcept {
@@ -219,6 +248,7 @@ fetch_history history_of(const record& r, const work_item& item, const fetch_his
             h.payload_digest = previous->payload_digest;
             h.location = previous->location;
             h.captured_at_us = previous->captured_at_us;
+            h.capture_id = previous->capture_id;
             if (h.etag.empty())
                 h.etag = previous->etag;
             if (h.last_modified.empty())
@@ -226,6 +256,7 @@ fetch_history history_of(const record& r, const work_item& item, const fetch_his
         } else if (r.change == change_kind::unchanged && !r.payload_digest.empty() &&
                    r.payload_digest == previous->payload_digest) {
             h.captured_at_us = previous->captured_at_us; // archived as a revisit of that capture
+            h.capture_id = previous->capture_id;
         }
     }
     h.generation = generation;

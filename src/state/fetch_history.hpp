@@ -56,7 +56,16 @@ struct fetch_history {
     /// outlinks_known: a history read from a previous run's records (recrawl_from) has none.
     std::vector<std::uint64_t> outlinks;
     bool outlinks_known = false;
+    /// The WARC-Record-ID the crawl gave the capture that holds the payload (http_exchange::record_id), as
+    /// 16 bytes (a version 4 UUID); empty when unknown. A revisit names it in WARC-Refers-To.
+    std::string capture_id;
 };
+
+/// A new capture id: 16 bytes of a version 4 UUID from the operating system's entropy (never repeated by a
+/// resumed crawl, as a seeded generator would).
+std::string new_capture_id();
+/// "<urn:uuid:...>", the WARC-Record-ID a capture id stands for; empty for an empty id.
+std::string capture_record_id(std::string_view capture_id);
 
 /// The fingerprint an entry's outlinks name a URL by: fixed, not the crawl's seed, so that it reads the same
 /// in every generation.

@@ -226,9 +226,12 @@ TEST_F(recrawl_cli, ConditionalRequestsFor304sChangesAndRevisits) {
     if (!problem.empty())
         GTEST_SKIP() << problem;
     std::map<std::string, std::string> captured_at; // URL -> WARC-Date of its response in the first crawl
+    std::map<std::string, std::string> captured_as; // URL -> its WARC-Record-ID
     for (const auto& r : warc1)
-        if (r.type == "response")
+        if (r.type == "response") {
             captured_at[header(r, "WARC-Target-URI")] = header(r, "WARC-Date");
+            captured_as[header(r, "WARC-Target-URI")] = header(r, "WARC-Record-ID");
+        }
     std::set<std::string> revisited;
     for (const auto& r : warc2) {
         const auto url = header(r, "WARC-Target-URI");
@@ -238,6 +241,8 @@ TEST_F(recrawl_cli, ConditionalRequestsFor304sChangesAndRevisits) {
             header(r, "WARC-Profile") == "http://netpreserve.org/warc/1.1/revisit/server-not-modified") {
             EXPECT_EQ(header(r, "WARC-Refers-To-Target-URI"), url);
             EXPECT_EQ(header(r, "WARC-Refers-To-Date"), captured_at[url]) << url;
+            EXPECT_EQ(header(r, "WARC-Refers-To"), captured_as[url]) << url;
+            EXPECT_FALSE(captured_as[url].empty()) << url;
             EXPECT_EQ(r.http_status, 304) << url;
             revisited.insert(url);
         } else if (r.type == "response") {

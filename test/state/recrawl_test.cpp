@@ -72,6 +72,18 @@ TEST(FetchHistory, RoundTripsEveryField) {
     EXPECT_TRUE(with_links->outlinks_known);
     EXPECT_EQ(with_links->outlinks, h.outlinks);
     EXPECT_EQ(with_links->referrer, "http://a.test/");
+    EXPECT_TRUE(with_links->capture_id.empty());
+
+    h.capture_id = new_capture_id();
+    ASSERT_EQ(h.capture_id.size(), 16u);
+    const auto with_id = decode_fetch_history(encode(h));
+    ASSERT_TRUE(with_id);
+    EXPECT_EQ(with_id->capture_id, h.capture_id);
+    EXPECT_EQ(with_id->outlinks, h.outlinks);
+    const auto urn = capture_record_id(h.capture_id);
+    EXPECT_EQ(urn.size(), 47u) << urn; // <urn:uuid:8-4-4-4-12>
+    EXPECT_EQ(urn.substr(0, 10), "<urn:uuid:");
+    EXPECT_EQ(urn[24], '4') << "version 4";
 }
 
 TEST(FetchHistory, RejectsWhatItDidNotWrite) {
@@ -320,8 +332,13 @@ TEST(Recrawl, A304WithoutAConditionalRequestIsNotTakenForOne) {
 TEST(Recrawl, ADurableGenerationWritesTheHistoryItLeaves) {
     history_map history;
     history["http://a.test/"] = known(200, "\"root\"", "sha1:ROOT", 0);
+    const auto capture = new_capture_id();
+    history.at("http://a.test/").capture_id = capture;
     recrawl_harness h(std::move(history), true);
     h.run([&](const std::string&, std::vector<std::string>&) { return status_only(304); });
+    // The revisit names the capture it repeats by the record id the history kept.
+    ASSERT_TRUE(h.revisits["http://a.test/"]);
+    EXPECT_EQ(h.revisits["http://a.test/"]->record_id, capture_record_id(capture));
     const auto batch = h.state->take_batch();
     ASSERT_EQ(batch.history.size(), 1u);
     EXPECT_EQ(batch.history[0].first, "http://a.test/");
@@ -331,6 +348,7 @@ TEST(Recrawl, ADurableGenerationWritesTheHistoryItLeaves) {
     EXPECT_EQ(written->status, 200);
     EXPECT_EQ(written->payload_digest, "sha1:ROOT");
     EXPECT_EQ(written->etag, "\"root\"");
+    EXPECT_EQ(written->capture_id, capture) << "a 304 stands for the same capture";
     // Fetched in this generation: no longer asked about.
     EXPECT_EQ(h.state->previous("http://a.test/"), nullptr);
 }
@@ -405,6 +423,7 @@ TEST(Recrawl, FollowsLinksFromTheHistoryAndReportsWhatNoPageReachesGone) {
     EXPECT_EQ(root->outlinks.size(), 2u);
     const auto b = decode_fetch_history(written["http://a.test/b"]);
     ASSERT_TRUE(b);
+    EXPECT_EQ(b->capture_id.size(), 16u) << "a full capture gets an id of its own";
     EXPECT_TRUE(b->outlinks_known);
     EXPECT_EQ(b->outlinks, std::vector<std::uint64_t>{outlink_fingerprint("http://a.test/fresh")});
 }
