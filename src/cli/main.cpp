@@ -35,6 +35,7 @@
 #include <map>
 #include <optional>
 
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -114,6 +115,18 @@ int run(const cli::cli_options& options) {
         std::cerr << "asiocrawl: cannot read fetch.tls.ca_file " << ca_file << ": " << std::strerror(errno)
                   << "\n";
         return refused_status;
+    }
+
+    // A seed file that cannot seed the crawl is a usage error before anything starts (a resumed crawl has
+    // its frontier, a shared crawl's worker its Redis: their seed file may be used up).
+    if (const std::string& seeds = config.crawl.input_file; !seeds.empty() && seeds != "-") {
+        const bool needs_a_seed = config.crawl.roots.empty() && config.crawl.state.redis.empty() &&
+                                  (config.crawl.state.dir.empty() || config.crawl.state.reset ||
+                                   !crawler::has_saved_state(config.crawl.state.dir));
+        if (auto problem = cli::check_seed_file(seeds, needs_a_seed); !problem.empty()) {
+            std::cerr << "asiocrawl: " << problem << "\nTry 'asiocrawl --help' for more information.\n";
+            return 2;
+        }
     }
 
     outputs::detail::text_writer log_writer{STDERR_FILENO, false, "stderr"};
@@ -324,6 +337,10 @@ int main(int argc, char* argv[]) {
     std::vector<std::string> environment;
     for (char** variable = environ; *variable; ++variable)
         environment.emplace_back(*variable);
+    // --help fits the terminal it is printed on (COLUMNS, when set, says the width).
+    winsize window{};
+    if (::isatty(STDOUT_FILENO) == 1 && ::ioctl(STDOUT_FILENO, TIOCGWINSZ, &window) == 0 && window.ws_col > 0)
+        environment.push_back("COLUMNS=" + std::to_string(window.ws_col));
     auto outcome = cli::parse_command_line(argc, argv, environment);
     if (auto* print = std::get_if<cli::print_and_exit>(&outcome)) {
         for (const auto& warning : print->warnings)
