@@ -54,9 +54,10 @@ std::vector<std::string> execute(std::string_view value, std::string& error) {
         return {"--ignore-robots"};
     if (command == "robots=on" || command == "robots=1" || command == "robots=yes")
         return {"--obey-robots"};
-    error = "-e " + std::string(value) +
-            ": only robots=on and robots=off are understood; other .wgetrc commands are keys of a --config "
-            "YAML file (config/asiocrawl.yaml)";
+    error =
+        "wget's -e " + std::string(value) +
+        " is not an asiocrawl option: only robots=on and robots=off are understood; other .wgetrc commands "
+        "are keys of a --config YAML file (config/asiocrawl.yaml)";
     return {};
 }
 
@@ -102,7 +103,7 @@ struct hint {
 
 const std::array<hint, 30> hints{{
     {"-H --span-hosts", "list the domains to span with --domains a.com,b.org (or --lenient for every host of the roots' registrable domains)"},
-    {"-D --domains", "--domains a.com,b.org"},
+    {"-D", "--domains a.com,b.org"},
     {"-I --include-directories", "--include '^https?://[^/]+/DIR/' (a regular expression)"},
     {"-X --exclude-directories", "--exclude '/DIR/' (a regular expression)"},
     {"--regex-type", "patterns are always Perl syntax (Boost.Regex): drop it"},
@@ -167,10 +168,14 @@ std::vector<wget_alias_doc> wget_aliases() {
 
 std::string wget_hint(std::string_view option) {
     option = option.substr(0, option.find('='));
-    for (const auto& h : hints)
-        if (in_spellings(h.spellings, option))
-            return "wget's " + std::string(option) +
-                   " is not an asiocrawl option: " + std::string(h.instead) + " (docs/WGET.md)";
+    // The whole option, then a one-letter option with its value attached (-Dexample.com).
+    for (const std::string_view candidate :
+         {option, option.size() > 2 && option[1] != '-' ? option.substr(0, 2) : std::string_view{}}) {
+        for (const auto& h : hints)
+            if (!candidate.empty() && in_spellings(h.spellings, candidate))
+                return "wget's " + std::string(candidate) +
+                       " is not an asiocrawl option: " + std::string(h.instead) + " (docs/WGET.md)";
+    }
     return {};
 }
 
