@@ -52,6 +52,8 @@ std::vector<config_problem> validate(const app_config& config) {
             break;
         }
     }
+    if (output.progress_interval < std::chrono::milliseconds{100})
+        problems.emplace_back("output.progress_interval must be at least 100ms");
     if (output.queue_limit_bytes < 1024)
         problems.emplace_back("output.queue_limit must be at least 1024");
     if (output.cdxj && output.warc.path.empty())

@@ -9,10 +9,12 @@
 // With a state directory that holds a crawl already, the run resumes it: outputs are appended to (the WARC
 // series goes on in a new file), and the report covers every run of the crawl.
 
+#include "cli/config_keys.hpp"
 #include "cli/exit_status.hpp"
 #include "cli/index_command.hpp"
 #include "cli/options.hpp"
 #include "cli/shared_report.hpp"
+#include "cli/stderr_lines.hpp"
 #include "outputs/text_writer.hpp"
 #include "url/url_host.hpp"
 
@@ -130,8 +132,11 @@ int run(const cli::cli_options& options) {
     }
 
     outputs::detail::text_writer log_writer{STDERR_FILENO, false, "stderr"};
+    const bool stderr_is_tty = ::isatty(STDERR_FILENO) == 1;
+    // Log lines and the progress line, kept apart on a terminal.
+    cli::stderr_lines lines{[&](std::string bytes) { log_writer.write(std::move(bytes)); }, stderr_is_tty};
     for (const auto& warning : options.warnings)
-        log_writer.write("asiocrawl: " + warning + "\n");
+        lines.log("asiocrawl: " + warning + "\n");
 
     boost::asio::io_context ctx{1};
     crawler_config crawl_config = config.crawl;
@@ -176,7 +181,7 @@ int run(const cli::cli_options& options) {
                          line += config.run.unicode_hosts_in_logs ? detail::with_unicode_hosts(message)
                                                                   : std::string(message);
                          line += '\n';
-                         log_writer.write(std::move(line));
+                         lines.log(std::move(line));
                      }};
     crawl->set_logger(log);
     received_records received;
@@ -199,13 +204,12 @@ int run(const cli::cli_options& options) {
     // Every output (records, WARC, saved pages, metrics, progress, JSON summary) is opened here, before
     // anything is fetched: one that cannot be written, or that exists already, is a usage error.
     const bool quiet = config.run.log_level >= log_level::error;
-    const bool stderr_is_tty = ::isatty(STDERR_FILENO) == 1;
     const bool show_progress = outputs::progress_enabled(config.output.progress, stderr_is_tty, quiet);
     std::optional<outputs::output_set> outs;
     try {
         outs.emplace(ctx.get_executor(), output, log,
                      show_progress ? std::function<void(std::string)>(
-                                         [&](std::string bytes) { log_writer.write(std::move(bytes)); })
+                                         [&](std::string bytes) { lines.progress(std::move(bytes)); })
                                    : std::function<void(std::string)>{},
                      stderr_is_tty);
     } catch (const crawl_error& e) {
@@ -219,7 +223,7 @@ int run(const cli::cli_options& options) {
         *crawl, [&](const record& r) { received.add(r); }, [&] { return log_writer.busy(); });
     log_writer.set_on_drained([c = &*crawl] { c->notify_drained(); });
     for (const auto& note : outs->notes())
-        log_writer.write("asiocrawl: " + note + "\n");
+        lines.log("asiocrawl: " + note + "\n");
     outs->start();
 
     int exit_code = 0;
@@ -229,8 +233,8 @@ int run(const cli::cli_options& options) {
         if (aborted)
             return;
         aborted = true;
-        log_writer.write(std::string("asiocrawl: ") + why + ", abandoning " +
-                         count_of(crawl->progress().in_flight, "fetch", "fetches") + " in flight\n");
+        lines.log(std::string("asiocrawl: ") + why + ", abandoning " +
+                  count_of(crawl->progress().in_flight, "fetch", "fetches") + " in flight\n");
         // The crawl still completes (at once): the report and every output are finished as usual.
         crawl->abort();
     };
@@ -244,10 +248,9 @@ int run(const cli::cli_options& options) {
             return;
         }
         exit_code = 128 + signo;
-        log_writer.write(std::string("asiocrawl: interrupted by ") +
-                         (signo == SIGINT ? "SIGINT" : "SIGTERM") +
-                         ", finishing fetches in flight for up to " +
-                         std::to_string(config.run.grace_period.count()) + " ms (signal again to abort)\n");
+        lines.log(std::string("asiocrawl: interrupted by ") + (signo == SIGINT ? "SIGINT" : "SIGTERM") +
+                  ", finishing fetches in flight for up to " + cli::format_duration(config.run.grace_period) +
+                  " (signal again to abort)\n");
         crawl->stop();
         grace.expires_after(config.run.grace_period);
         grace.async_wait([&](boost::system::error_code timer_ec) {
@@ -279,7 +282,7 @@ int run(const cli::cli_options& options) {
         output_problems = outs->finish(failure ? report{} : *result);
     // One rule for every output, records and summary alike: a write that failed fails the run.
     for (const auto& problem : output_problems)
-        log_writer.write("asiocrawl: error: " + problem + "\n");
+        lines.log("asiocrawl: error: " + problem + "\n");
 
     if (failure) {
         // A state store that refuses this crawl is a usage error; a full disk, under the state directory or
@@ -299,8 +302,8 @@ int run(const cli::cli_options& options) {
     const bool shared_crawl = !config.crawl.state.redis.empty();
     const bool nothing_fetched = !answered && !aborted && exit_code == 0 && !shared_crawl;
     if (nothing_fetched)
-        log_writer.write("asiocrawl: error: nothing was fetched: no URL got an HTTP answer (the records say "
-                         "why; exit status 4)\n");
+        lines.log("asiocrawl: error: nothing was fetched: no URL got an HTTP answer (the records say "
+                  "why; exit status 4)\n");
     const std::size_t failures = received.failures();
     if (failures > 0) {
         std::string classes;
@@ -309,8 +312,8 @@ int run(const cli::cli_options& options) {
         std::string fail_on;
         for (const auto& kind : received.fail_on)
             fail_on += (fail_on.empty() ? "" : ",") + kind;
-        log_writer.write("asiocrawl: " + count_of(failures, "URL", "URLs") + " failed (" + classes +
-                         "; --fail-on " + fail_on + ")\n");
+        lines.log("asiocrawl: " + count_of(failures, "URL", "URLs") + " failed (" + classes + "; --fail-on " +
+                  fail_on + ")\n");
     }
     log_writer.close();
     if (config.output.report) {

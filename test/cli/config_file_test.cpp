@@ -144,6 +144,7 @@ app_config every_key_changed() {
     c.output.save_dir = "~";
     c.output.metrics_listen = "[::1]:9100";
     c.output.progress = progress_mode::never;
+    c.output.progress_interval = 30s;
     c.output.mode = open_mode::overwrite;
     c.output.queue_limit_bytes = 2u << 20;
     c.run.log_level = log_level::debug;
