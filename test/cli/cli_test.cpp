@@ -672,7 +672,7 @@ TEST(cli, seeds_come_from_standard_input_with_bad_lines_named_by_number) {
 
     auto missing = run_process({cli, "-i", "/nonexistent/seeds.txt"});
     EXPECT_EQ(missing.exit_code, 2);
-    EXPECT_THAT(missing.err, HasSubstr("input_file /nonexistent/seeds.txt: cannot open"));
+    EXPECT_THAT(missing.err, HasSubstr("input_file (-i) /nonexistent/seeds.txt: cannot open"));
 }
 
 TEST(cli, quota_stops_the_crawl_with_its_todo) {
