@@ -151,12 +151,12 @@ key_codec real(Access access) {
 template <class Access>
 key_codec boolean(Access access) {
     auto codec = scalar_codec(
-        access, "true or false", "BOOL",
+        access, "true or false (also yes/no, on/off, 1/0)", "BOOL",
         [](std::string_view text) -> std::optional<bool> {
             const std::string word = to_lower(text);
-            if (word == "true" || word == "yes" || word == "on")
+            if (word == "true" || word == "yes" || word == "on" || word == "1")
                 return true;
-            if (word == "false" || word == "no" || word == "off")
+            if (word == "false" || word == "no" || word == "off" || word == "0")
                 return false;
             return std::nullopt;
         },
@@ -311,9 +311,9 @@ key_codec overwrite_switch() {
         const std::string word = to_lower(trim(value.scalar));
         if (value.null)
             return false;
-        if (word == "true" || word == "yes" || word == "on")
+        if (word == "true" || word == "yes" || word == "on" || word == "1")
             config.output.mode = open_mode::overwrite;
-        else if (word == "false" || word == "no" || word == "off")
+        else if (word == "false" || word == "no" || word == "off" || word == "0")
             config.output.mode = open_mode::create_new;
         else
             return false;

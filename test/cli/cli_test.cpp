@@ -569,6 +569,14 @@ TEST(cli, an_output_that_cannot_be_written_fails_the_run_whichever_it_is) {
     }
 }
 
+TEST(cli, a_save_dir_in_the_way_of_a_file_names_its_option) {
+    temp_file file{"not-a-dir", "x"};
+    auto result = run_process({cli, "--save-dir", file.path, "http://127.0.0.1:9/"});
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_THAT(result.err, HasSubstr("output.save_dir: cannot create directory " + file.path));
+    EXPECT_THAT(result.err, Not(HasSubstr("filesystem error")));
+}
+
 TEST(cli, a_busy_metrics_port_is_named_without_library_internals) {
     asio::io_context ctx;
     asio::ip::tcp::acceptor taken{ctx, {asio::ip::make_address("127.0.0.1"), 0}};
@@ -680,5 +688,6 @@ TEST(cli, quota_stops_the_crawl_with_its_todo) {
     auto result = run_process({cli, "--max-tasks", "1", "-Q", "20kB", "-v", server.root});
     EXPECT_EQ(result.exit_code, 0) << result.err;
     EXPECT_THAT(result.err, HasSubstr("quota reached"));
+    EXPECT_THAT(result.err, HasSubstr("(quota 19.5 KiB): stopping")) << "human units";
     EXPECT_THAT(result.out, Not(HasSubstr("Todo: 0")));
 }

@@ -821,7 +821,7 @@ TEST(config_precedence, bad_patterns_roots_and_classes_name_their_source) {
         {{"a.example"},
          {"ASIOCRAWL_INCLUDE=[x"},
          "environment variable ASIOCRAWL_INCLUDE: include[0] must be"},
-        {{"--config", file.path}, {}, file.path + ":2:1: exclude[1] must be a regular expression"},
+        {{"--config", file.path}, {}, file.path + ":4:5: exclude[1] must be a regular expression"},
         {{"--print-config", "--exclude", "("}, {}, "exclude[0] must be a regular expression"},
         {{"not a url"},
          {},

@@ -6,6 +6,7 @@
 #include "cli/options.hpp"
 #include "cli/wget_spellings.hpp"
 #include "support/files.hpp"
+#include "util/human_units.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -43,8 +44,8 @@ std::string error_of(const parse_outcome& outcome) {
     return {};
 }
 
-app_config config_of(std::vector<std::string> args) {
-    auto outcome = parse(std::move(args));
+app_config config_of(std::vector<std::string> args, const std::vector<std::string>& environment = {}) {
+    auto outcome = parse(std::move(args), environment);
     if (auto* error = std::get_if<usage_error>(&outcome))
         ADD_FAILURE() << error->message;
     auto* options = std::get_if<cli_options>(&outcome);
@@ -507,6 +508,31 @@ TEST(command_line, help_says_defaults_value_names_subcommands_and_fits_the_termi
     EXPECT_THAT(help, HasSubstr("-o [ --output ] FILE"));
     EXPECT_THAT(help, HasSubstr("--metrics-listen HOST:PORT"));
     EXPECT_THAT(help, Not(HasSubstr("--warc TEXT")));
+}
+
+// ---- messages a person can read
+// ----------------------------------------------------------------------------------------
+
+TEST(messages, durations_and_sizes_in_human_units) {
+    using asiocrawl::detail::human_bytes;
+    using asiocrawl::detail::human_duration;
+    EXPECT_EQ(human_duration(250ms), "250ms");
+    EXPECT_EQ(human_duration(1500ms), "1.5s");
+    EXPECT_EQ(human_duration(60'000ms), "1m");
+    EXPECT_EQ(human_duration(90'000ms), "1m30s");
+    EXPECT_EQ(human_duration(3'900'000ms), "1h5m");
+    EXPECT_EQ(human_bytes(900), "900 bytes");
+    EXPECT_EQ(human_bytes(1u << 20), "1 MiB");
+    EXPECT_EQ(human_bytes(20'000), "19.5 KiB");
+}
+
+TEST(messages, switches_take_1_and_0_like_true_and_false) {
+    EXPECT_TRUE(config_of({"a.example"}, {"ASIOCRAWL_NO_PARENT=1"}).crawl.no_parent);
+    EXPECT_FALSE(config_of({"a.example"}, {"ASIOCRAWL_SITEMAPS=0", "ASIOCRAWL_NO_PARENT=0"}).crawl.no_parent);
+    EXPECT_FALSE(config_of({"a.example"}, {"ASIOCRAWL_SITEMAPS=0"}).crawl.sitemaps);
+    EXPECT_EQ(config_of({"a.example"}, {"ASIOCRAWL_OUTPUT_OVERWRITE=1"}).output.mode, open_mode::overwrite);
+    EXPECT_THAT(error_of(parse({"a.example"}, {"ASIOCRAWL_NO_PARENT=2"})),
+                HasSubstr("expected true or false (also yes/no, on/off, 1/0), got \"2\""));
 }
 
 } // namespace
