@@ -204,7 +204,11 @@ int run(const cli::cli_options& options) {
     // Every output (records, WARC, saved pages, metrics, progress, JSON summary) is opened here, before
     // anything is fetched: one that cannot be written, or that exists already, is a usage error.
     const bool quiet = config.run.log_level >= log_level::error;
-    const bool show_progress = outputs::progress_enabled(config.output.progress, stderr_is_tty, quiet);
+    // Off a terminal too, unless quiet: a long crawl in a log (a container, CI) says it is alive, a line
+    // every output.progress_interval (docs/OUTPUTS.md).
+    const bool show_progress =
+        outputs::progress_enabled(config.output.progress, stderr_is_tty, quiet) ||
+        (config.output.progress == outputs::progress_mode::automatic && !stderr_is_tty && !quiet);
     std::optional<outputs::output_set> outs;
     try {
         outs.emplace(ctx.get_executor(), output, log,

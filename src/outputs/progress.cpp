@@ -80,9 +80,7 @@ bool progress_enabled(progress_mode mode, bool stderr_is_tty, bool quiet) noexce
     case progress_mode::automatic:
         break;
     }
-    // Off a terminal too: a long crawl in a log (a container, CI) says it is alive (docs/OUTPUTS.md).
-    (void)stderr_is_tty;
-    return !quiet;
+    return stderr_is_tty && !quiet;
 }
 
 namespace {

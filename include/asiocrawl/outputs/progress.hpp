@@ -23,8 +23,8 @@ std::string progress_line(const crawl_progress& now, const crawl_progress* previ
 /// The last line: "done: 500 pages in 0:00:12 (41.7 pages/s, 1.20 MB/s), 2 errors, 3 hosts".
 std::string progress_summary(const crawl_progress& final_snapshot);
 
-/// Whether a progress line should be drawn: `always`, or `automatic` and not quiet (on a terminal the
-/// self-overwriting line, elsewhere a heartbeat line every output_config::progress_interval).
+/// Whether a progress line should be drawn: `always`, or `automatic` with stderr a terminal and not quiet.
+/// (The asiocrawl command also logs a heartbeat line off a terminal in `automatic`: docs/OUTPUTS.md.)
 bool progress_enabled(progress_mode mode, bool stderr_is_tty, bool quiet) noexcept;
 
 /// Redraws the progress line on a timer running on the crawler's executor. On a terminal the writer receives
