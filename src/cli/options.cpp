@@ -40,29 +40,25 @@ constexpr const char* summary =
 
 // Paragraphs of the help's end, wrapped to the terminal's width.
 constexpr const char* help_footer[] = {
-    "Durations: 500ms, 10s, 2m, 1h (a plain number is seconds). Sizes: 16MiB, 500KiB, 1GB, or wget's 200k, "
-    "1m "
-    "(powers of 1024; plain: bytes).",
+    "Durations: 500ms, 10s, 2m, 1h (a plain number is seconds). Sizes: 16MiB, 500KiB, 1GB, or wget's "
+    "200k, 1m (powers of 1024; plain: bytes).",
     "Each switch has an opposite that overrides the file and the environment: --no-sitemaps, "
-    "--no-obey-robots, "
-    "--no-report, --parent (of --no-parent)... A scalar option given twice takes the last value, as in wget "
-    "and "
-    "curl. List options repeat, or take comma-separated items (--domains a.com,b.org); --include/--exclude "
-    "take "
-    "one regular expression each time.",
-    "Every option, and more, can be set in a YAML file (--config; all keys: config/asiocrawl.yaml) and as an "
-    "environment variable ASIOCRAWL_<KEY>: the key's path in capitals with '.' as '_', e.g. "
+    "--no-obey-robots, --no-report, --parent (of --no-parent)... A scalar option given twice takes the "
+    "last value, as in wget and curl. List options repeat, or take comma-separated items (--domains "
+    "a.com,b.org); --include/--exclude take one regular expression each time.",
+    "Every option, and more, can be set in a YAML file (--config; all keys: config/asiocrawl.yaml) and as "
+    "an environment variable ASIOCRAWL_<KEY>: the key's path in capitals with '.' as '_', e.g. "
     "ASIOCRAWL_MAX_TASKS=50, ASIOCRAWL_FETCH_CONNECT_TIMEOUT=5s, ASIOCRAWL_ROOTS=\"a.example b.example\". "
     "Precedence, lowest first: defaults, --config file, environment, command line.",
     "Logs go to stderr; the report and results to stdout or the files named above.",
-    "Exit status: 0 crawl completed, 1 crawl completed with failed URLs under --fail-on-errors/--fail-on, or "
-    "a "
-    "write failed (an output, the state directory: no space left...), or Redis failed (unreachable, out of "
-    "memory): the same command continues once the cause is gone; 2 usage or configuration error, or a state "
-    "store that refuses the crawl (another crawl's state directory, a wrong Redis password...; nothing "
-    "fetched); 4 nothing could be fetched (no URL got an HTTP answer); 130/143 interrupted by SIGINT/SIGTERM "
-    "(report still printed; a second signal aborts the fetches in flight).",
-    "--print-config shows passwords, credentials and Cookie headers as ***; add --show-secrets to see them.",
+    "Exit status: 0 crawl completed, 1 crawl completed with failed URLs under --fail-on-errors/--fail-on, "
+    "or a write failed (an output, the state directory: no space left...), or Redis failed (unreachable, "
+    "out of memory): the same command continues once the cause is gone; 2 usage or configuration error, "
+    "or a state store that refuses the crawl (another crawl's state directory, a wrong Redis password...; "
+    "nothing fetched); 4 nothing could be fetched (no URL got an HTTP answer); 130/143 interrupted by "
+    "SIGINT/SIGTERM (report still printed; a second signal aborts the fetches in flight).",
+    "--print-config shows passwords, credentials and Cookie headers as ***; add --show-secrets to see "
+    "them.",
 };
 
 /// `text` wrapped at spaces into lines of at most `width` characters (a longer word stands alone), each
