@@ -283,7 +283,18 @@ std::map<std::string, std::vector<std::string>> companions() {
 
 /// Runs `option` as the docs name it: alone, else with the first sample value it takes. Returns "" when the
 /// parser took it, else what it said.
+std::string run_option_uncached(const std::string& option);
+
+/// The same, each option run once per process: both walks meet most options (the parser builds every
+/// option's description for each run, which costs under a sanitizer).
 std::string run_option(const std::string& option) {
+    static std::map<std::string, std::string> ran;
+    if (auto it = ran.find(option); it != ran.end())
+        return it->second;
+    return ran[option] = run_option_uncached(option);
+}
+
+std::string run_option_uncached(const std::string& option) {
     if (option == "--print-config")
         return printed({"a.example"}).starts_with("error:") ? "error: --print-config" : "";
     std::vector<std::string> base{option};
