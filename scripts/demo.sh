@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds, serves the bundled demo site on 127.0.0.1 and crawls it.
 # Usage: scripts/demo.sh [asiocrawl options]      e.g. scripts/demo.sh --max-tasks 10 -v -o records.jsonl
+#   (records.jsonl in the current directory; --config x.yaml replaces config/demo.yaml)
 set -euo pipefail
-cd "$(dirname "$0")/.."
+# Relative paths among the arguments (-o records.jsonl, --config my.yaml) are the caller's: the crawler runs
+# in the caller's directory; only the build runs in the repository.
+caller=$PWD
+repo=$(cd "$(dirname "$0")/.." && pwd)
+cd "$repo"
 scripts/install-deps.sh
 # Only what the demo runs: the CLI and the demo server (the tests are scripts/test.sh's business).
 scripts/build.sh --target asiocrawl_cli asiocrawl-demo-server >&2
 
 server_out=$(mktemp)
-build/demo/asiocrawl-demo-server --port 0 --pages 200 >"$server_out" &
+"$repo/build/demo/asiocrawl-demo-server" --port 0 --pages 200 >"$server_out" &
 server_pid=$!
 trap 'kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; rm -f "$server_out"' EXIT
 
@@ -23,4 +28,6 @@ if [ -z "$root" ]; then
   exit 1
 fi
 echo "demo: crawling the demo site at $root" >&2
-build/asiocrawl --config config/demo.yaml "$@" "$root"
+cd "$caller"
+# The script's --config first: a --config among the arguments replaces it (the last one wins).
+"$repo/build/asiocrawl" --config "$repo/config/demo.yaml" "$@" "$root"

@@ -142,16 +142,20 @@ struct application {
         } else {
             server.emplace(ctx.get_executor(), 300);
             config.roots = {server->origin() + "/p0"};
+            // robots.txt is one more request, without a record of its own.
             std::cout << "embed: serving a " << server->pages() + 1 << "-resource site at " << config.roots[0]
-                      << " (a complete crawl makes " << server->pages() + 1 << " requests)\n";
+                      << " (a complete crawl makes " << server->pages() + 1 << " records and "
+                      << server->pages() + 2 << " requests)\n";
         }
         config.max_tasks = 20;
 
         asiocrawl::crawler crawl{ctx.get_executor(), config};
-        std::size_t errors = 0;
+        // A failed URL: a network error, or an HTTP error status (the site's /missing answers 404 on
+        // purpose).
+        std::size_t failed = 0;
         crawl.set_record_sink([&](const asiocrawl::record& r) {
-            if (r.error)
-                ++errors;
+            if (r.error || r.status >= 400)
+                ++failed;
         });
         crawl.set_logger({asiocrawl::log_level::warning, [](asiocrawl::log_level, std::string_view message) {
                               std::cerr << "embed: crawler says: " << message << "\n";
@@ -188,7 +192,7 @@ struct application {
             exit_code = 1;
         }
 
-        std::cout << "embed: crawl finished: " << report.done << " records, " << errors << " with errors, "
+        std::cout << "embed: crawl finished: " << report.done << " records, " << failed << " failed, "
                   << report.todo << " left to do\n";
         if (server) {
             std::cout << "embed: my server answered " << server->requests() << " requests on "

@@ -41,6 +41,19 @@ std::vector<config_problem> validate(const app_config& config) {
     else if (output.report_json == "-" && output.report)
         problems.emplace_back("output.report_json cannot be stdout (\"-\") while the text report goes there "
                               "too (set output.report: false, or --no-report)");
+    // Scrapy's feeds choose their format by the file's extension: a records file named for another format
+    // is refused rather than filled with JSON Lines.
+    for (const std::string_view other : {".csv", ".tsv", ".json", ".xml", ".gz"}) {
+        if (output.records.size() > other.size() && output.records.ends_with(other)) {
+            problems.push_back(
+                "output.records is written as JSON Lines only: name the file .jsonl or .ndjson, "
+                "not " +
+                std::string(other));
+            break;
+        }
+    }
+    if (output.progress_interval < std::chrono::milliseconds{100})
+        problems.emplace_back("output.progress_interval must be at least 100ms");
     if (output.queue_limit_bytes < 1024)
         problems.emplace_back("output.queue_limit must be at least 1024");
     if (output.cdxj && output.warc.path.empty())

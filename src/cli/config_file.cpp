@@ -57,8 +57,13 @@ std::string type_error(const config_key& key, std::string_view seen) {
 }
 
 void note_origin(config_origins* origins, std::string_view key, config_origin origin) {
-    if (origins)
-        (*origins)[std::string(key)] = std::move(origin);
+    if (!origins)
+        return;
+    // The items' own places ("exclude[1]") belong to the value replaced.
+    const std::string items = std::string(key) + "[";
+    for (auto it = origins->lower_bound(items); it != origins->end() && it->first.starts_with(items);)
+        it = origins->erase(it);
+    (*origins)[std::string(key)] = std::move(origin);
 }
 
 class yaml_loader {
@@ -129,6 +134,7 @@ private:
         // A missing value ("key:") has no position of its own: point at the key.
         const YAML::Mark& mark = node.Mark().line >= 0 ? node.Mark() : key_mark;
         raw_value value;
+        std::vector<YAML::Mark> item_marks;
         const value_shape shape = key.codec.shape;
         if (node.IsNull()) {
             value.null = shape == value_shape::scalar;
@@ -141,6 +147,7 @@ private:
                     return;
                 }
                 value.items.push_back(item.Scalar());
+                item_marks.push_back(item.Mark());
             }
         } else if (node.IsMap() && shape == value_shape::map) {
             for (const auto& entry : node) {
@@ -160,6 +167,11 @@ private:
             return;
         }
         note_origin(origins_, key.path, {std::string(source_), key_mark.line + 1, key_mark.column + 1});
+        // A problem with one item ("exclude[1] must be a regular expression") is placed at the item.
+        if (origins_)
+            for (std::size_t i = 0; i < item_marks.size(); ++i)
+                (*origins_)[std::string(key.path) + "[" + std::to_string(i) + "]"] = {
+                    std::string(source_), item_marks[i].line + 1, item_marks[i].column + 1};
     }
 
     std::string_view source_;
@@ -314,7 +326,16 @@ std::vector<config_error> check_config(const app_config& config, const config_or
         config_error error;
         error.key = std::move(found.key);
         std::string& problem = found.message;
-        if (auto it = origins.find(error.key); it != origins.end()) {
+        // "exclude[1] must be ...": the item's own place when the file gave it one.
+        auto it = origins.end();
+        if (problem.starts_with(error.key + "[")) {
+            const auto close = problem.find(']');
+            if (close != std::string::npos)
+                it = origins.find(problem.substr(0, close + 1));
+        }
+        if (it == origins.end())
+            it = origins.find(error.key);
+        if (it != origins.end()) {
             error.source = it->second.source;
             error.line = it->second.line;
             error.column = it->second.column;

@@ -151,12 +151,12 @@ key_codec real(Access access) {
 template <class Access>
 key_codec boolean(Access access) {
     auto codec = scalar_codec(
-        access, "true or false", "BOOL",
+        access, "true or false (also yes/no, on/off, 1/0)", "BOOL",
         [](std::string_view text) -> std::optional<bool> {
             const std::string word = to_lower(text);
-            if (word == "true" || word == "yes" || word == "on")
+            if (word == "true" || word == "yes" || word == "on" || word == "1")
                 return true;
-            if (word == "false" || word == "no" || word == "off")
+            if (word == "false" || word == "no" || word == "off" || word == "0")
                 return false;
             return std::nullopt;
         },
@@ -177,7 +177,7 @@ template <class Access>
 key_codec bytes(Access access) {
     using T = field_t<Access>;
     return scalar_codec(
-        access, "a size such as 16MiB, 500KiB, 1GB or a number of bytes", "SIZE",
+        access, "a size such as 16MiB, 500KiB, 1GB, 200k (wget's k: KiB) or a number of bytes", "SIZE",
         [](std::string_view text) -> std::optional<T> {
             auto value = parse_size(text);
             if (!value || *value > std::numeric_limits<T>::max())
@@ -311,9 +311,9 @@ key_codec overwrite_switch() {
         const std::string word = to_lower(trim(value.scalar));
         if (value.null)
             return false;
-        if (word == "true" || word == "yes" || word == "on")
+        if (word == "true" || word == "yes" || word == "on" || word == "1")
             config.output.mode = open_mode::overwrite;
-        else if (word == "false" || word == "no" || word == "off")
+        else if (word == "false" || word == "no" || word == "off" || word == "0")
             config.output.mode = open_mode::create_new;
         else
             return false;
@@ -438,30 +438,30 @@ const std::vector<config_key>& config_keys() {
         {"requisites.enabled",                 "page-requisites,p",        crawl,    boolean(FIELD(crawl.requisites.enabled)),          "also fetch what each page needs to display: images, scripts, stylesheets and what they import (wget -p)"},
         {"requisites.span_hosts",              "requisites-span-hosts",    crawl,    boolean(FIELD(crawl.requisites.span_hosts)),       "page requisites may come from any host, not only the page's (wget -p -H)"},
         {"fetch.connect_timeout",              "connect-timeout",          fetching, duration(FIELD(crawl.fetch.connect_timeout)),      "DNS, TCP connect and TLS handshake to one endpoint"},
-        {"fetch.request_timeout",              "timeout",                  fetching, duration(FIELD(crawl.fetch.request_timeout)),      "one request and its whole response"},
+        {"fetch.request_timeout",              "timeout,T",                fetching, duration(FIELD(crawl.fetch.request_timeout)),      "one request and its whole response"},
         {"fetch.max_body_bytes",               "max-body-size",            fetching, bytes(FIELD(crawl.fetch.max_body_bytes)),          "largest response body accepted"},
         {"fetch.max_header_bytes",             none,                       fetching, bytes(FIELD(crawl.fetch.max_header_bytes)),        "largest response head, and largest trailer section"},
         {"fetch.idle_timeout",                 none,                       fetching, duration(FIELD(crawl.fetch.idle_timeout)),         "idle keep-alive connections older than this are not reused"},
         {"fetch.limit_rate",                   "limit-rate",               fetching, bytes(FIELD(crawl.fetch.limit_rate)),              "most bytes per second read, the whole crawl together; 0: no limit"},
-        {"fetch.user_agent",                   "user-agent",               fetching, text(FIELD(crawl.fetch.user_agent)),               "User-Agent header (default: asiocrawl/VERSION (+CONTACT-URL))"},
-        {"fetch.contact_url",                  "contact-url",              fetching, text(FIELD(crawl.fetch.contact_url)),              "your page about this crawl, put in the default User-Agent"},
+        {"fetch.user_agent",                   "user-agent,U",             fetching, text(FIELD(crawl.fetch.user_agent)),               "User-Agent header (default: asiocrawl/VERSION (+CONTACT-URL))"},
+        {"fetch.contact_url",                  "contact-url",              fetching, named(text(FIELD(crawl.fetch.contact_url)), "URL"),              "your page about this crawl, put in the default User-Agent"},
         {"fetch.compression",                  "compression",                      fetching, boolean(FIELD(crawl.fetch.compression)),           "ask for gzip/deflate bodies"},
         {"fetch.refuse_private_addresses",     "refuse-private-addresses", fetching, boolean(FIELD(crawl.fetch.refuse_private_addresses)), "never connect to loopback, private, link-local or multicast addresses"},
         {"fetch.tls.insecure",                 "insecure",                 fetching, boolean(FIELD(crawl.fetch.tls.insecure)),          "skip TLS certificate and host name verification"},
-        {"fetch.tls.ca_file",                  "ca-file",                  fetching, text(FIELD(crawl.fetch.tls.ca_file)),              "PEM file of extra trusted CA certificates"},
+        {"fetch.tls.ca_file",                  "ca-file",                  fetching, named(text(FIELD(crawl.fetch.tls.ca_file)), "FILE"),              "PEM file of extra trusted CA certificates"},
         {"fetch.tls.max_handshakes",           none,                       fetching, whole(FIELD(crawl.fetch.tls.max_handshakes)),      "most TLS handshakes in progress at once; 0: no limit"},
         {"fetch.host_overrides",               "host-override",            fetching, pairs(FIELD(crawl.fetch.host_overrides)),          "connect to this IP address for this host name (repeatable)"},
         {"fetch.dns.servers",                  "dns-server",               fetching, strings(FIELD(crawl.fetch.dns.servers)),           "name server IP[:PORT] to ask instead of /etc/resolv.conf's (repeatable)"},
         {"fetch.dns.min_ttl",                  none,                       fetching, duration(FIELD(crawl.fetch.dns.min_ttl)),          "shortest time a DNS answer is kept"},
         {"fetch.dns.max_ttl",                  none,                       fetching, duration(FIELD(crawl.fetch.dns.max_ttl)),          "longest time a DNS answer is kept"},
         {"fetch.dns.negative_ttl",             none,                       fetching, duration(FIELD(crawl.fetch.dns.negative_ttl)),     "how long a name that does not exist is remembered"},
-        {"fetch.proxy",                        "proxy",                    fetching, secret(text(FIELD(crawl.fetch.proxy)), mask_link_url), "proxy for http and https URLs: http://[USER:PASSWORD@]HOST[:PORT] (default: the http_proxy, https_proxy, all_proxy variables)"},
+        {"fetch.proxy",                        "proxy",                    fetching, secret(named(text(FIELD(crawl.fetch.proxy)), "URL"), mask_link_url), "proxy for http and https URLs: http://[USER:PASSWORD@]HOST[:PORT] (default: the http_proxy, https_proxy, all_proxy variables)"},
         {"fetch.http_proxy",                   none,                       fetching, secret(text(FIELD(crawl.fetch.http_proxy)), mask_link_url), "proxy for http URLs only"},
         {"fetch.https_proxy",                  none,                       fetching, secret(text(FIELD(crawl.fetch.https_proxy)), mask_link_url), "proxy for https URLs only"},
         {"fetch.no_proxy",                     "no-proxy-for",             fetching, strings(FIELD(crawl.fetch.no_proxy)),              "hosts, domains or IP blocks reached without the proxy (default: the no_proxy variable)"},
         {"fetch.cookies.enabled",              "cookies",                  fetching, boolean(FIELD(crawl.fetch.cookies.enabled)),       "keep the cookies servers set and send them back (--no-cookies: off)"},
-        {"fetch.cookies.load_file",            "load-cookies",             fetching, text(FIELD(crawl.fetch.cookies.load_file)),        "read cookies from this cookies.txt file (Netscape format) before the crawl"},
-        {"fetch.cookies.save_file",            "save-cookies",             fetching, text(FIELD(crawl.fetch.cookies.save_file)),        "write the cookies to this cookies.txt file when the crawl ends"},
+        {"fetch.cookies.load_file",            "load-cookies",             fetching, named(text(FIELD(crawl.fetch.cookies.load_file)), "FILE"),        "read cookies from this cookies.txt file (Netscape format) before the crawl"},
+        {"fetch.cookies.save_file",            "save-cookies",             fetching, named(text(FIELD(crawl.fetch.cookies.save_file)), "FILE"),        "write the cookies to this cookies.txt file when the crawl ends"},
         {"fetch.headers",                      "header",                   fetching, secret(lines(FIELD(crawl.fetch.headers)), mask_header_field), "add this request header field \"Name: value\" (repeatable)"},
         {"fetch.credentials",                  none,                       fetching, secret(pairs(FIELD(crawl.fetch.credentials)), mask_user_password), "Basic credentials per origin: https://HOST=USER:PASSWORD (sent to that origin only)"},
         {"retry.initial_backoff",              none,                       crawl,    duration(FIELD(crawl.retry.initial_backoff)),      "wait before the second attempt"},
@@ -487,7 +487,7 @@ const std::vector<config_key>& config_keys() {
         {"traps.max_query_params",             none,                       scope,    whole(FIELD(crawl.traps.max_query_params)),        "most query parameters; 0: no limit"},
         {"traps.max_links_per_page",           none,                       scope,    whole(FIELD(crawl.traps.max_links_per_page)),      "most links taken from one page; 0: no limit"},
         {"traps.skip_query_permutations",      "skip-query-permutations",  scope,    boolean(FIELD(crawl.traps.skip_query_permutations)), "skip a URL whose query is a reordering of an admitted one's"},
-        {"state.dir",                          "state-dir",                state,    text(FIELD(crawl.state.dir)),                      "keep the crawl's state in this directory: resumable after any kill"},
+        {"state.dir",                          "state-dir",                state,    named(text(FIELD(crawl.state.dir)), "DIR"),                      "keep the crawl's state in this directory: resumable after any kill"},
         {"state.fsync",                        "state-fsync",              state,    boolean(FIELD(crawl.state.fsync)),                 "fsync every state commit (survives power loss too)"},
         {"state.window",                       none,                       state,    whole(FIELD(crawl.state.window)),                  "waiting URLs of one host held in memory; the rest wait on disk"},
         {"state.reset",                        "state-reset",              state,    boolean(FIELD(crawl.state.reset)),                 "delete the state dir's previous crawl and start over"},
@@ -499,26 +499,27 @@ const std::vector<config_key>& config_keys() {
         {"revisit.shrink",                     none,                       state,    real(FIELD(crawl.revisit.shrink)),                 "continuous: interval factor when a visit finds the page changed, in [0.5, 1)"},
         {"state.recrawl",                      "recrawl",                  state,    boolean(FIELD(crawl.state.recrawl)),               "re-crawl the finished crawl in --state-dir: conditional requests, records say what changed"},
         {"state.recrawl_from",                 "recrawl-from",             state,    named(text(FIELD(crawl.state.recrawl_from)), "FILE"), "re-crawl without a state dir: validators from a previous run's records (JSON Lines) or CDXJ"},
-        {"state.redis",                        "redis",                    state,    secret(text(FIELD(crawl.state.redis)), mask_redis_url), "share the crawl with other instances through this Redis: redis://host:port/db, rediss:// for TLS"},
-        {"state.crawl_id",                     "crawl-id",                 state,    text(FIELD(crawl.state.crawl_id)),                 "the shared crawl's name in Redis (default: a hash of the crawl definition)"},
-        {"state.instance",                     "instance",                 state,    text(FIELD(crawl.state.instance)),                 "this worker's name in a shared crawl; {instance} in output paths (default: JOB_COMPLETION_INDEX, else host and pid)"},
+        {"state.redis",                        "redis",                    state,    secret(named(text(FIELD(crawl.state.redis)), "URL"), mask_redis_url), "share the crawl with other instances through this Redis: redis://host:port/db, rediss:// for TLS"},
+        {"state.crawl_id",                     "crawl-id",                 state,    named(text(FIELD(crawl.state.crawl_id)), "ID"),                 "the shared crawl's name in Redis (default: a hash of the crawl definition)"},
+        {"state.instance",                     "instance",                 state,    named(text(FIELD(crawl.state.instance)), "NAME"),                 "this worker's name in a shared crawl; {instance} in output paths (default: JOB_COMPLETION_INDEX, else host and pid)"},
         {"state.lease",                        "lease",                    state,    duration(FIELD(crawl.state.lease)),                "how long a leased URL of a shared crawl belongs to its worker"},
         {"state.redis_timeout",                "redis-timeout",            state,    duration(FIELD(crawl.state.redis_timeout)),        "how long a shared crawl's worker waits for an unreachable Redis before it exits (status 1)"},
-        {"state.redis_tls.ca_file",            "redis-ca-file",            state,    text(FIELD(crawl.state.redis_tls.ca_file)),        "PEM file of CA certificates trusted for a rediss:// Redis, beside the system store"},
-        {"state.redis_tls.cert_file",          "redis-cert",               state,    text(FIELD(crawl.state.redis_tls.cert_file)),      "PEM client certificate presented to a rediss:// Redis (tls-auth-clients)"},
-        {"state.redis_tls.key_file",           "redis-key",                state,    text(FIELD(crawl.state.redis_tls.key_file)),       "PEM private key of --redis-cert (default: read from the --redis-cert file)"},
+        {"state.redis_tls.ca_file",            "redis-ca-file",            state,    named(text(FIELD(crawl.state.redis_tls.ca_file)), "FILE"),        "PEM file of CA certificates trusted for a rediss:// Redis, beside the system store"},
+        {"state.redis_tls.cert_file",          "redis-cert",               state,    named(text(FIELD(crawl.state.redis_tls.cert_file)), "FILE"),      "PEM client certificate presented to a rediss:// Redis (tls-auth-clients)"},
+        {"state.redis_tls.key_file",           "redis-key",                state,    named(text(FIELD(crawl.state.redis_tls.key_file)), "FILE"),       "PEM private key of --redis-cert (default: read from the --redis-cert file)"},
         {"state.redis_tls.insecure",           "redis-insecure",           state,    boolean(FIELD(crawl.state.redis_tls.insecure)),    "skip verifying a rediss:// Redis's certificate and host name"},
-        {"output.records",                     "output,o",                 output,   text(FIELD(output.records)),                       "write every record to this file as JSON Lines (-: stdout)"},
-        {"output.report_json",                 "report-json",              output,   text(FIELD(output.report_json)),                   "write the summary to this file as JSON (-: stdout)"},
+        {"output.records",                     "output,o",                 output,   named(text(FIELD(output.records)), "FILE"), "write every record to this file as JSON Lines (-: stdout)"},
+        {"output.report_json",                 "report-json",              output,   named(text(FIELD(output.report_json)), "FILE"),                   "write the summary to this file as JSON (-: stdout)"},
         {"output.report",                      "report",                       output,   boolean(FIELD(output.report)),                     "print the text report on stdout at the end"},
-        {"output.warc.path",                   "warc",                     output,   text(FIELD(output.warc.path)),                     "write a WARC archive (.gz: compressed; {serial}: rotation)"},
+        {"output.warc.path",                   "warc",                     output,   named(text(FIELD(output.warc.path)), "FILE"),                     "write a WARC archive (.gz: compressed; {serial}: rotation)"},
         {"output.warc.max_file_bytes",         none,                       output,   bytes(FIELD(output.warc.max_file_bytes)),          "start a new WARC file at this size"},
         {"output.warc.revisits",               "warc-revisits",                      output,   boolean(FIELD(output.warc.revisits)),              "write revisit records for repeated payloads"},
         {"output.cdxj",                        "cdxj",                     output,   boolean(FIELD(output.cdxj)),                       "write a CDXJ index beside each WARC file (needs --warc)"},
-        {"output.wacz",                        "wacz",                     output,   text(FIELD(output.wacz)),                          "package the WARC files, CDXJ and page list as this WACZ file (needs --warc)"},
-        {"output.save_dir",                    "save-dir",                 output,   text(FIELD(output.save_dir)),                      "store response bodies under DIR/host/path"},
-        {"output.metrics_listen",              "metrics-listen",           output,   text(FIELD(output.metrics_listen)),                "serve Prometheus /metrics and /healthz on HOST:PORT"},
-        {"output.progress",                    "progress",                 output,   choice(FIELD(output.progress), progress_names),    "progress line on stderr"},
+        {"output.wacz",                        "wacz",                     output,   named(text(FIELD(output.wacz)), "FILE"),                          "package the WARC files, CDXJ and page list as this WACZ file (needs --warc)"},
+        {"output.save_dir",                    "save-dir",                 output,   named(text(FIELD(output.save_dir)), "DIR"),                      "store response bodies under DIR/host/path"},
+        {"output.metrics_listen",              "metrics-listen",           output,   named(text(FIELD(output.metrics_listen)), "HOST:PORT"),                "serve Prometheus /metrics and /healthz on HOST:PORT"},
+        {"output.progress",                    "progress",                 output,   choice(FIELD(output.progress), progress_names),    "progress line on stderr: on a terminal, else a line every --progress-interval (-q: none)"},
+        {"output.progress_interval",           "progress-interval",        output,   duration(FIELD(output.progress_interval)),         "how often the progress line is logged when stderr is not a terminal"},
         {"output.queue_limit",                 none,                       output,   bytes(FIELD(output.queue_limit_bytes)),            "most bytes an output writer thread may hold waiting before the crawl pauses"},
         {"output.overwrite",                   "overwrite",                output,   overwrite_switch(),                                "replace output files that exist (default: refuse them, exit 2)"},
         {"run.log_level",                      "log-level",                run,      choice(FIELD(run.log_level), log_level_names),     "least severe messages logged on stderr (-v/-q move it)"},
@@ -776,7 +777,18 @@ std::optional<std::uint64_t> parse_size(std::string_view text) {
             return std::nullopt;
         return static_cast<std::uint64_t>(number);
     }
+    // wget's and curl's one-letter suffixes: 200k, 1m, 2g are powers of 1024, as those tools read them.
+    constexpr std::array<size_unit, 4> letters{
+        {{"t", 1ull << 40}, {"g", 1ull << 30}, {"m", 1ull << 20}, {"k", 1ull << 10}}};
     for (const auto& u : size_units) {
+        if (unit == u.name) {
+            const double bytes = std::round(number * static_cast<double>(u.factor));
+            if (bytes >= 18446744073709551615.0)
+                return std::nullopt;
+            return static_cast<std::uint64_t>(bytes);
+        }
+    }
+    for (const auto& u : letters) {
         if (unit == u.name) {
             const double bytes = std::round(number * static_cast<double>(u.factor));
             if (bytes >= 18446744073709551615.0)

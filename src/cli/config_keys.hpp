@@ -123,7 +123,7 @@ std::string closest_key(std::string_view unknown);
 
 /// Parsers shared by the codecs, exposed for their tests. Durations: a number with a unit ms, s, m or h; a
 /// plain number is seconds. Sizes: bytes, or a number with B, kB, MB, GB, TB (powers of 1000) or KiB, MiB,
-/// GiB, TiB (powers of 1024).
+/// GiB, TiB (powers of 1024), or wget's one-letter k, m, g, t (powers of 1024 too: wget's 200k is 200 KiB).
 std::optional<std::chrono::milliseconds> parse_duration(std::string_view text);
 std::string format_duration(std::chrono::milliseconds value);
 std::optional<std::uint64_t> parse_size(std::string_view text);

@@ -9,10 +9,12 @@
 // With a state directory that holds a crawl already, the run resumes it: outputs are appended to (the WARC
 // series goes on in a new file), and the report covers every run of the crawl.
 
+#include "cli/config_keys.hpp"
 #include "cli/exit_status.hpp"
 #include "cli/index_command.hpp"
 #include "cli/options.hpp"
 #include "cli/shared_report.hpp"
+#include "cli/stderr_lines.hpp"
 #include "outputs/text_writer.hpp"
 #include "url/url_host.hpp"
 
@@ -35,6 +37,7 @@
 #include <map>
 #include <optional>
 
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -116,9 +119,24 @@ int run(const cli::cli_options& options) {
         return refused_status;
     }
 
+    // A seed file that cannot seed the crawl is a usage error before anything starts (a resumed crawl has
+    // its frontier, a shared crawl's worker its Redis: their seed file may be used up).
+    if (const std::string& seeds = config.crawl.input_file; !seeds.empty() && seeds != "-") {
+        const bool needs_a_seed = config.crawl.roots.empty() && config.crawl.state.redis.empty() &&
+                                  (config.crawl.state.dir.empty() || config.crawl.state.reset ||
+                                   !crawler::has_saved_state(config.crawl.state.dir));
+        if (auto problem = cli::check_seed_file(seeds, needs_a_seed); !problem.empty()) {
+            std::cerr << "asiocrawl: " << problem << "\nTry 'asiocrawl --help' for more information.\n";
+            return 2;
+        }
+    }
+
     outputs::detail::text_writer log_writer{STDERR_FILENO, false, "stderr"};
+    const bool stderr_is_tty = ::isatty(STDERR_FILENO) == 1;
+    // Log lines and the progress line, kept apart on a terminal.
+    cli::stderr_lines lines{[&](std::string bytes) { log_writer.write(std::move(bytes)); }, stderr_is_tty};
     for (const auto& warning : options.warnings)
-        log_writer.write("asiocrawl: " + warning + "\n");
+        lines.log("asiocrawl: " + warning + "\n");
 
     boost::asio::io_context ctx{1};
     crawler_config crawl_config = config.crawl;
@@ -163,7 +181,7 @@ int run(const cli::cli_options& options) {
                          line += config.run.unicode_hosts_in_logs ? detail::with_unicode_hosts(message)
                                                                   : std::string(message);
                          line += '\n';
-                         log_writer.write(std::move(line));
+                         lines.log(std::move(line));
                      }};
     crawl->set_logger(log);
     received_records received;
@@ -186,13 +204,16 @@ int run(const cli::cli_options& options) {
     // Every output (records, WARC, saved pages, metrics, progress, JSON summary) is opened here, before
     // anything is fetched: one that cannot be written, or that exists already, is a usage error.
     const bool quiet = config.run.log_level >= log_level::error;
-    const bool stderr_is_tty = ::isatty(STDERR_FILENO) == 1;
-    const bool show_progress = outputs::progress_enabled(config.output.progress, stderr_is_tty, quiet);
+    // Off a terminal too, unless quiet: a long crawl in a log (a container, CI) says it is alive, a line
+    // every output.progress_interval (docs/OUTPUTS.md).
+    const bool show_progress =
+        outputs::progress_enabled(config.output.progress, stderr_is_tty, quiet) ||
+        (config.output.progress == outputs::progress_mode::automatic && !stderr_is_tty && !quiet);
     std::optional<outputs::output_set> outs;
     try {
         outs.emplace(ctx.get_executor(), output, log,
                      show_progress ? std::function<void(std::string)>(
-                                         [&](std::string bytes) { log_writer.write(std::move(bytes)); })
+                                         [&](std::string bytes) { lines.progress(std::move(bytes)); })
                                    : std::function<void(std::string)>{},
                      stderr_is_tty);
     } catch (const crawl_error& e) {
@@ -206,7 +227,7 @@ int run(const cli::cli_options& options) {
         *crawl, [&](const record& r) { received.add(r); }, [&] { return log_writer.busy(); });
     log_writer.set_on_drained([c = &*crawl] { c->notify_drained(); });
     for (const auto& note : outs->notes())
-        log_writer.write("asiocrawl: " + note + "\n");
+        lines.log("asiocrawl: " + note + "\n");
     outs->start();
 
     int exit_code = 0;
@@ -216,8 +237,8 @@ int run(const cli::cli_options& options) {
         if (aborted)
             return;
         aborted = true;
-        log_writer.write(std::string("asiocrawl: ") + why + ", abandoning " +
-                         count_of(crawl->progress().in_flight, "fetch", "fetches") + " in flight\n");
+        lines.log(std::string("asiocrawl: ") + why + ", abandoning " +
+                  count_of(crawl->progress().in_flight, "fetch", "fetches") + " in flight\n");
         // The crawl still completes (at once): the report and every output are finished as usual.
         crawl->abort();
     };
@@ -231,10 +252,9 @@ int run(const cli::cli_options& options) {
             return;
         }
         exit_code = 128 + signo;
-        log_writer.write(std::string("asiocrawl: interrupted by ") +
-                         (signo == SIGINT ? "SIGINT" : "SIGTERM") +
-                         ", finishing fetches in flight for up to " +
-                         std::to_string(config.run.grace_period.count()) + " ms (signal again to abort)\n");
+        lines.log(std::string("asiocrawl: interrupted by ") + (signo == SIGINT ? "SIGINT" : "SIGTERM") +
+                  ", finishing fetches in flight for up to " + cli::format_duration(config.run.grace_period) +
+                  " (signal again to abort)\n");
         crawl->stop();
         grace.expires_after(config.run.grace_period);
         grace.async_wait([&](boost::system::error_code timer_ec) {
@@ -266,7 +286,7 @@ int run(const cli::cli_options& options) {
         output_problems = outs->finish(failure ? report{} : *result);
     // One rule for every output, records and summary alike: a write that failed fails the run.
     for (const auto& problem : output_problems)
-        log_writer.write("asiocrawl: error: " + problem + "\n");
+        lines.log("asiocrawl: error: " + problem + "\n");
 
     if (failure) {
         // A state store that refuses this crawl is a usage error; a full disk, under the state directory or
@@ -286,8 +306,8 @@ int run(const cli::cli_options& options) {
     const bool shared_crawl = !config.crawl.state.redis.empty();
     const bool nothing_fetched = !answered && !aborted && exit_code == 0 && !shared_crawl;
     if (nothing_fetched)
-        log_writer.write("asiocrawl: error: nothing was fetched: no URL got an HTTP answer (the records say "
-                         "why; exit status 4)\n");
+        lines.log("asiocrawl: error: nothing was fetched: no URL got an HTTP answer (the records say "
+                  "why; exit status 4)\n");
     const std::size_t failures = received.failures();
     if (failures > 0) {
         std::string classes;
@@ -296,8 +316,8 @@ int run(const cli::cli_options& options) {
         std::string fail_on;
         for (const auto& kind : received.fail_on)
             fail_on += (fail_on.empty() ? "" : ",") + kind;
-        log_writer.write("asiocrawl: " + count_of(failures, "URL", "URLs") + " failed (" + classes +
-                         "; --fail-on " + fail_on + ")\n");
+        lines.log("asiocrawl: " + count_of(failures, "URL", "URLs") + " failed (" + classes + "; --fail-on " +
+                  fail_on + ")\n");
     }
     log_writer.close();
     if (config.output.report) {
@@ -324,6 +344,10 @@ int main(int argc, char* argv[]) {
     std::vector<std::string> environment;
     for (char** variable = environ; *variable; ++variable)
         environment.emplace_back(*variable);
+    // --help fits the terminal it is printed on (COLUMNS, when set, says the width).
+    winsize window{};
+    if (::isatty(STDOUT_FILENO) == 1 && ::ioctl(STDOUT_FILENO, TIOCGWINSZ, &window) == 0 && window.ws_col > 0)
+        environment.push_back("COLUMNS=" + std::to_string(window.ws_col));
     auto outcome = cli::parse_command_line(argc, argv, environment);
     if (auto* print = std::get_if<cli::print_and_exit>(&outcome)) {
         for (const auto& warning : print->warnings)

@@ -36,6 +36,11 @@ using parse_outcome = std::variant<cli_options, print_and_exit, usage_error>;
 parse_outcome parse_command_line(int argc, const char* const argv[],
                                  const std::vector<std::string>& environment);
 
+/// A seed file (-i FILE, not "-") that cannot give a crawl its seeds: "" when it is fine, else the usage
+/// error (missing, unreadable, a directory; or, when `needs_a_seed` because nothing else seeds the crawl, a
+/// regular file without one URL line). Reads a regular file only up to its first URL line.
+std::string check_seed_file(const std::string& path, bool needs_a_seed);
+
 /// The level after `shift` steps of -v (negative) or -q (positive) from `level`, clamped to debug..off.
 log_level shifted_level(log_level level, int shift) noexcept;
 

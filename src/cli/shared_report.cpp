@@ -50,6 +50,13 @@ int shared_report_command(int argc, char* argv[]) {
             take_option(argc, argv, i, "--redis-cert", tls.cert_file) ||
             take_option(argc, argv, i, "--redis-key", tls.key_file))
             continue;
+        if (std::string_view(argv[i]) == "-h" || std::string_view(argv[i]) == "--help") {
+            std::cout
+                << usage
+                << "\nPrints the report of a shared crawl (docs/DEPLOY.md) from its Redis state, as its "
+                   "workers left it.\nThe Redis password comes from ASIOCRAWL_REDIS_PASSWORD.\n";
+            return 0;
+        }
         if (std::string_view(argv[i]) == "--redis-insecure") {
             tls.insecure = true;
             continue;

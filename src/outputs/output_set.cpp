@@ -455,7 +455,8 @@ void output_set::attach(crawler& crawl, record_sink also, std::function<bool()> 
     if (self.progress_writer) {
         self.progress = std::make_unique<progress_reporter>(
             self.executor, [c = &crawl] { return c->progress(); }, self.progress_writer,
-            std::chrono::milliseconds{500}, self.progress_on_terminal);
+            self.progress_on_terminal ? std::chrono::milliseconds{500} : self.config.progress_interval,
+            self.progress_on_terminal);
     }
 }
 

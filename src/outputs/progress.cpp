@@ -95,7 +95,7 @@ struct progress_reporter::state {
         : timer(ex)
         , snapshot(std::move(s))
         , writer(std::move(w))
-        , interval(std::max(i, tty ? std::chrono::milliseconds{500} : std::chrono::milliseconds{5000}))
+        , interval(std::max(i, tty ? std::chrono::milliseconds{500} : std::chrono::milliseconds{100}))
         , terminal(tty) {}
 
     // A line as the writer gets it: redrawn in place on a terminal, appended elsewhere.

@@ -206,7 +206,10 @@ save_dir_writer::save_dir_writer(fs::path directory, open_mode mode, std::size_t
     if (mode == open_mode::create_new && fs::is_directory(directory, ec) && !fs::is_empty(directory, ec))
         throw output_exists("output.save_dir: " + directory.string() +
                             " holds files already (--overwrite or output.overwrite: true writes into it)");
-    fs::create_directories(directory);
+    // A file in the way, or no permission: said as the other outputs say it, naming the key and the path.
+    if (fs::create_directories(directory, ec); ec || !fs::is_directory(directory))
+        throw std::runtime_error("output.save_dir: cannot create directory " + directory.string() + ": " +
+                                 (ec ? ec.message() : std::string("a file of that name exists")));
     state_ = std::make_shared<state>(fs::absolute(directory), queue_limit_bytes);
 }
 

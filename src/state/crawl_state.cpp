@@ -10,6 +10,7 @@
 #include "policy/sitemap.hpp"
 #include "url/url.hpp"
 #include "util/digest.hpp"
+#include "util/human_units.hpp"
 #include <asiocrawl/error.hpp>
 #include <asiocrawl/version.hpp>
 
@@ -860,7 +861,7 @@ bool crawl_state::retry_later(ticket& t, const fetch_outcome& response) {
     counters_changed_ = true;
     say(log_level::info, t.item.url, ": attempt ", t.item.tries, " ",
         response.error ? std::string(error_kind(response.error)) : std::to_string(response.status),
-        ", retrying in ", wait.count(), " ms");
+        ", retrying in ", human_duration(std::chrono::duration_cast<std::chrono::milliseconds>(wait)));
     if (durable_ && t.item.seq != 0)
         batch_.waiting.push_back({host, t.item.seq, encode(t.item)}); // the attempts made so far survive
     // A copy: the worker still names the item until it is done with it.

@@ -3,6 +3,7 @@
 #include "state/crawl_state.hpp"
 
 #include "url/url.hpp"
+#include "util/human_units.hpp"
 
 #include <algorithm>
 #include <utility>
@@ -17,12 +18,12 @@ bool crawl_state::out_of_budget() {
     if (config_.quota > 0 && bytes_ >= config_.quota) {
         budget_spent_ = true;
         result_.stats["stopped_quota"] = 1;
-        say(log_level::warning, "quota reached: ", bytes_, " bytes fetched (quota ", config_.quota,
-            "): stopping");
+        say(log_level::warning, "quota reached: ", human_bytes(bytes_), " fetched (quota ",
+            human_bytes(config_.quota), "): stopping");
     } else if (deadline_ && now_() >= *deadline_) {
         budget_spent_ = true;
         result_.stats["stopped_max_time"] = 1;
-        say(log_level::warning, "max_time reached (", config_.max_time.count(), " ms): stopping");
+        say(log_level::warning, "max_time reached (", human_duration(config_.max_time), "): stopping");
     }
     if (budget_spent_)
         counters_changed_ = true;

@@ -233,6 +233,59 @@ TEST(cli, wrong_usage_exits_2_with_a_clear_message) {
     }
 }
 
+TEST(cli, a_seed_file_that_gives_no_seeds_is_a_usage_error) {
+    temp_file empty{"empty-seeds.txt", ""};
+    temp_file comments{"comment-seeds.txt", "# nothing here\n\n   \n  # indented\n"};
+    const std::pair<std::vector<std::string>, std::string> cases[] = {
+        {{"-i", empty.path}, "no seeds: input_file (-i) " + empty.path + " holds no URL"},
+        {{"-i", comments.path}, "no seeds"},
+        {{"-i", "/tmp"}, "input_file (-i) /tmp is a directory"},
+        {{"-i", "/tmp/asiocrawl-no-such-seeds.txt"}, "cannot open: No such file or directory"},
+        {{"-i", "/tmp", "http://127.0.0.1:9/"}, "is a directory"},
+    };
+    for (const auto& [args, says] : cases) {
+        SCOPED_TRACE(::testing::PrintToString(args));
+        std::vector<std::string> argv{cli};
+        argv.insert(argv.end(), args.begin(), args.end());
+        auto result = run_process(argv);
+        EXPECT_EQ(result.exit_code, 2);
+        EXPECT_THAT(result.err, HasSubstr(says));
+        EXPECT_THAT(result.err, HasSubstr("Try 'asiocrawl --help'"));
+        EXPECT_TRUE(result.out.empty());
+    }
+}
+
+TEST(cli, off_a_terminal_a_long_crawl_logs_a_heartbeat_unless_quiet) {
+    threaded_server server{root_then_hang};
+    // stderr is a pipe here: no terminal, and no --progress option.
+    child_process crawl{{cli, "--progress-interval", "100ms", "--grace-period", "0", "--ignore-robots",
+                         server.server.origin() + "/"}};
+    wait_until([&] { return crawl.stderr_so_far().find("progress: pages 1 ") != std::string::npos; });
+    crawl.signal(SIGTERM);
+    auto result = crawl.wait();
+    EXPECT_EQ(result.exit_code, 143);
+    EXPECT_THAT(result.err, HasSubstr("progress: pages 1 | queued"));
+    EXPECT_THAT(result.err, Not(HasSubstr("\r"))) << "no terminal codes in a log";
+
+    // Quiet, over several intervals (the hanging links time out after 400 ms, untried again): no heartbeat.
+    auto silent = run_process({cli, "-q", "--progress-interval", "100ms", "--timeout", "400ms", "--max-tries",
+                               "1", "--ignore-robots", server.server.origin() + "/"});
+    EXPECT_EQ(silent.exit_code, 0) << silent.err;
+    EXPECT_THAT(silent.err, Not(HasSubstr("progress:")));
+}
+
+TEST(cli, the_subcommands_have_help_that_exits_0) {
+    auto report = run_process({cli, "report", "--help"});
+    EXPECT_EQ(report.exit_code, 0);
+    EXPECT_THAT(report.out, HasSubstr("--crawl-id"));
+    auto index = run_process({cli, "index", "--help"});
+    EXPECT_EQ(index.exit_code, 0);
+    EXPECT_THAT(index.out, HasSubstr("asiocrawl index"));
+    auto help = run_process({cli, "--help"}, {"COLUMNS=70"});
+    EXPECT_EQ(help.exit_code, 0);
+    EXPECT_THAT(help.out, HasSubstr("asiocrawl report --redis URL --crawl-id ID"));
+}
+
 TEST(cli, sigint_and_sigterm_stop_the_crawl_and_still_print_the_report) {
     for (const auto& [signo, status] : {std::pair{SIGINT, 130}, std::pair{SIGTERM, 143}}) {
         SCOPED_TRACE(signo);
@@ -516,6 +569,14 @@ TEST(cli, an_output_that_cannot_be_written_fails_the_run_whichever_it_is) {
     }
 }
 
+TEST(cli, a_save_dir_in_the_way_of_a_file_names_its_option) {
+    temp_file file{"not-a-dir", "x"};
+    auto result = run_process({cli, "--save-dir", file.path, "http://127.0.0.1:9/"});
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_THAT(result.err, HasSubstr("output.save_dir: cannot create directory " + file.path));
+    EXPECT_THAT(result.err, Not(HasSubstr("filesystem error")));
+}
+
 TEST(cli, a_busy_metrics_port_is_named_without_library_internals) {
     asio::io_context ctx;
     asio::ip::tcp::acceptor taken{ctx, {asio::ip::make_address("127.0.0.1"), 0}};
@@ -619,7 +680,7 @@ TEST(cli, seeds_come_from_standard_input_with_bad_lines_named_by_number) {
 
     auto missing = run_process({cli, "-i", "/nonexistent/seeds.txt"});
     EXPECT_EQ(missing.exit_code, 2);
-    EXPECT_THAT(missing.err, HasSubstr("input_file /nonexistent/seeds.txt: cannot open"));
+    EXPECT_THAT(missing.err, HasSubstr("input_file (-i) /nonexistent/seeds.txt: cannot open"));
 }
 
 TEST(cli, quota_stops_the_crawl_with_its_todo) {
@@ -627,5 +688,6 @@ TEST(cli, quota_stops_the_crawl_with_its_todo) {
     auto result = run_process({cli, "--max-tasks", "1", "-Q", "20kB", "-v", server.root});
     EXPECT_EQ(result.exit_code, 0) << result.err;
     EXPECT_THAT(result.err, HasSubstr("quota reached"));
+    EXPECT_THAT(result.err, HasSubstr("(quota 19.5 KiB): stopping")) << "human units";
     EXPECT_THAT(result.out, Not(HasSubstr("Todo: 0")));
 }

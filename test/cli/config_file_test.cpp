@@ -144,6 +144,7 @@ app_config every_key_changed() {
     c.output.save_dir = "~";
     c.output.metrics_listen = "[::1]:9100";
     c.output.progress = progress_mode::never;
+    c.output.progress_interval = 30s;
     c.output.mode = open_mode::overwrite;
     c.output.queue_limit_bytes = 2u << 20;
     c.run.log_level = log_level::debug;
@@ -189,7 +190,11 @@ TEST(config_values, sizes_take_decimal_and_binary_units) {
                                                            {"10 MB", 10'000'000},
                                                            {"7b", 7},
                                                            {"0", 0},
-                                                           {"1TiB", 1ull << 40}};
+                                                           {"1TiB", 1ull << 40},
+                                                           {"200k", 200u << 10},
+                                                           {"1m", 1u << 20},
+                                                           {"1.5M", 3u << 19},
+                                                           {"2g", 2ull << 30}};
     for (const auto& [text, bytes] : valid) {
         SCOPED_TRACE(text);
         auto parsed = parse_size(text);
@@ -454,7 +459,8 @@ TEST(config_errors, output_and_run_keys_are_validated) {
         {"output:\n  records: \"-\"\n  report: false\n  report_json: \"-\"",
          "output.records cannot be stdout"},
         {"output:\n  report_json: \"-\"", "output.report_json cannot be stdout"},
-        {"output:\n  records: a.json\n  report_json: a.json", "output.report_json must not be the same file"},
+        {"output:\n  records: a.jsonl\n  report_json: a.jsonl",
+         "output.report_json must not be the same file"},
         {"output:\n  warc:\n    max_file_bytes: 1000", "output.warc.max_file_bytes must be at least 1024"},
         {"parse_threads: 1000", "parse_threads must be at most 256"},
         {"retry:\n  multiplier: 0.5", "retry.multiplier must be at least 1"},
@@ -815,7 +821,7 @@ TEST(config_precedence, bad_patterns_roots_and_classes_name_their_source) {
         {{"a.example"},
          {"ASIOCRAWL_INCLUDE=[x"},
          "environment variable ASIOCRAWL_INCLUDE: include[0] must be"},
-        {{"--config", file.path}, {}, file.path + ":2:1: exclude[1] must be a regular expression"},
+        {{"--config", file.path}, {}, file.path + ":4:5: exclude[1] must be a regular expression"},
         {{"--print-config", "--exclude", "("}, {}, "exclude[0] must be a regular expression"},
         {{"not a url"},
          {},

@@ -2,6 +2,7 @@
 // CLI's YAML file, and what an embedder hands to output_set. The crawler itself never reads this.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 
@@ -70,6 +71,9 @@ struct output_config {
     std::string metrics_listen;
     /// Progress line on stderr. Default automatic.
     progress_mode progress = progress_mode::automatic;
+    /// How often the progress line is written when stderr is not a terminal (a heartbeat in a log); a
+    /// terminal's line is redrawn twice a second. At least 100 ms. Default 5 s.
+    std::chrono::milliseconds progress_interval{5000};
     /// Most bytes each file output's writer thread (records, WARC, saved pages) may have waiting: past it
     /// the crawl starts no new fetch until that writer is back under half of it. Memory for outputs is
     /// bounded by this per writer, plus what the fetches in flight bring. At least 1 KiB. Default 64 MiB.

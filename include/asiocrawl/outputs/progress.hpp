@@ -24,12 +24,13 @@ std::string progress_line(const crawl_progress& now, const crawl_progress* previ
 std::string progress_summary(const crawl_progress& final_snapshot);
 
 /// Whether a progress line should be drawn: `always`, or `automatic` with stderr a terminal and not quiet.
+/// (The asiocrawl command also logs a heartbeat line off a terminal in `automatic`: docs/OUTPUTS.md.)
 bool progress_enabled(progress_mode mode, bool stderr_is_tty, bool quiet) noexcept;
 
 /// Redraws the progress line on a timer running on the crawler's executor. On a terminal the writer receives
 /// bytes that overwrite the line in place ("\r", the line, erase-to-end-of-line), and after stop() the
 /// summary with a newline. Elsewhere (`terminal` false: a file, a pipe, a container log) it receives plain
-/// lines, "progress: " and the line and a newline, at most one every 5 seconds, and then the summary line:
+/// lines, "progress: " and the line and a newline, one every `interval`, and then the summary line:
 /// no carriage return or escape code ever reaches a log. The writer is called on the executor and must not
 /// block: the CLI hands the bytes to its stderr writer thread.
 class progress_reporter {
@@ -38,7 +39,7 @@ public:
     using writer_fn = std::function<void(std::string)>;
 
     /// `interval` below 500 ms is raised to 500 ms: a terminal needs no more than two redraws a second.
-    /// `interval` below 5 s is raised to 5 s when `terminal` is false.
+    /// `interval` below 100 ms is raised to 100 ms when `terminal` is false.
     progress_reporter(boost::asio::any_io_executor executor, snapshot_fn snapshot, writer_fn writer,
                       std::chrono::milliseconds interval = std::chrono::milliseconds{500},
                       bool terminal = true);
