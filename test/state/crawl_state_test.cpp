@@ -663,6 +663,7 @@ TEST(work_item_codec, round_trips_and_rejects_garbage) {
     item.depth = 3;
     item.kind = item_kind::sitemap;
     item.from_sitemap = true;
+    item.guessed = true;
     item.tries = 2;
     item.first_started_us = 123456;
     const auto bytes = encode(item);
@@ -674,6 +675,7 @@ TEST(work_item_codec, round_trips_and_rejects_garbage) {
     EXPECT_EQ(back->depth, 3);
     EXPECT_EQ(back->kind, item_kind::sitemap);
     EXPECT_TRUE(back->from_sitemap);
+    EXPECT_TRUE(back->guessed);
     EXPECT_EQ(back->tries, 2);
     EXPECT_EQ(back->first_started_us, 123456);
     for (std::size_t cut = 0; cut < bytes.size(); ++cut)
