@@ -176,7 +176,9 @@ TEST(LinksDifferential, CrawlerDirectivesAgreeWhereTheTreeMovesThem) {
           "<head><link rel=canonical href=/c><meta name=robots content=none></head>",
           "<template><meta name=robots content=none><link rel=canonical href=/t></template>"
           "<select><meta name=robots content=nofollow></select>",
-          "<svg><link rel=canonical href=/s></svg><math><meta name=robots content=noindex>"}) {
+          "<svg><link rel=canonical href=/s></svg><math><meta name=robots content=noindex>",
+          // A frameset replaces the body, and what the body said goes with it.
+          "<p><meta name=robots content=none><link rel=canonical href=/gone></p><frameset>"}) {
         const auto result = compare_extractors(html);
         EXPECT_FALSE(result.differs()) << html << "\n" << result.describe();
     }
