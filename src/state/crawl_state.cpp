@@ -427,11 +427,8 @@ void crawl_state::deny(work_item item, host_id host, boost::system::error_code w
     r.error = why;
     if (why == error::robots_denied)
         ++robots_denied_;
-    else if (why == error::robots_unavailable)
-        r.error_detail = detail; // what robots.txt answered, or how its fetch failed
     else
-        r.error_detail = "robots.txt could not be fetched: the origin was not reachable" +
-                         (detail.empty() ? std::string() : " (" + std::string(detail) + ")");
+        r.error_detail = detail; // what robots.txt answered, or how its fetch failed, and the tries
     say(log_level::debug, r.url, ": ", error_kind(r.error));
     item.url.clear();
     finished(item, host);
@@ -1022,9 +1019,16 @@ void crawl_state::robots_fetched(ticket& t, const fetch_outcome& response) {
     }
     const bool root_origin = root_origins_.contains(origin);
     if (state.unavailable) {
-        if (state.cause.empty())
-            state.cause = t.item.url + " answered " + outcome;
-        state.cause += " after " + std::to_string(t.item.tries) + (t.item.tries == 1 ? " try" : " tries");
+        const std::string tries =
+            " after " + std::to_string(t.item.tries) + (t.item.tries == 1 ? " try" : " tries");
+        if (state.unreachable)
+            // The pages' records carry the network error itself: the detail says where it came from.
+            state.cause = "robots.txt could not be fetched" + tries + ": the origin was not reachable" +
+                          (response.error_detail.empty() ? "" : ": ") + std::string(response.error_detail);
+        else if (state.cause.empty())
+            state.cause = t.item.url + " answered " + outcome + tries;
+        else
+            state.cause += tries;
         state.rules = robots_rules::disallow_all();
         state.retry_at = now_() + config_.robots.unavailable_retry;
         ++result_.stats["robots_unavailable"];
