@@ -160,6 +160,10 @@ struct robots_config {
     /// Largest Crawl-delay honored; a larger one is clamped to this (a hostile robots.txt must not stall the
     /// crawl for a day). Default 30 s.
     std::chrono::milliseconds max_crawl_delay{30'000};
+    /// Also leave out the links of <a>/<area> elements whose rel holds "nofollow", counted as
+    /// skipped_rel_nofollow (wget ignores rel=nofollow; Google treats it as a hint). A page's own nofollow
+    /// (<meta name=robots>, X-Robots-Tag) is obeyed whenever `obey` is. Default false.
+    bool obey_rel_nofollow = false;
 };
 
 /// Adaptive politeness, off by default: each host's delay follows its measured response time (a request's
@@ -412,8 +416,9 @@ struct crawler_config {
     /// Largest link depth crawled: roots are depth 0, a link found on a depth-d page is depth d+1. A redirect
     /// keeps the depth of the URL that redirected. Unset: unlimited. Default unset.
     std::optional<int> max_depth;
-    /// Largest number of distinct URLs admitted to the queue (roots, links and redirect targets); further
-    /// URLs are counted as skipped. Unset: unlimited. Default unset.
+    /// Largest number of distinct URLs admitted to the queue (roots, links, redirect targets and page
+    /// requisites; not the robots.txt and sitemap files read on the way); further URLs are counted as
+    /// skipped (skipped_max_pages). Unset: unlimited. Default unset.
     std::optional<std::size_t> max_pages;
     /// Stop gracefully (as on SIGTERM: fetches in flight finish, what waits is the report's todo) once this
     /// many body bytes (decoded) have been fetched, over every run of a resumed crawl (wget -Q). 0: no
@@ -427,7 +432,8 @@ struct crawler_config {
     bool keep_records = true;
     /// Also queue the URLs listed in sitemaps: Sitemap lines of robots.txt, else /sitemap.xml of each root's
     /// origin; sitemap index files and gzip-compressed sitemaps are followed. The URLs pass the same filters
-    /// as links. Default false.
+    /// as links. A guessed /sitemap.xml that answers 404 or 410 is no broken link: no record, counted as
+    /// sitemaps_absent. Default false.
     bool sitemaps = false;
     /// Threads that parse HTML and extract links. 0: parse inline on the crawler's executor, the classic
     /// single-threaded design. Crawl state stays on the executor either way. Default 0.

@@ -103,6 +103,15 @@ struct record {
     std::chrono::microseconds started{0};
     /// From the start of the first attempt to the end of the last one.
     std::chrono::microseconds elapsed{0};
+    /// The page asks not to be indexed: a <meta name="robots"> or an X-Robots-Tag header (for every crawler,
+    /// or naming ours) says noindex or none. Recorded, not acted upon: asiocrawl indexes nothing.
+    bool noindex = false;
+    /// The page asks that its links not be followed (nofollow or none, from the same places). With
+    /// robots.obey they were not: num_urls is 0 and the crawl counts them as skipped_nofollow.
+    bool nofollow = false;
+    /// The canonical URL the page names (RFC 6596), resolved and normalized like a link: its first
+    /// <link rel="canonical" href>, else a `Link: <...>; rel="canonical"` header's target; empty when none.
+    std::string canonical;
 
     bool is_redirect() const noexcept { return status >= 300 && status < 400 && !next_url.empty(); }
     bool failed() const noexcept { return static_cast<bool>(error); }

@@ -57,7 +57,7 @@ error_info describe(error e) noexcept {
     case error::robots_denied:
         return {"robots_denied", "disallowed by robots.txt"};
     case error::robots_unavailable:
-        return {"robots_unavailable", "robots.txt unavailable: origin disallowed"};
+        return {"robots_unavailable", "robots.txt could not be read: the origin is off limits for now"};
     case error::internal_error:
         return {"internal_error", "internal error"};
     case error::type_rejected:

@@ -161,6 +161,12 @@ void count_record(counters& stats, const record& r) {
     if (r.status != 0) {
         ++stats["status_" + std::to_string(r.status)];
     }
+    if (r.noindex) {
+        ++stats["noindex"];
+    }
+    if (r.nofollow) {
+        ++stats["nofollow"];
+    }
     if (!r.requisite.empty() && r.status != 0 && !r.is_redirect()) {
         ++stats["requisites_fetched"];
     }
@@ -367,6 +373,12 @@ boost::json::object to_json(const record& r) {
     object["num_new_urls"] = static_cast<std::uint64_t>(r.num_new_urls);
     if (r.links_dropped != 0)
         object["links_dropped"] = static_cast<std::uint64_t>(r.links_dropped);
+    if (r.nofollow)
+        object["nofollow"] = true;
+    if (r.noindex)
+        object["noindex"] = true;
+    if (!r.canonical.empty())
+        object["canonical"] = r.canonical;
     if (!r.requisite.empty())
         object["requisite"] = r.requisite;
     if (r.change != change_kind::none)

@@ -474,6 +474,7 @@ const std::vector<config_key>& config_keys() {
         {"robots.max_redirects",               none,                       polite,   whole(FIELD(crawl.robots.max_redirects)),          "redirects followed for robots.txt"},
         {"robots.unavailable_retry",           none,                       polite,   duration(FIELD(crawl.robots.unavailable_retry)),   "how long an origin with an unreachable robots.txt stays disallowed"},
         {"robots.max_crawl_delay",             none,                       polite,   duration(FIELD(crawl.robots.max_crawl_delay)),     "largest Crawl-delay honored"},
+        {"robots.obey_rel_nofollow",           "obey-rel-nofollow",        polite,   boolean(FIELD(crawl.robots.obey_rel_nofollow)),    "also leave out links marked rel=nofollow (a page's meta robots nofollow is obeyed with robots.obey)"},
         {"politeness.max_per_host",            "max-per-host",             polite,   whole(FIELD(crawl.politeness.max_per_host), 1),    "most requests in flight to one host"},
         {"politeness.delay",                   "delay",                    polite,   duration(FIELD(crawl.politeness.delay)),           "least time between two request starts to one host"},
         {"politeness.random_wait",             "random-wait",              polite,   boolean(FIELD(crawl.politeness.random_wait)),      "draw each per-host wait from 0.5 to 1.5 times the delay"},

@@ -20,6 +20,8 @@ fetch_outcome outcome_of(const fetch_result& response) {
         out.retry_after = *response.retry_after;
     out.etag = response.etag;
     out.last_modified = response.last_modified;
+    out.x_robots_tag = response.x_robots_tag;
+    out.link = response.link;
     out.sent_at = response.started;
     out.body = response.body;
     out.body_bytes = response.body_bytes;

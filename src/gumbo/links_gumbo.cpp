@@ -168,10 +168,26 @@ void add_reference(page_links& links, const char* value) {
     }
 }
 
+bool rel_has(const char* rel, std::string_view word) noexcept {
+    const std::string_view text = rel != nullptr ? std::string_view(rel) : std::string_view();
+    std::size_t i = 0;
+    while (i < text.size()) {
+        while (i < text.size() && detail::ascii::is_html_whitespace(text[i]))
+            ++i;
+        const std::size_t start = i;
+        while (i < text.size() && !detail::ascii::is_html_whitespace(text[i]))
+            ++i;
+        if (i > start && detail::ascii::iequals(text.substr(start, i - start), word))
+            return true;
+    }
+    return false;
+}
+
 class link_collector {
 public:
-    explicit link_collector(page_links& links)
-        : links_(links) {}
+    link_collector(page_links& links, bool skip_rel_nofollow)
+        : links_(links)
+        , skip_rel_nofollow_(skip_rel_nofollow) {}
 
     void visit(const GumboElement& element) {
         // Foreign content (SVG, MathML) has elements named like HTML ones that mean something else; only
@@ -189,7 +205,15 @@ public:
         switch (element.tag) {
         case GUMBO_TAG_A:
         case GUMBO_TAG_AREA:
+            if (skip_rel_nofollow_ && rel_has(attribute_value(element, "rel"), "nofollow")) {
+                if (const char* href = attribute_value(element, "href"); href != nullptr && !is_blank(href))
+                    ++links_.rel_nofollow;
+                break;
+            }
             add_reference(links_, attribute_value(element, "href"));
+            break;
+        case GUMBO_TAG_LINK:
+            visit_link(element);
             break;
         case GUMBO_TAG_FRAME:
         case GUMBO_TAG_IFRAME:
@@ -223,7 +247,20 @@ private:
         }
     }
 
+    void visit_link(const GumboElement& element) {
+        // The first <link rel=canonical> with a non-blank href, in document order.
+        if (links_.canonical || !rel_has(attribute_value(element, "rel"), "canonical"))
+            return;
+        if (const char* href = attribute_value(element, "href"); href != nullptr && !is_blank(href))
+            links_.canonical.emplace(href);
+    }
+
     void visit_meta(const GumboElement& element) {
+        if (const char* name = attribute_value(element, "name");
+            name != nullptr && detail::ascii::iequals(trim_html_whitespace(name), "robots")) {
+            if (const char* content = attribute_value(element, "content"))
+                links_.meta_robots |= parse_robots_directives(content);
+        }
         const char* http_equiv = attribute_value(element, "http-equiv");
         if (http_equiv == nullptr || !detail::ascii::iequals(http_equiv, "refresh")) {
             return;
@@ -238,6 +275,7 @@ private:
     }
 
     page_links& links_;
+    bool skip_rel_nofollow_;
     bool seen_base_href_ = false;
 };
 
@@ -258,7 +296,7 @@ const GumboVector* children_of(const GumboNode& node) noexcept {
 
 namespace detail {
 
-page_links extract_links_unguarded(std::string_view parsed) {
+page_links extract_links_unguarded(std::string_view parsed, bool skip_rel_nofollow) {
     page_links links;
 
     GumboOptions options = kGumboDefaultOptions;
@@ -285,7 +323,7 @@ page_links extract_links_unguarded(std::string_view parsed) {
         return links;
     }
 
-    link_collector collector{links};
+    link_collector collector{links, skip_rel_nofollow};
     // An explicit stack, not recursion: hostile pages nest elements hundreds of thousands deep. Children are
     // pushed in reverse so that they pop, and are visited, in document order.
     std::vector<const GumboNode*> pending{output->document};
@@ -304,7 +342,7 @@ page_links extract_links_unguarded(std::string_view parsed) {
     return links;
 }
 
-page_links extract_links_gumbo(std::string_view html, std::size_t max_links) {
+page_links extract_links_gumbo(std::string_view html, std::size_t max_links, bool skip_rel_nofollow) {
     // gumbo 0.10.1 is quadratic (and worse) in nesting depth, formatting elements and attributes per tag, and
     // fails assertions on some CDATA: the guard blanks what exceeds its limits and those CDATA sections, and
     // leaves ordinary pages untouched (no copy). It also bounds the size of the tree (elements, and links
@@ -312,8 +350,8 @@ page_links extract_links_gumbo(std::string_view html, std::size_t max_links) {
     detail::markup_guard_limits limits;
     limits.max_links = max_links;
     const detail::markup_guard_result guarded = detail::guard_markup(html, limits);
-    page_links links =
-        extract_links_unguarded(guarded.rewritten ? std::string_view{*guarded.rewritten} : html);
+    page_links links = extract_links_unguarded(
+        guarded.rewritten ? std::string_view{*guarded.rewritten} : html, skip_rel_nofollow);
     links.dropped_references = guarded.dropped_links;
     return links;
 }

@@ -12,10 +12,10 @@ namespace asiocrawl::detail {
 
 /// gumbo's parse behind the markup guard (src/gumbo/markup_guard.hpp), on a per-thread arena, with its
 /// assertions made recoverable: what extract_links does with html_parser::gumbo.
-page_links extract_links_gumbo(std::string_view html, std::size_t max_links);
+page_links extract_links_gumbo(std::string_view html, std::size_t max_links, bool skip_rel_nofollow = false);
 
 /// The same without the markup guard: gumbo parses `html` as it is, quadratic and assertion-failing markup
 /// included. For the tests of what the guard prevents.
-page_links extract_links_unguarded(std::string_view html);
+page_links extract_links_unguarded(std::string_view html, bool skip_rel_nofollow = false);
 
 } // namespace asiocrawl::detail

@@ -11,6 +11,7 @@ void extract(std::string_view html, const extractor_options& options, extraction
     out.entries.clear();
     out.dropped_links = 0;
     out.dropped_requisites = 0;
+    out.rel_nofollow = 0;
     tree_builder builder(options, out);
     tokenizer lexer(html, builder);
     lexer.run();

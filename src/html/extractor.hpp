@@ -23,6 +23,8 @@ enum class entry_kind : std::uint8_t {
     link,      ///< a/area href, frame/iframe src, SVG a href or xlink:href, meta refresh URL
     base,      ///< the href of a <base> (possibly blank)
     requisite, ///< see requisite_kind
+    canonical, ///< the href of a <link rel=canonical> (the first one in document order counts)
+    robots,    ///< what a <meta name=robots> says: "1" noindex, "2" nofollow, "3" both
 };
 
 struct extractor_options {
@@ -30,6 +32,8 @@ struct extractor_options {
     std::size_t max_links = 0;
     /// Also collect page requisites (images, scripts, stylesheets, ...).
     bool requisites = false;
+    /// Leave out the links of <a>/<area> elements whose rel holds "nofollow" (counted in rel_nofollow).
+    bool skip_rel_nofollow = false;
     /// Open elements beyond which an ordinary start tag opens no element (its references are still taken):
     /// keeps every stack walk short on hostile nesting. Chromium caps its DOM depth at 512 too.
     std::size_t max_depth = 512;
@@ -49,6 +53,8 @@ struct extraction {
     std::vector<entry> entries; ///< in document order
     std::size_t dropped_links = 0;
     std::size_t dropped_requisites = 0;
+    /// <a>/<area> links left out for their rel=nofollow (extractor_options::skip_rel_nofollow).
+    std::size_t rel_nofollow = 0;
 
     std::string_view value(const entry& e) const noexcept {
         return std::string_view(text).substr(e.offset, e.length);

@@ -22,10 +22,12 @@ page_links extract_links_fast(std::string_view html, const extract_options& opti
     detail::html::extractor_options extractor;
     extractor.max_links = options.max_links;
     extractor.requisites = options.requisites;
+    extractor.skip_rel_nofollow = options.skip_rel_nofollow;
     thread_local detail::html::extraction found;
     detail::html::extract(html, extractor, found);
     page_links links;
     links.dropped_references = found.dropped_links;
+    links.rel_nofollow = found.rel_nofollow;
     bool seen_base = false;
     for (const auto& entry : found.entries) {
         switch (entry.kind) {
@@ -37,6 +39,15 @@ page_links extract_links_fast(std::string_view html, const extract_options& opti
             if (!seen_base && !is_blank(found.value(entry)))
                 links.base_href.emplace(found.value(entry));
             seen_base = true;
+            break;
+        case detail::html::entry_kind::robots: {
+            const int code = found.value(entry).front() - '0';
+            links.meta_robots |= robots_directives{(code & 1) != 0, (code & 2) != 0};
+            break;
+        }
+        case detail::html::entry_kind::canonical:
+            if (!links.canonical)
+                links.canonical.emplace(found.value(entry));
             break;
         case detail::html::entry_kind::requisite:
             links.requisites.push_back({std::string(found.value(entry)), entry.requisite});
@@ -54,7 +65,7 @@ page_links extract_links_fast(std::string_view html, const extract_options& opti
 
 page_links extract_links(std::string_view html, const extract_options& options) {
     if (options.parser == html_parser::gumbo) {
-        page_links links = detail::extract_links_gumbo(html, options.max_links);
+        page_links links = detail::extract_links_gumbo(html, options.max_links, options.skip_rel_nofollow);
         if (options.max_links != 0 && links.references.size() > options.max_links) {
             links.dropped_references += links.references.size() - options.max_links;
             links.references.resize(options.max_links);
@@ -68,6 +79,24 @@ page_links extract_links(std::string_view html, std::size_t max_links) {
     extract_options options;
     options.max_links = max_links;
     return extract_links(html, options);
+}
+
+robots_directives parse_robots_directives(std::string_view content) noexcept {
+    robots_directives found;
+    while (!content.empty()) {
+        const auto comma = content.find(',');
+        const std::string_view word = trim_html_whitespace(content.substr(0, comma));
+        content = comma == std::string_view::npos ? std::string_view() : content.substr(comma + 1);
+        if (detail::ascii::iequals(word, "none")) {
+            found.noindex = true;
+            found.nofollow = true;
+        } else if (detail::ascii::iequals(word, "noindex")) {
+            found.noindex = true;
+        } else if (detail::ascii::iequals(word, "nofollow")) {
+            found.nofollow = true;
+        }
+    }
+    return found;
 }
 
 std::string_view requisite_kind_name(requisite_kind kind) noexcept {

@@ -34,6 +34,24 @@ struct page_requisite {
     requisite_kind kind;
 };
 
+/// What robots meta tags or X-Robots-Tag headers ask of a crawler (Google's robots meta tag specification);
+/// only the two a crawler that does not index acts upon or reports.
+struct robots_directives {
+    bool noindex = false;  ///< "noindex" or "none"
+    bool nofollow = false; ///< "nofollow" or "none": the page's links are not to be followed
+
+    robots_directives& operator|=(const robots_directives& other) noexcept {
+        noindex = noindex || other.noindex;
+        nofollow = nofollow || other.nofollow;
+        return *this;
+    }
+    bool operator==(const robots_directives&) const = default;
+};
+
+/// The directives of a <meta name=robots> content attribute: comma-separated, case-insensitive, whitespace
+/// around each ignored; unknown ones (index, follow, noarchive, max-snippet:...) are ignored.
+robots_directives parse_robots_directives(std::string_view content) noexcept;
+
 /// What a page links to, as written in the markup (entities decoded by the HTML parser, nothing resolved).
 struct page_links {
     /// href of the first <base> element that has one, if any. Links resolve against it.
@@ -52,6 +70,12 @@ struct page_links {
     /// would have returned; gumbo's path counts the link-bearing tags of the part of the document it cut off
     /// (approximate: an empty href counts too).
     std::size_t dropped_references = 0;
+    /// Every <meta name=robots> of the page together (an element in template contents does not count).
+    robots_directives meta_robots;
+    /// href of the first <link rel=canonical> in document order with a non-blank one, as written.
+    std::optional<std::string> canonical;
+    /// <a>/<area> links left out because their rel holds "nofollow" (extract_options::skip_rel_nofollow).
+    std::size_t rel_nofollow = 0;
 };
 
 struct extract_options {
@@ -60,6 +84,9 @@ struct extract_options {
     std::size_t max_links = 0;
     /// Also collect page requisites (off by default: a crawl that only follows links needs none).
     bool requisites = false;
+    /// Leave out the links of <a> and <area> elements whose rel holds "nofollow" (config
+    /// robots.obey_rel_nofollow), counting them in page_links::rel_nofollow.
+    bool skip_rel_nofollow = false;
 };
 
 /// Parses `html` (any bytes, read as UTF-8; never throws on malformed markup) and collects its links.

@@ -14,6 +14,7 @@ link_options link_options_for(const crawler_config& config, std::string charset)
     options.parser = config.html.parser;
     options.charset = std::move(charset);
     options.requisites = config.requisites.enabled;
+    options.skip_rel_nofollow = config.robots.obey_rel_nofollow;
     return options;
 }
 
@@ -29,6 +30,7 @@ resolved_links resolve_links(boost::urls::url_view page, std::string body, const
     extract.parser = options.parser;
     extract.max_links = options.max_links;
     extract.requisites = options.requisites;
+    extract.skip_rel_nofollow = options.skip_rel_nofollow;
     page_links links = extract_links(html, extract);
     if (options.requisites && options.parser == html_parser::gumbo) {
         // gumbo's tree walk collects links only. The streaming extractor, which finds the links gumbo finds
@@ -37,6 +39,8 @@ resolved_links resolve_links(boost::urls::url_view page, std::string body, const
         links.requisites = extract_links(html, extract).requisites;
     }
     out.parser_gave_up = links.parser_gave_up;
+    out.meta_robots = links.meta_robots;
+    out.rel_nofollow = links.rel_nofollow;
     out.over_page_cap = links.dropped_references;
     if (options.max_links != 0 && links.references.size() > options.max_links) {
         out.over_page_cap += links.references.size() - options.max_links;
@@ -48,6 +52,9 @@ resolved_links resolve_links(boost::urls::url_view page, std::string body, const
         if (auto resolved = normalize_reference(page, *links.base_href, encoding))
             base = std::move(*resolved);
     }
+    if (links.canonical)
+        if (auto canonical = normalize_reference(base, *links.canonical, encoding))
+            out.canonical = std::move(*canonical);
     out.urls.reserve(links.references.size());
     for (const auto& reference : links.references) {
         auto link = normalize_reference(base, reference, encoding);

@@ -14,6 +14,7 @@
 #include <boost/url/url_view.hpp>
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,6 +31,8 @@ struct link_options {
     std::string charset;
     /// Also resolve the page requisites (images, scripts, stylesheets, ...).
     bool requisites = false;
+    /// Leave out <a>/<area> links with rel=nofollow (robots.obey_rel_nofollow).
+    bool skip_rel_nofollow = false;
 };
 
 /// The options a crawl with `config` uses for a page whose record says `charset`.
@@ -46,9 +49,12 @@ struct resolved_links {
     std::vector<resolved_requisite> requisites; // with link_options::requisites; http(s) ones only
     std::size_t invalid = 0;
     std::size_t not_http = 0;
-    std::size_t over_page_cap = 0; // links past link_options::max_links, never resolved
-    bool parser_gave_up = false;   // page_links::parser_gave_up
-    std::string body;              // handed back: the caller still owns the page
+    std::size_t over_page_cap = 0;             // links past link_options::max_links, never resolved
+    bool parser_gave_up = false;               // page_links::parser_gave_up
+    robots_directives meta_robots;             // page_links::meta_robots
+    std::size_t rel_nofollow = 0;              // page_links::rel_nofollow
+    std::optional<boost::urls::url> canonical; // <link rel=canonical>, resolved like the links
+    std::string body;                          // handed back: the caller still owns the page
 };
 
 /// Extracts the links of `body` and resolves them against `page` or the page's <base href>. The body is moved

@@ -9,6 +9,7 @@
 #include "html/text.hpp"
 
 #include <algorithm>
+#include <bit>
 
 namespace asiocrawl::detail::html {
 
@@ -319,7 +320,8 @@ void tree_builder::compact() {
     std::string text;
     std::vector<extraction::entry> entries;
     std::size_t links = 0, requisites = 0;
-    bool base = false;
+    bool base = false, canonical = false;
+    unsigned robots = 0; // the codes kept: each says the same wherever it is
     for (std::uint32_t i = items_[0].next; i != 0;) {
         const std::uint32_t next = items_[i].next;
         if (items_[i].entry != marker) {
@@ -333,6 +335,13 @@ void tree_builder::compact() {
                 keep = options_.max_links == 0 || requisites < options_.max_links;
                 requisites += keep;
                 out_.dropped_requisites += !keep;
+            } else if (e.kind == entry_kind::canonical) {
+                keep = !canonical;
+                canonical = true;
+            } else if (e.kind == entry_kind::robots) {
+                const unsigned bit = 1u << (out_.text[e.offset] - '0');
+                keep = (robots & bit) == 0;
+                robots |= bit;
             } else {
                 keep = !base;
                 base = true;
@@ -366,7 +375,7 @@ void tree_builder::compact() {
     entries_.swap(entries);
     stored_links_ = links;
     stored_requisites_ = requisites;
-    stored_bases_ = base ? 1 : 0;
+    stored_bases_ = (base ? 1 : 0) + (canonical ? 1 : 0) + static_cast<std::size_t>(std::popcount(robots));
 }
 
 void tree_builder::finish() {
@@ -395,6 +404,13 @@ inline void tree_builder::emit_link_attribute(const token& t, std::string_view n
     const attribute* a = t.find(name);
     if (a == nullptr || (references_are_inert() && e == nullptr))
         return;
+    if (options_.skip_rel_nofollow) {
+        if (const attribute* rel = t.find("rel"); rel != nullptr && rel_has(decoded(*rel), "nofollow")) {
+            if (!is_blank(decoded(*a)) && !references_are_inert())
+                ++out_.rel_nofollow;
+            return; // no link, and none for a clone to make again
+        }
+    }
     const std::string_view value = decoded(*a);
     if (is_blank(value))
         return;
@@ -481,7 +497,26 @@ inline void tree_builder::emit_references(element& e, const token& t, std::uint3
             if (const attribute* h = t.find("href"))
                 emit(entry_kind::base, requisite_kind::image, decoded(*h), before);
             break;
+        case link:
+            if (const attribute* rel = t.find("rel"); rel != nullptr && rel_has(decoded(*rel), "canonical"))
+                if (const attribute* href = t.find("href"))
+                    if (const std::string_view value = decoded(*href); !is_blank(value))
+                        emit(entry_kind::canonical, requisite_kind::image, value, before);
+            break;
         case meta:
+            if (const attribute* name = t.find("name")) {
+                const std::string_view value = decoded(*name);
+                if (ascii::iequals(ascii::trim_html_whitespace(value), "robots"))
+                    if (const attribute* content = t.find("content")) {
+                        // An entry, not a flag: a <frameset> that replaces the body takes it away too.
+                        const robots_directives said = parse_robots_directives(decoded(*content));
+                        const char code =
+                            static_cast<char>('0' + (said.noindex ? 1 : 0) + (said.nofollow ? 2 : 0));
+                        if (code != '0')
+                            emit(entry_kind::robots, requisite_kind::image, std::string_view(&code, 1),
+                                 before);
+                    }
+            }
             if (const attribute* equiv = t.find("http-equiv")) {
                 const std::string_view value = decoded(*equiv);
                 if (value.size() == 7 && std::equal(value.begin(), value.end(), "refresh",
@@ -554,6 +589,20 @@ inline void tree_builder::emit_requisites(const element& e, const token& t, std:
     default:
         break;
     }
+}
+
+inline bool tree_builder::rel_has(std::string_view rel, std::string_view word) {
+    std::size_t i = 0;
+    while (i < rel.size()) {
+        while (i < rel.size() && ascii::is_html_whitespace(rel[i]))
+            ++i;
+        const std::size_t start = i;
+        while (i < rel.size() && !ascii::is_html_whitespace(rel[i]))
+            ++i;
+        if (i > start && ascii::iequals(rel.substr(start, i - start), word))
+            return true;
+    }
+    return false;
 }
 
 inline std::optional<requisite_kind> tree_builder::link_requisite(std::string_view rel) {

@@ -256,6 +256,8 @@ private:
     void emit_references(element& e, const token& t, std::uint32_t before);
     void emit_requisites(const element& e, const token& t, std::uint32_t before);
     static std::optional<requisite_kind> link_requisite(std::string_view rel);
+    /// True when the space-separated tokens of `rel` hold `word` (lowercase), ASCII case-insensitively.
+    static bool rel_has(std::string_view rel, std::string_view word);
 
     // -- Inserting elements --
 

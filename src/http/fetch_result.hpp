@@ -29,6 +29,10 @@ struct fetch_result {
     /// in a conditional request.
     std::string etag;
     std::string last_modified;
+    /// Every X-Robots-Tag field value, one a line ('\n'-separated), as sent; empty when absent.
+    std::string x_robots_tag;
+    /// Every Link field value, comma-joined (a list field, RFC 9110 5.3); empty when absent.
+    std::string link;
     /// The body, decoded from gzip/deflate when the server used them.
     std::string body;
     /// Decoded body bytes (equals body.size() on success).

@@ -142,6 +142,20 @@ std::string last_value(const http::fields& head, http::field name) {
     return std::string(value);
 }
 
+/// Every `name` field of `head`, joined by `separator` ("" when none). Bounded by the head
+/// (fetch.max_header_bytes).
+template <class Name>
+std::string joined_values(const http::fields& head, Name name, char separator) {
+    std::string joined;
+    auto [first, last] = head.equal_range(name);
+    for (auto it = first; it != last; ++it) {
+        if (!joined.empty())
+            joined += separator;
+        joined.append(it->value());
+    }
+    return joined;
+}
+
 /// A 2xx head whose Content-Type is not among `accept` (fetch_options::accept_types).
 bool type_rejected(const response_parser& parser, const std::vector<std::string>& accept) {
     const auto& head = parser.get();
@@ -402,6 +416,8 @@ error_code response_reader::take_head(std::string_view url, const response_parse
         result.retry_after = std::string(it->value());
     result.etag = last_value(head, http::field::etag);
     result.last_modified = last_value(head, http::field::last_modified);
+    result.x_robots_tag = joined_values(head, "X-Robots-Tag", '\n');
+    result.link = joined_values(head, http::field::link, ',');
     read_keep_alive(head, r);
     // An HTTP/1.0 message with Transfer-Encoding has faulty framing (RFC 9112 6.1): read it, then close.
     if (head.version() < 11 && head.find(http::field::transfer_encoding) != head.end())

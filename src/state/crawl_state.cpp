@@ -6,6 +6,7 @@
 #include "html/charset.hpp"
 #include "html/links.hpp"
 #include "policy/backoff.hpp"
+#include "policy/page_directives.hpp"
 #include "policy/redirect.hpp"
 #include "policy/sitemap.hpp"
 #include "url/url.hpp"
@@ -138,7 +139,13 @@ void crawl_state::restore(const restored_state& restored) {
         result_.runs = doc.at("runs").to_number<std::size_t>();
         result_.started_at = std::chrono::system_clock::time_point(
             std::chrono::microseconds(doc.at("started_at_us").to_number<std::int64_t>()));
+        if (const auto* pages = doc.if_contains("pages_admitted")) {
+            pages_admitted_ = pages->to_number<std::size_t>();
+            pages_admitted_known_ = true;
+        }
     }
+    if (!pages_admitted_known_)
+        pages_admitted_ = seen_.size(); // a state from before the count was kept: robots.txt included
     for (std::size_t id = 0; id < restored.waiting.size() && id < host_names_.size(); ++id) {
         const auto n = restored.waiting[id];
         if (n == 0)
@@ -228,7 +235,8 @@ host_id crawl_state::host_number(std::string_view host) {
 }
 
 bool crawl_state::admit(const boost::urls::url& url, const std::string& referrer, int redirects_left,
-                        int depth, item_kind kind, bool from_sitemap, requisite_kind requisite) {
+                        int depth, item_kind kind, bool from_sitemap, requisite_kind requisite,
+                        bool guessed) {
     // A stopping crawl drops what it finds, unless it is durable: then the URL waits on disk for the next
     // run (a link found by a fetch that finished during the stop is not lost).
     if (stopping_ && !durable_)
@@ -243,8 +251,10 @@ bool crawl_state::admit(const boost::urls::url& url, const std::string& referrer
     const auto fp = url_fingerprint(key, seed_);
     if (seen_.contains(fp))
         return false;
-    if ((kind == item_kind::page || kind == item_kind::requisite) && config_.max_pages &&
-        seen_.size() >= *config_.max_pages) {
+    // max_pages counts what the crawl was asked for (roots, links, redirect targets, requisites), not the
+    // robots.txt and sitemap files it reads on the way.
+    const bool counted = kind == item_kind::page || kind == item_kind::requisite;
+    if (counted && config_.max_pages && pages_admitted_ >= *config_.max_pages) {
         skip("max_pages");
         return false;
     }
@@ -252,6 +262,10 @@ bool crawl_state::admit(const boost::urls::url& url, const std::string& referrer
     if (!for_next_run && !shared_ && !hooks_.hold())
         return false;
     seen_.insert(fp);
+    if (counted) {
+        ++pages_admitted_;
+        counters_changed_ = true;
+    }
     work_item item;
     item.url = std::string(key);
     item.referrer = referrer;
@@ -260,6 +274,7 @@ bool crawl_state::admit(const boost::urls::url& url, const std::string& referrer
     item.kind = kind;
     item.from_sitemap = from_sitemap;
     item.requisite = requisite;
+    item.guessed = guessed && kind == item_kind::sitemap;
     const host_id host = host_number(host_of(item.url));
     item.seq = next_seq_[host]++;
     if (shared_) {
@@ -357,7 +372,8 @@ std::optional<crawl_state::ticket> crawl_state::next() {
         }
         if (state.unavailable) {
             deny(std::move(t.item), popped->host,
-                 state.unreachable ? state.unreachable : make_error_code(error::robots_unavailable));
+                 state.unreachable ? state.unreachable : make_error_code(error::robots_unavailable),
+                 state.cause);
             continue;
         }
         const auto path = std::string_view(t.item.url).substr(origin.size());
@@ -410,7 +426,7 @@ void crawl_state::on_refill(host_id host, std::vector<std::pair<std::uint64_t, s
     frontier_.refill(host, std::move(decoded), now_());
 }
 
-void crawl_state::deny(work_item item, host_id host, boost::system::error_code why) {
+void crawl_state::deny(work_item item, host_id host, boost::system::error_code why, std::string_view detail) {
     record r;
     r.url = std::move(item.url);
     r.referrer = std::move(item.referrer);
@@ -420,8 +436,8 @@ void crawl_state::deny(work_item item, host_id host, boost::system::error_code w
     r.error = why;
     if (why == error::robots_denied)
         ++robots_denied_;
-    else if (why != error::robots_unavailable)
-        r.error_detail = "robots.txt could not be fetched: the origin was not reachable";
+    else
+        r.error_detail = detail; // what robots.txt answered, or how its fetch failed, and the tries
     say(log_level::debug, r.url, ": ", error_kind(r.error));
     item.url.clear();
     finished(item, host);
@@ -493,6 +509,7 @@ std::string crawl_state::counters_json() const {
     doc["done"] = result_.done;
     doc["failures"] = failures_;
     doc["robots_denied"] = robots_denied_;
+    doc["pages_admitted"] = pages_admitted_;
     doc["retries"] = retries_;
     doc["bytes"] = bytes_;
     doc["elapsed_us"] = (previous_elapsed_ + micros(now_() - started_)).count();
@@ -929,6 +946,16 @@ crawl_state::next_step crawl_state::on_response(ticket& t, const fetch_outcome& 
         complete(t, std::move(r));
         return next_step::done;
     }
+    if (t.item.kind == item_kind::sitemap && t.item.guessed && (r.status == 404 || r.status == 410)) {
+        // /sitemap.xml was only a guess: a site without one has no broken link. Counted, no record.
+        ++result_.stats["sitemaps_absent"];
+        counters_changed_ = true;
+        say(log_level::info, r.url, ": ", r.status, ": no sitemap (a guess, named by no robots.txt)");
+        finished(t.item, t.slot.host());
+        return next_step::done;
+    }
+    if (t.item.kind == item_kind::page)
+        read_page_headers(response, r);
     const bool success = r.status >= 200 && r.status < 300;
     if (!response.body.empty())
         r.payload_digest = sha1_base32(response.body); // error pages too: a re-crawl compares them
@@ -958,21 +985,46 @@ void crawl_state::finish(ticket& t, record&& r) {
     complete(t, std::move(r));
 }
 
+void crawl_state::read_page_headers(const fetch_outcome& response, record& r) {
+    const robots_directives said = parse_x_robots_tag(response.x_robots_tag, product_token(agent_));
+    r.noindex = said.noindex;
+    r.nofollow = said.nofollow;
+    if (const auto target = canonical_link_target(response.link)) {
+        // Resolved against the URL requested, as a Link header's reference is (RFC 8288 3.2).
+        if (auto canonical = normalize_reference(boost::urls::parse_uri(r.url).value(), *target))
+            r.canonical = std::string(canonical->buffer());
+    }
+}
+
 void crawl_state::on_links(ticket& t, record& r, const resolved_links& links) {
     const collect_outlinks collect(*this, t);
     skip("not_http", links.not_http);
     skip("invalid_url", links.invalid);
+    skip("rel_nofollow", links.rel_nofollow);
+    r.noindex = r.noindex || links.meta_robots.noindex;
+    r.nofollow = r.nofollow || links.meta_robots.nofollow;
+    if (links.canonical)
+        r.canonical = std::string(links.canonical->buffer()); // the page's own word over its header's
     if (links.parser_gave_up) {
         ++result_.stats["html_parser_gave_up"];
         say(log_level::warning, t.item.url, ": the HTML parser gave up on this page (no links taken)");
     }
-    if (links.over_page_cap > 0) {
-        result_.stats["skipped_links_over_page_cap"] += links.over_page_cap;
-        r.links_dropped = links.over_page_cap;
-        say(log_level::warning, t.item.url, ": ", links.over_page_cap, " links past the first ",
-            config_.traps.max_links_per_page, " ignored (traps.max_links_per_page)");
+    if (r.nofollow && config_.robots.obey) {
+        // The page asks that its links not be followed; its requisites are part of the page, not links.
+        std::unordered_set<std::string_view> distinct;
+        for (const auto& link : links.urls)
+            distinct.emplace(link.buffer());
+        skip("nofollow", distinct.size());
+        say(log_level::debug, t.item.url, ": nofollow: ", distinct.size(), " links not followed");
+    } else {
+        if (links.over_page_cap > 0) {
+            result_.stats["skipped_links_over_page_cap"] += links.over_page_cap;
+            r.links_dropped = links.over_page_cap;
+            say(log_level::warning, t.item.url, ": ", links.over_page_cap, " links past the first ",
+                config_.traps.max_links_per_page, " ignored (traps.max_links_per_page)");
+        }
+        admit_links(links.urls, t.item.url, t.item.depth + 1, false, r);
     }
-    admit_links(links.urls, t.item.url, t.item.depth + 1, false, r);
     if (config_.requisites.enabled)
         admit_requisites(links.requisites, t.item);
 }
@@ -1017,7 +1069,7 @@ void crawl_state::follow_redirect(ticket& t, const fetch_outcome& response, reco
         note_downgrade(t.item.url, r.next_url);
     r.num_urls = 1;
     if (admit(*decision.target, t.item.url, t.item.redirects_left - 1, t.item.depth, t.item.kind,
-              t.item.from_sitemap, t.item.requisite))
+              t.item.from_sitemap, t.item.requisite, t.item.guessed))
         r.num_new_urls = 1;
 }
 
@@ -1071,10 +1123,13 @@ void crawl_state::robots_fetched(ticket& t, const fetch_outcome& response) {
     auto& state = robots_[origin];
     state.unavailable = false;
     state.unreachable = {};
+    state.cause.clear();
     std::string outcome;
     if (response.error) {
         state.unavailable = true;
         outcome = std::string(error_kind(response.error));
+        state.cause = t.item.url + ": " + outcome + " (" + response.error.message() +
+                      (response.error_detail.empty() ? "" : ": ") + std::string(response.error_detail) + ")";
         // No connection could be made: the pages would fail the same way. Their records say so (connection
         // refused, host not found, certificate invalid...) rather than blaming robots.txt.
         if (response.status == 0 && (!response.connected || response.error == error::tls_handshake_failed ||
@@ -1099,6 +1154,16 @@ void crawl_state::robots_fetched(ticket& t, const fetch_outcome& response) {
     }
     const bool root_origin = root_origins_.contains(origin);
     if (state.unavailable) {
+        const std::string tries =
+            " after " + std::to_string(t.item.tries) + (t.item.tries == 1 ? " try" : " tries");
+        if (state.unreachable)
+            // The pages' records carry the network error itself: the detail says where it came from.
+            state.cause = "robots.txt could not be fetched" + tries + ": the origin was not reachable" +
+                          (response.error_detail.empty() ? "" : ": ") + std::string(response.error_detail);
+        else if (state.cause.empty())
+            state.cause = t.item.url + " answered " + outcome + tries;
+        else
+            state.cause += tries;
         state.rules = robots_rules::disallow_all();
         state.retry_at = now_() + config_.robots.unavailable_retry;
         ++result_.stats["robots_unavailable"];
@@ -1141,7 +1206,8 @@ void crawl_state::robots_fetched(ticket& t, const fetch_outcome& response) {
 
 void crawl_state::queue_sitemaps_of(const std::string& origin, const std::vector<std::string>& declared) {
     std::vector<std::string> candidates = declared;
-    if (candidates.empty())
+    const bool guessed = candidates.empty();
+    if (guessed)
         candidates.push_back(origin + "/sitemap.xml");
     const auto base = boost::urls::parse_uri(origin + "/").value();
     const std::string referrer = config_.robots.obey ? origin + "/robots.txt" : std::string();
@@ -1153,7 +1219,9 @@ void crawl_state::queue_sitemaps_of(const std::string& origin, const std::vector
         }
         if (!in_scope(*url))
             continue;
-        admit(*url, referrer, config_.max_redirect, 0, item_kind::sitemap, false);
+        // A guess has no referrer: no document names it.
+        admit(*url, guessed ? std::string() : referrer, config_.max_redirect, 0, item_kind::sitemap, false,
+              requisite_kind::image, guessed);
     }
 }
 

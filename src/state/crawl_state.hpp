@@ -245,6 +245,7 @@ private:
         robots_rules rules = robots_rules::allow_all();
         bool unavailable = false;              // 5xx or unreachable: everything disallowed until retry_at
         boost::system::error_code unreachable; // the network error, when the origin could not be reached
+        std::string cause;     // unavailable: what robots.txt answered or how its fetch failed, and the tries
         time_point retry_at{}; // when robots.txt is fetched again (unavailable_retry, or a day when known)
         std::vector<host_id> blocked; // hosts whose next item waits for this robots.txt
     };
@@ -261,11 +262,14 @@ private:
     void skip(std::string_view reason, std::uint64_t n = 1);
     host_id host_number(std::string_view host);
     bool admit(const boost::urls::url& url, const std::string& referrer, int redirects_left, int depth,
-               item_kind kind, bool from_sitemap, requisite_kind requisite = requisite_kind::image);
+               item_kind kind, bool from_sitemap, requisite_kind requisite = requisite_kind::image,
+               bool guessed = false);
     void push_waiting(host_id host, work_item item);
     bool in_scope(const boost::urls::url& url);
     void emit(record r);
-    void deny(work_item item, host_id host, boost::system::error_code why);
+    /// X-Robots-Tag and a Link rel=canonical of a page's answer, into its record.
+    void read_page_headers(const fetch_outcome& response, record& r);
+    void deny(work_item item, host_id host, boost::system::error_code why, std::string_view detail = {});
     void finished(const work_item& item, host_id host);
     void line_changed(host_id host);
     bool retry_later(ticket& t, const fetch_outcome& response);
@@ -319,6 +323,10 @@ private:
     std::unordered_set<std::string> root_origins_;
     scope scope_;
     fingerprint_set seen_;
+    // The URLs max_pages counts (roots, links, redirect targets, requisites): not robots.txt or sitemaps.
+    // Persisted with the counters; a state from before it was kept starts from seen_'s size.
+    std::size_t pages_admitted_ = 0;
+    bool pages_admitted_known_ = false;
     frontier_type frontier_;
     std::vector<std::string> host_names_;
     std::unordered_map<std::string, host_id> host_numbers_;

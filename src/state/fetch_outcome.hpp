@@ -34,6 +34,10 @@ struct fetch_outcome {
     /// The ETag and Last-Modified headers, as sent; empty when absent.
     std::string_view etag;
     std::string_view last_modified;
+    /// Every X-Robots-Tag header, one a line; empty when absent.
+    std::string_view x_robots_tag;
+    /// Every Link header, comma-joined; empty when absent.
+    std::string_view link;
     /// When the request was sent (the capture's date in an archive).
     std::chrono::system_clock::time_point sent_at{};
     /// The body, decoded from its content codings.

@@ -22,6 +22,8 @@ struct work_item {
     int depth = 0;
     item_kind kind = item_kind::page;
     bool from_sitemap = false;
+    bool guessed = false; // kind sitemap: /sitemap.xml tried by convention, named by no robots.txt (or its
+                          // redirect target): its absence (404, 410) is no broken link
     requisite_kind requisite = requisite_kind::image; // kind requisite: what the page needs it as
     int tries = 0;                                    // attempts made so far
     std::int64_t first_started_us = -1; // when the first attempt started, from the crawl's start; -1: not yet

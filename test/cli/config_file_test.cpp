@@ -123,6 +123,7 @@ app_config every_key_changed() {
     c.crawl.robots.max_redirects = 0;
     c.crawl.robots.unavailable_retry = 5s;
     c.crawl.robots.max_crawl_delay = 1s;
+    c.crawl.robots.obey_rel_nofollow = true;
     c.crawl.politeness.max_per_host = 9;
     c.crawl.politeness.delay = 100ms;
     c.crawl.traps.max_url_length = 0;

@@ -372,6 +372,154 @@ TEST_F(polite_fixture, sitemaps_are_off_by_default) {
     EXPECT_THAT(requested(), UnorderedElementsAre("/robots.txt", "/"));
 }
 
+TEST_F(polite_fixture, a_guessed_sitemap_that_is_absent_is_no_broken_link) {
+    config.sitemaps = true;
+    add_page("/", {});
+    auto r = crawl();
+    EXPECT_THAT(requested(), Contains("/sitemap.xml")) << "tried";
+    EXPECT_EQ(find(r, url("/sitemap.xml")), nullptr) << "no record: no document named it";
+    EXPECT_EQ(r.stats["sitemaps_absent"], 1u);
+    EXPECT_EQ(r.stats["error"], 0u);
+    EXPECT_EQ(r.stats["status_404"], 0u);
+    for (const auto& rec : r.records)
+        EXPECT_EQ(broken_link_of(rec), std::nullopt) << rec.url;
+}
+
+TEST_F(polite_fixture, a_guessed_sitemap_redirected_to_an_absent_one_is_no_broken_link_either) {
+    config.sitemaps = true;
+    add("/sitemap.xml", redirect_to(301, "/moved-sitemap.xml"));
+    add_page("/", {});
+    auto r = crawl();
+    EXPECT_THAT(requested(), Contains("/moved-sitemap.xml"));
+    EXPECT_EQ(find(r, url("/moved-sitemap.xml")), nullptr);
+    EXPECT_EQ(r.stats["sitemaps_absent"], 1u);
+}
+
+TEST_F(polite_fixture, a_sitemap_robots_txt_names_that_is_absent_stays_a_broken_link) {
+    config.sitemaps = true;
+    add("/robots.txt",
+        make_response(200, "User-agent: *\nSitemap: " + url("/named.xml") + "\n", "text/plain"));
+    add_page("/", {});
+    auto r = crawl();
+    const auto* named = find(r, url("/named.xml"));
+    ASSERT_NE(named, nullptr);
+    EXPECT_EQ(named->status, 404);
+    EXPECT_EQ(named->referrer, url("/robots.txt"));
+    ASSERT_TRUE(broken_link_of(*named).has_value());
+    EXPECT_EQ(r.stats["sitemaps_absent"], 0u);
+    EXPECT_THAT(requested(), Not(Contains("/sitemap.xml"))) << "robots.txt named one: nothing is guessed";
+}
+
+TEST_F(polite_fixture, max_pages_counts_pages_and_not_robots_txt_or_sitemaps) {
+    config.max_pages = 3;
+    config.max_tasks = 1; // one worker: the order in which URLs are admitted is the document order
+    config.sitemaps = true;
+    add_page("/", {"/a", "/b", "/c", "/d"});
+    for (const auto* t : {"/a", "/b", "/c", "/d"})
+        add_page(t, {});
+    auto r = crawl();
+    EXPECT_THAT(requested(), UnorderedElementsAre("/robots.txt", "/sitemap.xml", "/", "/a", "/b"));
+    EXPECT_EQ(r.records.size(), 3u) << "max_pages 3: three records";
+    EXPECT_EQ(r.stats["skipped_max_pages"], 2u);
+}
+
+TEST_F(polite_fixture, a_robots_txt_error_status_is_named_in_the_records_it_denies) {
+    add("/robots.txt", make_response(500, "broken"));
+    add_page("/", {});
+    auto r = crawl();
+    const auto* root = find(r, url("/"));
+    ASSERT_NE(root, nullptr);
+    EXPECT_EQ(root->error, error::robots_unavailable);
+    EXPECT_EQ(root->error_detail, url("/robots.txt") + " answered 500 after 1 try");
+}
+
+TEST_F(polite_fixture, a_robots_txt_fetch_failure_is_named_in_the_records_it_denies) {
+    // robots.txt: the connection closes without an answer, on every attempt.
+    config.max_tries = 2;
+    demo::http_server hangs_up{ctx.get_executor(),
+                               [](const http_request& req) -> asio::awaitable<std::optional<http_response>> {
+                                   if (req.target() == "/robots.txt")
+                                       co_return std::nullopt;
+                                   co_return make_response(200, links_page({}));
+                               }};
+    auto r = crawl({hangs_up.origin() + "/"}, {&hangs_up});
+    const auto* root = find(r, hangs_up.origin() + "/");
+    ASSERT_NE(root, nullptr);
+    EXPECT_EQ(root->error, error::robots_unavailable);
+    EXPECT_THAT(root->error_detail, ::testing::StartsWith(hangs_up.origin() + "/robots.txt: "));
+    EXPECT_THAT(root->error_detail, ::testing::EndsWith(" after 2 tries"));
+    EXPECT_GT(root->error_detail.size(), (hangs_up.origin() + "/robots.txt:  after 2 tries").size())
+        << "the failure is named: " << root->error_detail;
+}
+
+// ---- what a page says to crawlers ----
+
+TEST_F(polite_fixture, a_page_that_says_nofollow_keeps_its_links_unfollowed) {
+    add_page("/", {"/meta", "/header", "/other-bot", "/canonical", "/file"});
+    add("/meta", make_response(200, "<head><meta name=ROBOTS content='noindex, NoFollow'></head>"
+                                    "<a href=/m1>1</a><a href=/m2>2</a><a href=/m1>again</a>"));
+    auto header = make_response(200, links_page({"/h1"}));
+    header.insert("X-Robots-Tag", "asiocrawl: nofollow");
+    add("/header", header);
+    auto other = make_response(200, links_page({"/o1"}));
+    other.insert("X-Robots-Tag", "otherbot: noindex, nofollow");
+    add("/other-bot", other);
+    auto canonical = make_response(200, "<base href=/dir/><link rel=canonical href='c?x=1#top'>");
+    canonical.insert(http::field::link, "</from-header>; rel=\"canonical\"");
+    add("/canonical", canonical);
+    auto file = make_response(200, "%PDF-", "application/pdf");
+    file.insert(http::field::link, "</doc.html>; rel=canonical");
+    file.insert("X-Robots-Tag", "noindex");
+    add("/file", file);
+    add_page("/o1", {});
+    auto r = crawl();
+    EXPECT_THAT(requested(), Not(Contains("/m1")));
+    EXPECT_THAT(requested(), Not(Contains("/h1")));
+    EXPECT_THAT(requested(), Contains("/o1")) << "another crawler's X-Robots-Tag";
+    const auto* meta = find(r, url("/meta"));
+    ASSERT_NE(meta, nullptr);
+    EXPECT_TRUE(meta->nofollow);
+    EXPECT_TRUE(meta->noindex);
+    EXPECT_EQ(meta->num_urls, 0u);
+    const auto* by_header = find(r, url("/header"));
+    ASSERT_NE(by_header, nullptr);
+    EXPECT_TRUE(by_header->nofollow);
+    EXPECT_FALSE(by_header->noindex);
+    EXPECT_FALSE(find(r, url("/other-bot"))->nofollow);
+    EXPECT_FALSE(find(r, url("/other-bot"))->noindex);
+    EXPECT_EQ(find(r, url("/canonical"))->canonical, url("/dir/c?x=1")) << "the page's own, resolved";
+    EXPECT_EQ(find(r, url("/file"))->canonical, url("/doc.html")) << "from the Link header";
+    EXPECT_TRUE(find(r, url("/file"))->noindex);
+    EXPECT_EQ(r.stats["skipped_nofollow"], 3u) << "/m1 and /m2, /h1";
+    EXPECT_EQ(r.stats["nofollow"], 2u);
+    EXPECT_EQ(r.stats["noindex"], 2u);
+    const auto json = to_json(*meta);
+    EXPECT_TRUE(json.at("nofollow").as_bool());
+    EXPECT_TRUE(json.at("noindex").as_bool());
+    EXPECT_EQ(std::string(to_json(*find(r, url("/file"))).at("canonical").as_string()), url("/doc.html"));
+}
+
+TEST_F(polite_fixture, without_robots_a_nofollow_page_is_recorded_and_its_links_followed) {
+    config.robots.obey = false;
+    add("/", make_response(200, "<meta name=robots content=nofollow><a href=/a>a</a>"));
+    add_page("/a", {});
+    auto r = crawl();
+    EXPECT_THAT(requested(), UnorderedElementsAre("/", "/a"));
+    EXPECT_TRUE(find(r, url("/"))->nofollow);
+    EXPECT_EQ(r.stats["skipped_nofollow"], 0u);
+}
+
+TEST_F(polite_fixture, rel_nofollow_links_are_left_out_when_asked) {
+    config.robots.obey_rel_nofollow = true;
+    add("/", make_response(200, "<a href=/a>a</a><a rel='external nofollow' href=/n>n</a>"));
+    add_page("/a", {});
+    add_page("/n", {});
+    auto r = crawl();
+    EXPECT_THAT(requested(), UnorderedElementsAre("/robots.txt", "/", "/a"));
+    EXPECT_EQ(r.stats["skipped_rel_nofollow"], 1u);
+    EXPECT_FALSE(find(r, url("/"))->nofollow) << "the page itself did not say nofollow";
+}
+
 // ---- cancellation, parse pool ----
 
 TEST_F(polite_fixture, total_cancellation_drains_and_terminal_cancellation_aborts) {

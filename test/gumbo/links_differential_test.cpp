@@ -106,8 +106,8 @@ std::string random_soup(std::mt19937& random) {
                                                   "noembed",  "tfoot",
                                                   "thead",    "optgroup",
                                                   "plaintext"};
-    static const std::vector<std::string> link_tags = {"a",      "a",     "a",    "area",
-                                                       "iframe", "frame", "base", "meta"};
+    static const std::vector<std::string> link_tags = {"a",     "a",    "a",    "area", "iframe",
+                                                       "frame", "base", "meta", "link", "meta"};
     static const std::vector<std::string> attributes = {"href=/1",
                                                         "href=/2",
                                                         "href='/3?a=1&amp;b=2'",
@@ -119,7 +119,10 @@ std::string random_soup(std::mt19937& random) {
                                                         "type=hidden",
                                                         "href",
                                                         "href=/d href=/e",
-                                                        "HREF=/U"};
+                                                        "HREF=/U",
+                                                        "rel=canonical",
+                                                        "name=robots content=nofollow",
+                                                        "name=ROBOTS content='noindex'"};
     static const std::vector<std::string> texts = {
         "x", " ", "\n", "&amp;", "&#32;", "<!-- c -->", "<![CDATA[c]]>", "<!DOCTYPE html>", "</>", "<", "&"};
     std::string doc;
@@ -160,6 +163,25 @@ TEST(LinksDifferential, RandomTagSoupAgrees) {
             break;
     }
     EXPECT_GT(totals.links, 3'000u) << totals.summary();
+    EXPECT_GT(totals.canonical, 50u) << "the soup has canonical links to compare";
+    EXPECT_GT(totals.meta_robots, 300u) << "the soup has robots meta elements to compare";
+}
+
+TEST(LinksDifferential, CrawlerDirectivesAgreeWhereTheTreeMovesThem) {
+    // A <link> fostered out of a table comes before the table's earlier cells in document order: the first
+    // canonical is the fostered one for both.
+    for (const char* html :
+         {"<table><tr><td><link rel=canonical href=/inside></td></tr><link rel=canonical "
+          "href=/fostered></table>",
+          "<head><link rel=canonical href=/c><meta name=robots content=none></head>",
+          "<template><meta name=robots content=none><link rel=canonical href=/t></template>"
+          "<select><meta name=robots content=nofollow></select>",
+          "<svg><link rel=canonical href=/s></svg><math><meta name=robots content=noindex>",
+          // A frameset replaces the body, and what the body said goes with it.
+          "<p><meta name=robots content=none><link rel=canonical href=/gone></p><frameset>"}) {
+        const auto result = compare_extractors(html);
+        EXPECT_FALSE(result.differs()) << html << "\n" << result.describe();
+    }
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -685,3 +685,76 @@ TEST(ExtractLinksBudget, LinksPastTheElementBudgetAreStillFound) {
 }
 
 } // namespace
+
+// ---------------------------------------------------------------------------------------------------------------
+// What a page says to crawlers: <meta name=robots>, <link rel=canonical>, rel=nofollow. Both parsers.
+
+namespace {
+
+using asiocrawl::parse_robots_directives;
+using asiocrawl::robots_directives;
+
+class PageDirectives : public testing::TestWithParam<html_parser> {};
+
+TEST_P(PageDirectives, MetaRobotsSaysNofollowNoindexOrNone) {
+    const auto nofollow = extract_with(
+        GetParam(), "<head><meta name=ROBOTS content=' index , NoFollow'></head><a href=/x>x</a>");
+    EXPECT_EQ(nofollow.meta_robots, (robots_directives{false, true}));
+    EXPECT_THAT(nofollow.references, ElementsAre("/x")) << "the links are still found; the crawl decides";
+    EXPECT_EQ(extract_with(GetParam(), "<meta name=robots content=noindex>").meta_robots,
+              (robots_directives{true, false}));
+    EXPECT_EQ(extract_with(GetParam(), "<meta content=none name=' robots'>").meta_robots,
+              (robots_directives{true, true}));
+    EXPECT_EQ(extract_with(GetParam(),
+                           "<meta name=robots content=noindex><body><meta name=robots content=nofollow>")
+                  .meta_robots,
+              (robots_directives{true, true}))
+        << "every robots meta element counts, in the body too";
+}
+
+TEST_P(PageDirectives, MetaRobotsElsewhereSaysNothing) {
+    for (const char* html : {"<meta name=googlebot content=nofollow>", "<meta name=robots content=follow>",
+                             "<meta name=robots>", "<meta http-equiv=robots content=nofollow>",
+                             "<template><meta name=robots content=nofollow></template>", "<p>nofollow</p>"})
+        EXPECT_EQ(extract_with(GetParam(), html).meta_robots, robots_directives{}) << html;
+}
+
+TEST_P(PageDirectives, TheFirstCanonicalLinkWithAnHrefCounts) {
+    EXPECT_EQ(extract_with(GetParam(), "<link rel=canonical href=' '><link rel='Canonical' href=/c1>"
+                                       "<link rel=canonical href=/c2><a href=/x>x</a>")
+                  .canonical,
+              std::optional<std::string>("/c1"));
+    EXPECT_EQ(extract_with(GetParam(), "<link rel='alternate canonical' href=/c>").canonical,
+              std::optional<std::string>("/c"));
+    for (const char* html : {"<link rel=alternate href=/a>", "<a rel=canonical href=/a>x</a>",
+                             "<template><link rel=canonical href=/t></template>",
+                             "<link rel=canonicalx href=/a>", "<svg><link rel=canonical href=/s></svg>"})
+        EXPECT_EQ(extract_with(GetParam(), html).canonical, std::nullopt) << html;
+}
+
+TEST_P(PageDirectives, RelNofollowLinksAreLeftOutOnlyWhenAsked) {
+    const std::string html =
+        "<a href=/a>a</a><a rel='external NOFOLLOW' href=/n>n</a><area rel=nofollow href=/m>"
+        "<a rel=nofollower href=/b>b</a><a rel=nofollow href=''>empty</a>";
+    EXPECT_THAT(extract_with(GetParam(), html).references, ElementsAre("/a", "/n", "/m", "/b"));
+    asiocrawl::extract_options options;
+    options.parser = GetParam();
+    options.skip_rel_nofollow = true;
+    const auto links = extract_links(html, options);
+    EXPECT_THAT(links.references, ElementsAre("/a", "/b"));
+    EXPECT_EQ(links.rel_nofollow, 2u) << "the empty href links nowhere: not counted";
+}
+
+INSTANTIATE_TEST_SUITE_P(Parsers, PageDirectives, testing::Values(html_parser::fast, html_parser::gumbo),
+                         [](const auto& info) { return parser_name(info.param); });
+
+TEST(ParseRobotsDirectives, ReadsTheCommaSeparatedList) {
+    EXPECT_EQ(parse_robots_directives(""), robots_directives{});
+    EXPECT_EQ(parse_robots_directives("noindex,nofollow"), (robots_directives{true, true}));
+    EXPECT_EQ(parse_robots_directives(" NONE "), (robots_directives{true, true}));
+    EXPECT_EQ(parse_robots_directives("noarchive, max-snippet:20, nofollow"),
+              (robots_directives{false, true}));
+    EXPECT_EQ(parse_robots_directives("no index, no-follow"), robots_directives{});
+}
+
+} // namespace

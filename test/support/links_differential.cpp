@@ -34,7 +34,8 @@ differential_result compare_extractors(std::string_view html) {
         r.deviation = link_deviation::gumbo_gave_up;
         return r;
     }
-    r.undocumented = r.fast.references != r.gumbo.references || r.fast.base_href != r.gumbo.base_href;
+    r.undocumented = r.fast.references != r.gumbo.references || r.fast.base_href != r.gumbo.base_href ||
+                     r.fast.meta_robots != r.gumbo.meta_robots || r.fast.canonical != r.gumbo.canonical;
     return r;
 }
 
@@ -43,7 +44,9 @@ std::string differential_result::describe() const {
     const auto list = [&](const char* name, const page_links& links) {
         out << "  " << name
             << " base=" << (links.base_href ? "[" + *links.base_href + "]" : std::string("none"))
-            << " links=" << links.references.size() << ":";
+            << " canonical=" << (links.canonical ? "[" + *links.canonical + "]" : std::string("none"))
+            << " robots=" << (links.meta_robots.noindex ? "noindex," : "")
+            << (links.meta_robots.nofollow ? "nofollow" : "") << " links=" << links.references.size() << ":";
         for (const auto& r : links.references)
             out << " [" << r << "]";
         out << '\n';
@@ -62,6 +65,8 @@ void differential_totals::add(const differential_result& r) noexcept {
     if (r.deviation == link_deviation::guard_rewrote)
         ++guard_rewrote;
     links += r.gumbo.references.size();
+    canonical += r.gumbo.canonical ? 1 : 0;
+    meta_robots += r.gumbo.meta_robots.noindex || r.gumbo.meta_robots.nofollow ? 1 : 0;
     if (r.undocumented)
         ++undocumented;
     else

@@ -28,7 +28,8 @@ struct differential_result {
     page_links fast;
     page_links gumbo;
     link_deviation deviation = link_deviation::none;
-    /// The two lists of references or the base differ, outside a deviation that excuses it.
+    /// The two lists of references, the base, the canonical link or the robots meta directives differ,
+    /// outside a deviation that excuses it.
     bool undocumented = false;
 
     bool differs() const noexcept { return undocumented; }
@@ -36,7 +37,8 @@ struct differential_result {
     std::string describe() const;
 };
 
-/// Runs both extractors on `html` (no link cap) and compares their references and base, in order.
+/// Runs both extractors on `html` (no link cap) and compares their references and base, in order, and what
+/// the page says to crawlers (<meta name=robots>, <link rel=canonical>).
 differential_result compare_extractors(std::string_view html);
 
 struct differential_totals {
@@ -46,6 +48,8 @@ struct differential_totals {
     std::size_t gave_up = 0;       ///< gumbo gave up: not compared
     std::size_t guard_rewrote = 0; ///< compared on the guard's copy
     std::size_t links = 0;         ///< references found by gumbo on the pages compared
+    std::size_t canonical = 0;     ///< pages compared where gumbo found a canonical link
+    std::size_t meta_robots = 0;   ///< pages compared where gumbo found noindex or nofollow
 
     void add(const differential_result& r) noexcept;
     std::string summary() const;
