@@ -17,26 +17,8 @@ link_options link_options_for(const crawler_config& config, std::string charset)
     return options;
 }
 
-resolved_links resolve_links(boost::urls::url_view page, std::string body, const link_options& options) {
-    resolved_links out;
-    // The parser reads UTF-8: a page in another encoding is decoded first, as a browser decodes it before
-    // tokenizing (a UTF-8 byte order mark is dropped the same way).
-    const std::optional<std::string> decoded = decode_to_utf8(body, options.charset);
-    std::string_view html = decoded ? std::string_view(*decoded) : std::string_view(body);
-    if (html.starts_with("\xEF\xBB\xBF"))
-        html.remove_prefix(3);
-    extract_options extract;
-    extract.parser = options.parser;
-    extract.max_links = options.max_links;
-    extract.requisites = options.requisites;
-    page_links links = extract_links(html, extract);
-    if (options.requisites && options.parser == html_parser::gumbo) {
-        // gumbo's tree walk collects links only. The streaming extractor, which finds the links gumbo finds
-        // (the differential's promise), reads the same page for its requisites.
-        extract.parser = html_parser::fast;
-        links.requisites = extract_links(html, extract).requisites;
-    }
-    out.parser_gave_up = links.parser_gave_up;
+void resolve_page_links(boost::urls::url_view page, page_links& links, const link_options& options,
+                        resolved_links& out) {
     out.over_page_cap = links.dropped_references;
     if (options.max_links != 0 && links.references.size() > options.max_links) {
         out.over_page_cap += links.references.size() - options.max_links;
@@ -62,6 +44,29 @@ resolved_links resolve_links(boost::urls::url_view page, std::string body, const
     for (const auto& requisite : links.requisites)
         if (auto url = normalize_reference(base, requisite.url, encoding))
             out.requisites.push_back({std::move(*url), requisite.kind});
+}
+
+resolved_links resolve_links(boost::urls::url_view page, std::string body, const link_options& options) {
+    resolved_links out;
+    // The parser reads UTF-8: a page in another encoding is decoded first, as a browser decodes it before
+    // tokenizing (a UTF-8 byte order mark is dropped the same way).
+    const std::optional<std::string> decoded = decode_to_utf8(body, options.charset);
+    std::string_view html = decoded ? std::string_view(*decoded) : std::string_view(body);
+    if (html.starts_with("\xEF\xBB\xBF"))
+        html.remove_prefix(3);
+    extract_options extract;
+    extract.parser = options.parser;
+    extract.max_links = options.max_links;
+    extract.requisites = options.requisites;
+    page_links links = extract_links(html, extract);
+    if (options.requisites && options.parser == html_parser::gumbo) {
+        // gumbo's tree walk collects links only. The streaming extractor, which finds the links gumbo finds
+        // (the differential's promise), reads the same page for its requisites.
+        extract.parser = html_parser::fast;
+        links.requisites = extract_links(html, extract).requisites;
+    }
+    out.parser_gave_up = links.parser_gave_up;
+    resolve_page_links(page, links, options, out);
     out.body = std::move(body);
     return out;
 }

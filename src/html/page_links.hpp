@@ -55,6 +55,11 @@ struct resolved_links {
 /// in and handed back in the result, so it can cross threads.
 resolved_links resolve_links(boost::urls::url_view page, std::string body, const link_options& options);
 
+/// The second half of resolve_links(): the links extracted from the page at `page` resolved against it or
+/// its <base href> and normalized into `out` (urls, requisites, invalid, not_http, over_page_cap).
+void resolve_page_links(boost::urls::url_view page, page_links& links, const link_options& options,
+                        resolved_links& out);
+
 /// The url() and @import references of a fetched stylesheet, resolved against its URL: requisites of kind
 /// stylesheet (@import) and style (url()). The bytes are decoded from `charset` first; CSS URLs are UTF-8.
 std::vector<resolved_requisite> resolve_css_references(boost::urls::url_view stylesheet, std::string_view css,

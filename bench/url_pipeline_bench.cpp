@@ -1,0 +1,153 @@
+// asiocrawl-bench-url-pipeline: CPU per link of the URL pipeline (issue 27), no network and no HTML parsing
+// in the measurement. The links of every .html file under DIR are extracted first (untimed); then, page after
+// page as a crawl meets them, the timed part does what the crawler does with them:
+//   resolve: resolve_page_links() (src/html/page_links.hpp), the crawler's own code: <base href>, clean,
+//            resolve against the base, normalize, IDNA, per link;
+//   admit:   what crawl_state::admit_links() and admit() do with each resolved link: the page's duplicate
+//            check, scope::check() (the crawl's default rules, the root being ORIGIN), the URL's
+//            fingerprint and the seen-set check and insert.
+// Each round starts cold (a new seen set, scope and link cache), as a crawl does; the best round is printed.
+// Times are the thread's CPU time, so other work on a shared machine disturbs them less than wall time.
+//
+// Usage: asiocrawl-bench-url-pipeline DIR ORIGIN [ROUNDS]
+//   e.g. asiocrawl-bench-url-pipeline /usr/share/doc/python3.11/html http://docs.python.test/3.11/ 5
+// A page's URL is ORIGIN followed by its path under DIR.
+
+#include "html/links.hpp"
+#include "html/page_links.hpp"
+#include "policy/scope.hpp"
+#include "state/fingerprint_set.hpp"
+#include "url/url.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <string_view>
+#include <time.h>
+#include <unordered_set>
+#include <vector>
+
+namespace fs = std::filesystem;
+using namespace asiocrawl;
+
+namespace {
+
+double thread_cpu_seconds() {
+    timespec t{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) / 1e9;
+}
+
+struct page {
+    boost::urls::url url;
+    page_links links;
+};
+
+struct round_result {
+    double resolve_seconds = 0;
+    double admit_seconds = 0;
+    std::size_t links = 0;    // references handed to the pipeline
+    std::size_t resolved = 0; // normalized http(s) URLs
+    std::size_t in_scope = 0;
+    std::size_t new_urls = 0; // admitted: not seen before
+};
+
+round_result run(const std::vector<page>& pages, const boost::urls::url& root,
+                 const detail::link_options& options) {
+    round_result r;
+    // CLEAR_CACHE
+    const crawler_config config;
+    const detail::scope scope({root}, config);
+    detail::fingerprint_set seen;
+    constexpr std::uint64_t seed = 0x9e3779b97f4a7c15ull;
+    detail::resolved_links out;
+    for (const auto& p : pages) {
+        page_links links = p.links; // resolve_page_links may cut the list: a copy, outside the timing
+        r.links += links.references.size();
+        out.urls.clear();
+        out.requisites.clear();
+        double t0 = thread_cpu_seconds();
+        detail::resolve_page_links(p.url, links, options, out);
+        double t1 = thread_cpu_seconds();
+        r.resolve_seconds += t1 - t0;
+        r.resolved += out.urls.size();
+        // crawl_state::admit_links and the start of admit().
+        std::unordered_set<std::string_view> on_page;
+        for (const auto& link : out.urls) {
+            if (on_page.contains(link.buffer()))
+                continue;
+            if (scope.check(link) != detail::scope_verdict::in_scope)
+                continue;
+            ++r.in_scope;
+            on_page.emplace(link.buffer());
+            const auto fp = detail::url_fingerprint(link.buffer(), seed);
+            if (seen.contains(fp))
+                continue;
+            seen.insert(fp);
+            ++r.new_urls;
+        }
+        r.admit_seconds += thread_cpu_seconds() - t1;
+    }
+    return r;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    if (argc < 3) {
+        std::fprintf(stderr, "usage: %s DIR ORIGIN [ROUNDS]\n", argv[0]);
+        return 2;
+    }
+    const fs::path dir = argv[1];
+    const auto origin = parse_root(argv[2]);
+    if (!origin) {
+        std::fprintf(stderr, "not a URL: %s\n", argv[2]);
+        return 2;
+    }
+    const int rounds = argc > 3 ? std::max(1, std::atoi(argv[3])) : 5;
+
+    // Files in a fixed order (sorted paths), so that every run meets the pages alike.
+    std::vector<fs::path> files;
+    for (const auto& entry : fs::recursive_directory_iterator(dir))
+        if (entry.is_regular_file() && entry.path().extension() == ".html")
+            files.push_back(entry.path());
+    std::sort(files.begin(), files.end());
+    const detail::link_options options; // as a crawl's default: the page cap, no requisites
+    detail::link_options crawl_options = options;
+    crawl_options.max_links = crawler_config{}.traps.max_links_per_page;
+    std::vector<page> pages;
+    std::size_t references = 0;
+    for (const auto& file : files) {
+        std::ifstream in(file, std::ios::binary);
+        const std::string html{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+        std::string target = std::string(origin->buffer());
+        target += fs::relative(file, dir).generic_string();
+        auto url = parse_root(target);
+        if (!url)
+            continue;
+        extract_options extract;
+        extract.max_links = crawl_options.max_links;
+        pages.push_back({std::move(*url), extract_links(html, extract)});
+        references += pages.back().links.references.size();
+    }
+    if (pages.empty()) {
+        std::fprintf(stderr, "no .html files under %s\n", argv[1]);
+        return 1;
+    }
+    round_result best;
+    for (int round = 0; round < rounds; ++round) {
+        const round_result r = run(pages, *origin, crawl_options);
+        if (round == 0 || r.resolve_seconds + r.admit_seconds < best.resolve_seconds + best.admit_seconds)
+            best = r;
+    }
+    const auto ns = [&](double seconds) { return seconds * 1e9 / static_cast<double>(best.links); };
+    std::printf("%s: pages %zu, links %zu (%zu resolved, %zu in scope, %zu new URLs)\n", argv[1],
+                pages.size(), best.links, best.resolved, best.in_scope, best.new_urls);
+    std::printf("best of %d, CPU ns per link: pipeline %.0f = resolve %.0f + admit %.0f\n", rounds,
+                ns(best.resolve_seconds + best.admit_seconds), ns(best.resolve_seconds),
+                ns(best.admit_seconds));
+}
