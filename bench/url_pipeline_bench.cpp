@@ -9,9 +9,10 @@
 // Each round starts cold (a new seen set, scope and link cache), as a crawl does; the best round is printed.
 // Times are the thread's CPU time, so other work on a shared machine disturbs them less than wall time.
 //
-// Usage: asiocrawl-bench-url-pipeline DIR ORIGIN [ROUNDS]
+// Usage: asiocrawl-bench-url-pipeline DIR ORIGIN [ROUNDS] [--check]
 //   e.g. asiocrawl-bench-url-pipeline /usr/share/doc/python3.11/html http://docs.python.test/3.11/ 5
-// A page's URL is ORIGIN followed by its path under DIR.
+// A page's URL is ORIGIN followed by its path under DIR. --check first compares, link by link, what
+// reference_resolver gives with normalize_reference() (the plain pipeline) and prints every difference.
 
 #include "html/links.hpp"
 #include "html/page_links.hpp"
@@ -61,7 +62,7 @@ round_result run(const std::vector<page>& pages, const boost::urls::url& root,
     round_result r;
     // CLEAR_CACHE
     const crawler_config config;
-    const detail::scope scope({root}, config);
+    const asiocrawl::scope scope({root}, config);
     detail::fingerprint_set seen;
     constexpr std::uint64_t seed = 0x9e3779b97f4a7c15ull;
     detail::resolved_links out;
@@ -80,7 +81,7 @@ round_result run(const std::vector<page>& pages, const boost::urls::url& root,
         for (const auto& link : out.urls) {
             if (on_page.contains(link.buffer()))
                 continue;
-            if (scope.check(link) != detail::scope_verdict::in_scope)
+            if (scope.check(link) != scope_verdict::in_scope)
                 continue;
             ++r.in_scope;
             on_page.emplace(link.buffer());
@@ -109,6 +110,7 @@ int main(int argc, char** argv) {
         return 2;
     }
     const int rounds = argc > 3 ? std::max(1, std::atoi(argv[3])) : 5;
+    const bool check = argc > 4 && std::string_view(argv[4]) == "--check";
 
     // Files in a fixed order (sorted paths), so that every run meets the pages alike.
     std::vector<fs::path> files;
@@ -118,7 +120,7 @@ int main(int argc, char** argv) {
     std::sort(files.begin(), files.end());
     const detail::link_options options; // as a crawl's default: the page cap, no requisites
     detail::link_options crawl_options = options;
-    crawl_options.max_links = crawler_config{}.traps.max_links_per_page;
+    crawl_options.max_links = trap_config{}.max_links_per_page;
     std::vector<page> pages;
     std::size_t references = 0;
     for (const auto& file : files) {
@@ -137,6 +139,29 @@ int main(int argc, char** argv) {
     if (pages.empty()) {
         std::fprintf(stderr, "no .html files under %s\n", argv[1]);
         return 1;
+    }
+    if (check) {
+        std::size_t compared = 0, differences = 0;
+        for (const auto& p : pages) {
+            boost::urls::url base = p.url;
+            if (p.links.base_href)
+                if (auto resolved = normalize_reference(p.url, *p.links.base_href))
+                    base = *resolved;
+            const reference_resolver resolver(base);
+            for (const auto& reference : p.links.references) {
+                const auto fast = resolver.resolve(reference);
+                const auto plain = normalize_reference(base, reference);
+                ++compared;
+                if (fast.has_value() != plain.has_value() ||
+                    (fast ? fast->buffer() != plain->buffer() : fast.error() != plain.error())) {
+                    ++differences;
+                    std::printf("DIFF base %s ref [%s]: %s / %s\n", std::string(base.buffer()).c_str(),
+                                reference.c_str(), fast ? std::string(fast->buffer()).c_str() : "error",
+                                plain ? std::string(plain->buffer()).c_str() : "error");
+                }
+            }
+        }
+        std::printf("check: %zu references compared, %zu differences\n", compared, differences);
     }
     round_result best;
     for (int round = 0; round < rounds; ++round) {

@@ -30,9 +30,10 @@ void resolve_page_links(boost::urls::url_view page, page_links& links, const lin
         if (auto resolved = normalize_reference(page, *links.base_href, encoding))
             base = std::move(*resolved);
     }
+    const reference_resolver resolver(base, encoding);
     out.urls.reserve(links.references.size());
     for (const auto& reference : links.references) {
-        auto link = normalize_reference(base, reference, encoding);
+        auto link = resolver.resolve(reference);
         if (link)
             out.urls.push_back(std::move(*link));
         else if (link.error() == error::unsupported_scheme)
@@ -42,7 +43,7 @@ void resolve_page_links(boost::urls::url_view page, page_links& links, const lin
     }
     out.requisites.reserve(links.requisites.size());
     for (const auto& requisite : links.requisites)
-        if (auto url = normalize_reference(base, requisite.url, encoding))
+        if (auto url = resolver.resolve(requisite.url))
             out.requisites.push_back({std::move(*url), requisite.kind});
 }
 
