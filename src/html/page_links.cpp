@@ -33,7 +33,7 @@ void resolve_page_links(boost::urls::url_view page, page_links& links, const lin
     const reference_resolver resolver(base, encoding);
     out.urls.reserve(links.references.size());
     for (const auto& reference : links.references) {
-        auto link = resolver.resolve(reference);
+        auto link = resolver.resolve_text(reference);
         if (link)
             out.urls.push_back(std::move(*link));
         else if (link.error() == error::unsupported_scheme)

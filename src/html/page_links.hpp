@@ -42,7 +42,9 @@ struct resolved_requisite {
 
 /// Links of one page, resolved against its base and normalized.
 struct resolved_links {
-    std::vector<boost::urls::url> urls;         // in document order, duplicates kept
+    /// Normalized URLs as text (the crawl's keys; Boost.URL's parse of each would cost more than the rest of
+    /// the pipeline), in document order, duplicates kept.
+    std::vector<std::string> urls;
     std::vector<resolved_requisite> requisites; // with link_options::requisites; http(s) ones only
     std::size_t invalid = 0;
     std::size_t not_http = 0;

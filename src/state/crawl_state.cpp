@@ -226,11 +226,15 @@ host_id crawl_state::host_number(std::string_view host) {
 
 bool crawl_state::admit(const boost::urls::url& url, const std::string& referrer, int redirects_left,
                         int depth, item_kind kind, bool from_sitemap, requisite_kind requisite) {
+    return admit(url.buffer(), referrer, redirects_left, depth, kind, from_sitemap, requisite);
+}
+
+bool crawl_state::admit(std::string_view key, const std::string& referrer, int redirects_left, int depth,
+                        item_kind kind, bool from_sitemap, requisite_kind requisite) {
     // A stopping crawl drops what it finds, unless it is durable: then the URL waits on disk for the next
     // run (a link found by a fetch that finished during the stop is not lost).
     if (stopping_ && !durable_)
         return false;
-    const std::string_view key = url.buffer();
     const auto fp = url_fingerprint(key, seed_);
     if (seen_.contains(fp))
         return false;
@@ -290,7 +294,7 @@ void crawl_state::push_waiting(host_id host, work_item item) {
         refill_from_[host] = seq; // the first of a run of spilled URLs: where the next refill reads from
 }
 
-bool crawl_state::in_scope(const boost::urls::url& url) {
+bool crawl_state::in_scope(boost::urls::url_view url) {
     const auto verdict = scope_.check(url);
     if (verdict == scope_verdict::in_scope)
         return true;
@@ -837,7 +841,7 @@ void crawl_state::on_links(ticket& t, record& r, const resolved_links& links) {
         say(log_level::warning, t.item.url, ": ", links.over_page_cap, " links past the first ",
             config_.traps.max_links_per_page, " ignored (traps.max_links_per_page)");
     }
-    admit_links(links.urls, t.item.url, t.item.depth + 1, false, r);
+    admit_page_links(links.urls, t.item.url, t.item.depth + 1, r);
     if (config_.requisites.enabled)
         admit_requisites(links.requisites, t.item);
 }
@@ -856,6 +860,38 @@ void crawl_state::admit_links(const std::vector<boost::urls::url>& urls, const s
         }
         on_page.emplace(link.buffer());
         if (admit(link, referrer, config_.max_redirect, depth, item_kind::page, from_sitemap))
+            ++r.num_new_urls;
+    }
+    r.num_urls = on_page.size();
+}
+
+void crawl_state::admit_page_links(const std::vector<std::string>& urls, const std::string& referrer,
+                                   int depth, record& r) {
+    // admit_links() on fingerprints: the page's links counted once each, a link whose scope is known skips
+    // the parse (Boost.URL's costs more than the rest of the link's way here).
+    fingerprint_set on_page;
+    on_page.reserve(2 *
+                    urls.size()); // sized to the page: no growth, and no 1,024 slots for a page of 3 links
+    for (const auto& text : urls) {
+        const auto fp = url_fingerprint(text, seed_);
+        if (on_page.contains(fp))
+            continue;
+        if (!in_scope_memo_.contains(fp)) {
+            const auto parsed = boost::urls::parse_uri(text);
+            if (!parsed) {
+                skip("invalid_url");
+                continue;
+            }
+            if (!in_scope(*parsed))
+                continue;
+            in_scope_memo_.insert(fp);
+        }
+        if (config_.max_depth && depth > *config_.max_depth) {
+            skip("max_depth");
+            continue;
+        }
+        on_page.insert(fp);
+        if (admit(std::string_view(text), referrer, config_.max_redirect, depth, item_kind::page, false))
             ++r.num_new_urls;
     }
     r.num_urls = on_page.size();

@@ -241,8 +241,11 @@ private:
     host_id host_number(std::string_view host);
     bool admit(const boost::urls::url& url, const std::string& referrer, int redirects_left, int depth,
                item_kind kind, bool from_sitemap, requisite_kind requisite = requisite_kind::image);
+    /// admit() for a normalized URL as text (its key).
+    bool admit(std::string_view key, const std::string& referrer, int redirects_left, int depth,
+               item_kind kind, bool from_sitemap, requisite_kind requisite = requisite_kind::image);
     void push_waiting(host_id host, work_item item);
-    bool in_scope(const boost::urls::url& url);
+    bool in_scope(boost::urls::url_view url);
     void emit(record r);
     void deny(work_item item, host_id host, boost::system::error_code why);
     void finished(const work_item& item, host_id host);
@@ -253,6 +256,10 @@ private:
     void note_downgrade(std::string_view from, std::string_view to);
     void admit_links(const std::vector<boost::urls::url>& urls, const std::string& referrer, int depth,
                      bool from_sitemap, record& r);
+    /// admit_links() for a page's links as resolve_links gives them: normalized URLs as text, parsed only
+    /// when their scope is not known yet (in_scope_memo_).
+    void admit_page_links(const std::vector<std::string>& urls, const std::string& referrer, int depth,
+                          record& r);
     // Page requisites (crawl_state_requisites.cpp).
     bool requisite_in_scope(const boost::urls::url& url, boost::urls::url_view page);
     std::pair<std::size_t, std::size_t> admit_requisites(const std::vector<resolved_requisite>& found,
@@ -279,6 +286,10 @@ private:
     std::unordered_set<std::string> root_origins_;
     scope scope_;
     fingerprint_set seen_;
+    /// URLs scope_.check() answered in_scope for, by fingerprint: a verdict that cannot change for the same
+    /// URL, so admit_page_links skips the parse and the check for a link seen in scope before. Bounded:
+    /// 65,536 slots, 512 KiB once a page had a link.
+    fingerprint_memo in_scope_memo_{1u << 16};
     frontier_type frontier_;
     std::vector<std::string> host_names_;
     std::unordered_map<std::string, host_id> host_numbers_;

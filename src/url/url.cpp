@@ -711,21 +711,28 @@ boost::system::result<urls::url> normalize_reference(urls::url_view base, std::s
 reference_resolver::reference_resolver(urls::url_view base, std::string_view document_encoding)
     : base_(base)
     , encoding_(document_encoding) {
-    const auto normalized = normalize(base_);
-    canonical_ = normalized && normalized->buffer() == base_.buffer();
+    const std::string_view text = base_.buffer();
+    canonical_ = base_.has_scheme() && base_.has_authority();
     if (!canonical_)
         return;
-    const std::string_view text = base_.buffer();
+    // The one pass, which reads nothing of the base for a reference with a scheme, gives a plain base back
+    // unchanged when it is canonical; normalize() decides for the others (it costs ten times more).
+    std::string rebuilt;
+    if (!resolve_simple(text, rebuilt) || rebuilt != text) {
+        const auto normalized = normalize(base_);
+        canonical_ = normalized && normalized->buffer() == text;
+    }
+    if (!canonical_)
+        return;
     const std::size_t path_begin = text.size() - base_.encoded_path().size() -
                                    (base_.has_query() ? base_.encoded_query().size() + 1 : 0);
     origin_ = text.substr(0, path_begin);
     directory_ = text.substr(0, path_begin + base_.encoded_path().rfind('/') + 1);
 }
 
-std::optional<boost::system::result<urls::url>>
-reference_resolver::resolve_simple(std::string_view reference) const {
+bool reference_resolver::resolve_simple(std::string_view reference, std::string& text) const {
     if (!canonical_)
-        return std::nullopt;
+        return false;
     // clean_reference() trims the ends first; what follows '#' is dropped by normalization whatever it holds.
     const std::string_view trimmed = trim_c0_controls_and_spaces(reference);
     const std::string_view body = trimmed.substr(0, trimmed.find('#'));
@@ -736,11 +743,11 @@ reference_resolver::resolve_simple(std::string_view reference) const {
         const char c = body[i];
         if (c == '%') {
             if (!starts_with_percent_triplet(body.substr(i)))
-                return std::nullopt; // clean_reference() encodes the '%'
+                return false; // clean_reference() encodes the '%'
             continue;
         }
         if (!is_plain_reference_character(c))
-            return std::nullopt;
+            return false;
         if (question != std::string_view::npos)
             continue;
         if (c == '?')
@@ -751,21 +758,27 @@ reference_resolver::resolve_simple(std::string_view reference) const {
             colon = i;
     }
     const std::size_t path_end = question == std::string_view::npos ? body.size() : question;
-    std::string& text = text_;
     text.clear();
+    text.reserve(directory_.size() + body.size() + 16); // one allocation: "'" aside, nothing grows
     if (colon != std::string_view::npos) {
         // "http://host:port/path?query" with a plain host; other schemes and forms take the long way.
         std::size_t path_begin = 0;
         if (!append_plain_origin(text, body.substr(0, path_end), path_begin))
-            return std::nullopt;
+            return false;
         append_normalized_path(text, body.substr(path_begin, path_end - path_begin));
     } else if (body.starts_with("//")) {
-        return std::nullopt; // an authority of its own
+        return false; // an authority of its own
     } else if (path_end == 0) {
-        if (question == std::string_view::npos)
-            return base_; // "" and "#...": the base itself, which has no fragment
         text = origin_;
         text += base_.encoded_path();
+        if (question == std::string_view::npos) {
+            // "" and "#...": the base itself, which has no fragment
+            if (base_.has_query()) {
+                text += '?';
+                text += base_.encoded_query();
+            }
+            return true;
+        }
     } else {
         text = origin_;
         const std::string_view path = body.substr(0, path_end);
@@ -783,16 +796,26 @@ reference_resolver::resolve_simple(std::string_view reference) const {
         text += '?';
         append_normalized_query(text, body.substr(question + 1));
     }
-    const auto parsed = urls::parse_uri(text);
-    if (!parsed)
-        return std::nullopt;
-    return urls::url(*parsed);
+    return true;
 }
 
 boost::system::result<urls::url> reference_resolver::resolve(std::string_view reference) const {
-    if (auto simple = resolve_simple(reference))
-        return std::move(*simple);
+    if (resolve_simple(reference, text_)) {
+        // Built canonical: this parse does not fail, but it is Boost.URL's, and costs more than the rest.
+        if (auto parsed = urls::parse_uri(text_))
+            return urls::url(*parsed);
+    }
     return normalize_reference(base_, reference, encoding_);
+}
+
+boost::system::result<std::string> reference_resolver::resolve_text(std::string_view reference) const {
+    std::string text;
+    if (resolve_simple(reference, text))
+        return text;
+    auto url = normalize_reference(base_, reference, encoding_);
+    if (!url)
+        return url.error();
+    return std::string(url->buffer());
 }
 
 namespace {

@@ -23,7 +23,7 @@ const auto page = *asiocrawl::parse_root("http://example.com/dir/page.html");
 std::vector<std::string> urls_of(const asiocrawl::detail::resolved_links& links) {
     std::vector<std::string> out;
     for (const auto& u : links.urls)
-        out.emplace_back(u.buffer());
+        out.push_back(u);
     return out;
 }
 
