@@ -5,6 +5,8 @@
 #include <asiocrawl/error.hpp>
 
 #include <optional>
+#include <string_view>
+#include <unordered_set>
 
 namespace asiocrawl::detail {
 
@@ -20,10 +22,6 @@ link_options link_options_for(const crawler_config& config, std::string charset)
 void resolve_page_links(boost::urls::url_view page, page_links& links, const link_options& options,
                         resolved_links& out) {
     out.over_page_cap = links.dropped_references;
-    if (options.max_links != 0 && links.references.size() > options.max_links) {
-        out.over_page_cap += links.references.size() - options.max_links;
-        links.references.resize(options.max_links);
-    }
     const std::string_view encoding = options.charset;
     boost::urls::url base{page};
     if (links.base_href) {
@@ -40,6 +38,22 @@ void resolve_page_links(boost::urls::url_view page, page_links& links, const lin
             ++out.not_http;
         else
             ++out.invalid;
+    }
+    if (options.max_links != 0 && out.urls.size() > options.max_links) {
+        // The cap counts distinct URLs (the extractor's repeats of a kept link make it this far): the first
+        // max_links of them stay, with their repeats; the links to the others are counted.
+        std::unordered_set<std::string_view> kept;
+        std::vector<bool> keep(out.urls.size());
+        for (std::size_t i = 0; i < out.urls.size(); ++i) {
+            keep[i] = kept.contains(out.urls[i]) ||
+                      (kept.size() < options.max_links && kept.insert(out.urls[i]).second);
+            out.over_page_cap += !keep[i];
+        }
+        std::size_t n = 0;
+        for (std::size_t i = 0; i < out.urls.size(); ++i)
+            if (keep[i] && n++ != i)
+                out.urls[n - 1] = std::move(out.urls[i]);
+        out.urls.resize(n);
     }
     out.requisites.reserve(links.requisites.size());
     for (const auto& requisite : links.requisites)

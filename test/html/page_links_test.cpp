@@ -127,6 +127,20 @@ TEST(ResolveLinks, LinksPastTheCapAreCounted) {
     }
 }
 
+TEST(ResolveLinks, TheCapCountsDistinctLinksNotTheirRepeats) {
+    // Issue 26 item 8: a table of contents links to each page many times, with fragments. The cap keeps
+    // the first max_links distinct links and counts the links to the others, not the repeats.
+    link_options options;
+    options.max_links = 3;
+    const auto links = resolve_links(
+        page,
+        "<a href=/l0><a href=/l0#a><a href=l0><a href=/l0#b><a href=/l1><a href=/l2><a href=/l3><a href=/l4>",
+        options);
+    EXPECT_THAT(urls_of(links),
+                ElementsAre("http://example.com/l0", "http://example.com/dir/l0", "http://example.com/l1"));
+    EXPECT_EQ(links.over_page_cap, 3u);
+}
+
 TEST(ResolveLinks, InvalidAndNonHttpLinksAreCounted) {
     const auto links =
         resolve_links(page, "<a href=mailto:x@example.com><a href='http://[oops/'><a href=/ok>", {});
