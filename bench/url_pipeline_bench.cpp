@@ -56,6 +56,7 @@ struct round_result {
     std::size_t resolved = 0; // normalized http(s) URLs
     std::size_t in_scope = 0;
     std::size_t new_urls = 0; // admitted: not seen before
+    std::size_t over_cap = 0; // links past traps.max_links_per_page
 };
 
 round_result run(const std::vector<page>& pages, const boost::urls::url& root,
@@ -104,8 +105,10 @@ round_result run(const std::vector<page>& pages, const boost::urls::url& root,
     const double t2 = thread_cpu_seconds();
     r.resolve_seconds = t1 - t0;
     r.admit_seconds = t2 - t1;
-    for (const auto& out : resolved)
+    for (const auto& out : resolved) {
         r.resolved += out.urls.size();
+        r.over_cap += out.over_page_cap;
+    }
     return r;
 }
 
@@ -113,7 +116,7 @@ round_result run(const std::vector<page>& pages, const boost::urls::url& root,
 
 int main(int argc, char** argv) {
     if (argc < 3) {
-        std::fprintf(stderr, "usage: %s DIR ORIGIN [ROUNDS]\n", argv[0]);
+        std::fprintf(stderr, "usage: %s DIR ORIGIN [ROUNDS] [--check]\n", argv[0]);
         return 2;
     }
     const fs::path dir = argv[1];
@@ -183,8 +186,9 @@ int main(int argc, char** argv) {
             best = r;
     }
     const auto ns = [&](double seconds) { return seconds * 1e9 / static_cast<double>(best.links); };
-    std::printf("%s: pages %zu, links %zu (%zu resolved, %zu in scope, %zu new URLs)\n", argv[1],
-                pages.size(), best.links, best.resolved, best.in_scope, best.new_urls);
+    std::printf(
+        "%s: pages %zu, links %zu (%zu resolved, %zu in scope, %zu new URLs, %zu past the page cap)\n",
+        argv[1], pages.size(), best.links, best.resolved, best.in_scope, best.new_urls, best.over_cap);
     std::printf("best of %d, CPU ns per link: pipeline %.0f = resolve %.0f + admit %.0f\n", rounds,
                 ns(best.resolve_seconds + best.admit_seconds), ns(best.resolve_seconds),
                 ns(best.admit_seconds));
