@@ -22,7 +22,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD_DIR:-$ROOT/build-release}
 JOBS=${JOBS:-1}
 QUICK=0
-ROUNDS=
+ROUNDS=${ROUNDS:-} # the environment's, unless --rounds says
 WHICH=()
 while (($#)); do
     case $1 in
