@@ -13,14 +13,16 @@
 # DNS_DELAY_MS (the test resolver's delay, default 100), DNS_TASKS (default 100),
 # CRAWL_TIMEOUT (seconds one crawl may take, default 300; a crawler stopped by it is marked "(timeout)"),
 # ASIOCRAWL_FLAGS (extra flags for every asiocrawl run), CRAWLERS (the throughput table's crawlers to run,
-# default all: asiocrawl asiocrawl-p2 asiocrawl-gumbo asiocrawl-state wget wget2).
+# default all: asiocrawl asiocrawl-p2 asiocrawl-gumbo asiocrawl-state wget wget2), BASELINE_CRAWLER (another
+# asiocrawl binary, e.g. a build of the commit before a change: its default and --parse-threads runs join the
+# throughput table as asiocrawl-baseline and asiocrawl-baseline-pN, for a before/after in the same run).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD_DIR:-$ROOT/build-release}
 JOBS=${JOBS:-1}
 QUICK=0
-ROUNDS=
+ROUNDS=${ROUNDS:-} # the environment's, unless --rounds says
 WHICH=()
 while (($#)); do
     case $1 in
@@ -182,6 +184,7 @@ throughput() {
     grep -q -- '--html-parser' <<<"$crawler_help" && crawlers+=(asiocrawl-gumbo)
     # The same default crawl with its state kept crash-safe on disk (issue 12: at least 90% of the pages/s).
     grep -q -- '--state-dir' <<<"$crawler_help" && crawlers+=(asiocrawl-state)
+    [[ -n ${BASELINE_CRAWLER:-} ]] && crawlers+=(asiocrawl-baseline "asiocrawl-baseline-p$parse_threads")
     crawlers+=(wget)
     command -v wget2 >/dev/null && crawlers+=(wget2)
     # CRAWLERS: run only these of them (e.g. "asiocrawl asiocrawl-state").
@@ -226,6 +229,14 @@ throughput() {
             asiocrawl)
                 # shellcheck disable=SC2046
                 timed "$out" "$CRAWLER" "${COMMON_FLAGS[@]}" --max-tasks "$TASKS" $(per_host_flags "$TASKS") "$url" ;;
+            asiocrawl-baseline)
+                # shellcheck disable=SC2046
+                timed "$out" "$BASELINE_CRAWLER" "${COMMON_FLAGS[@]}" --max-tasks "$TASKS" $(per_host_flags "$TASKS") \
+                    "$url" ;;
+            asiocrawl-baseline-p*)
+                # shellcheck disable=SC2046
+                timed "$out" "$BASELINE_CRAWLER" "${COMMON_FLAGS[@]}" --max-tasks "$TASKS" $(per_host_flags "$TASKS") \
+                    --parse-threads "$parse_threads" "$url" ;;
             asiocrawl-p*)
                 # shellcheck disable=SC2046
                 timed "$out" "$CRAWLER" "${COMMON_FLAGS[@]}" --max-tasks "$TASKS" $(per_host_flags "$TASKS") \

@@ -225,9 +225,10 @@ struct trap_config {
     std::size_t max_segment_repetitions = 3;
     /// Most query parameters. Default 32.
     std::size_t max_query_params = 32;
-    /// Most links taken from one HTML page, in document order, before deduplication; the rest are counted as
-    /// skipped_links_over_page_cap. A page of a million links must not become a million queued URLs.
-    /// Default 10,000 (Heritrix keeps 6,000 outlinks a page, Nutch 100).
+    /// Most distinct links taken from one HTML page, the first in document order; a repeat of a kept link (up
+    /// to its fragment) costs nothing, and the links to the others are counted as
+    /// skipped_links_over_page_cap. A page of a million links must not become a million queued URLs. Default
+    /// 10,000 (Heritrix keeps 6,000 outlinks a page, Nutch 100).
     std::size_t max_links_per_page = 10'000;
     /// Skip a URL whose query holds the same parameters as an already admitted URL of the same scheme, host,
     /// port and path, in another order (?a=1&b=2 after ?b=2&a=1): the same page under another name, which

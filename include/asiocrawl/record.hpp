@@ -72,8 +72,8 @@ struct record {
     std::size_t num_urls = 0;
     /// Of those, the ones not seen before, which were queued.
     std::size_t num_new_urls = 0;
-    /// Links of the page past traps.max_links_per_page, in document order, which were not followed (also
-    /// logged as a warning). 0 when the page is under the cap.
+    /// Links of the page to others than its first traps.max_links_per_page distinct links, which were not
+    /// followed (also logged as a warning). 0 when the page is under the cap.
     std::size_t links_dropped = 0;
     /// Link depth: 0 for roots.
     int depth = 0;

@@ -135,6 +135,12 @@ asio::awaitable<void> worker_pool::wait_for_outputs() {
         co_await outputs_drained.wait();
 }
 
+// g++ 12 sees this coroutine's frame allocated by Asio's aligned_new (aligned_alloc, for a frame this size)
+// and released by Asio's matching operator delete, and warns, wrongly, that they do not match.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#endif
 /// What comes of one attempt's answer (or failure). Its frame exists only while the answer is handled.
 asio::awaitable<void> worker_pool::handle(crawl_state::ticket& t, fetch_result& response) {
     // The archive learns of the exchange after the state compared it with the previous crawl's capture
@@ -172,6 +178,9 @@ asio::awaitable<void> worker_pool::handle(crawl_state::ticket& t, fetch_result& 
     report_exchange(t, response);
     e_.pump.pump();
 }
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
 /// A worker: one ticket at a time, each to exactly one task_done. This frame is what waits for the server,
 /// thousands at once, so it holds the ticket and a pointer to the result and nothing sized by the response

@@ -5,6 +5,8 @@
 #include <asiocrawl/error.hpp>
 
 #include <optional>
+#include <string_view>
+#include <unordered_set>
 
 namespace asiocrawl::detail {
 
@@ -16,6 +18,51 @@ link_options link_options_for(const crawler_config& config, std::string charset)
     options.requisites = config.requisites.enabled;
     options.skip_rel_nofollow = config.robots.obey_rel_nofollow;
     return options;
+}
+
+void resolve_page_links(boost::urls::url_view page, page_links& links, const link_options& options,
+                        resolved_links& out) {
+    out.over_page_cap = links.dropped_references;
+    const std::string_view encoding = options.charset;
+    boost::urls::url base{page};
+    if (links.base_href) {
+        if (auto resolved = normalize_reference(page, *links.base_href, encoding))
+            base = std::move(*resolved);
+    }
+    if (links.canonical)
+        if (auto canonical = normalize_reference(base, *links.canonical, encoding))
+            out.canonical = std::move(*canonical);
+    const reference_resolver resolver(base, encoding);
+    out.urls.reserve(links.references.size());
+    for (const auto& reference : links.references) {
+        auto link = resolver.resolve_text(reference);
+        if (link)
+            out.urls.push_back(std::move(*link));
+        else if (link.error() == error::unsupported_scheme)
+            ++out.not_http;
+        else
+            ++out.invalid;
+    }
+    if (options.max_links != 0 && out.urls.size() > options.max_links) {
+        // The cap counts distinct URLs (the extractor's repeats of a kept link make it this far): the first
+        // max_links of them stay, with their repeats; the links to the others are counted.
+        std::unordered_set<std::string_view> kept;
+        std::vector<bool> keep(out.urls.size());
+        for (std::size_t i = 0; i < out.urls.size(); ++i) {
+            keep[i] = kept.contains(out.urls[i]) ||
+                      (kept.size() < options.max_links && kept.insert(out.urls[i]).second);
+            out.over_page_cap += !keep[i];
+        }
+        std::size_t n = 0;
+        for (std::size_t i = 0; i < out.urls.size(); ++i)
+            if (keep[i] && n++ != i)
+                out.urls[n - 1] = std::move(out.urls[i]);
+        out.urls.resize(n);
+    }
+    out.requisites.reserve(links.requisites.size());
+    for (const auto& requisite : links.requisites)
+        if (auto url = resolver.resolve(requisite.url))
+            out.requisites.push_back({std::move(*url), requisite.kind});
 }
 
 resolved_links resolve_links(boost::urls::url_view page, std::string body, const link_options& options) {
@@ -41,34 +88,7 @@ resolved_links resolve_links(boost::urls::url_view page, std::string body, const
     out.parser_gave_up = links.parser_gave_up;
     out.meta_robots = links.meta_robots;
     out.rel_nofollow = links.rel_nofollow;
-    out.over_page_cap = links.dropped_references;
-    if (options.max_links != 0 && links.references.size() > options.max_links) {
-        out.over_page_cap += links.references.size() - options.max_links;
-        links.references.resize(options.max_links);
-    }
-    const std::string_view encoding = options.charset;
-    boost::urls::url base{page};
-    if (links.base_href) {
-        if (auto resolved = normalize_reference(page, *links.base_href, encoding))
-            base = std::move(*resolved);
-    }
-    if (links.canonical)
-        if (auto canonical = normalize_reference(base, *links.canonical, encoding))
-            out.canonical = std::move(*canonical);
-    out.urls.reserve(links.references.size());
-    for (const auto& reference : links.references) {
-        auto link = normalize_reference(base, reference, encoding);
-        if (link)
-            out.urls.push_back(std::move(*link));
-        else if (link.error() == error::unsupported_scheme)
-            ++out.not_http;
-        else
-            ++out.invalid;
-    }
-    out.requisites.reserve(links.requisites.size());
-    for (const auto& requisite : links.requisites)
-        if (auto url = normalize_reference(base, requisite.url, encoding))
-            out.requisites.push_back({std::move(*url), requisite.kind});
+    resolve_page_links(page, links, options, out);
     out.body = std::move(body);
     return out;
 }

@@ -45,7 +45,9 @@ struct resolved_requisite {
 
 /// Links of one page, resolved against its base and normalized.
 struct resolved_links {
-    std::vector<boost::urls::url> urls;         // in document order, duplicates kept
+    /// Normalized URLs as text (the crawl's keys; Boost.URL's parse of each would cost more than the rest of
+    /// the pipeline), in document order, duplicates kept.
+    std::vector<std::string> urls;
     std::vector<resolved_requisite> requisites; // with link_options::requisites; http(s) ones only
     std::size_t invalid = 0;
     std::size_t not_http = 0;
@@ -60,6 +62,11 @@ struct resolved_links {
 /// Extracts the links of `body` and resolves them against `page` or the page's <base href>. The body is moved
 /// in and handed back in the result, so it can cross threads.
 resolved_links resolve_links(boost::urls::url_view page, std::string body, const link_options& options);
+
+/// The second half of resolve_links(): the links extracted from the page at `page` resolved against it or
+/// its <base href> and normalized into `out` (urls, requisites, invalid, not_http, over_page_cap).
+void resolve_page_links(boost::urls::url_view page, page_links& links, const link_options& options,
+                        resolved_links& out);
 
 /// The url() and @import references of a fetched stylesheet, resolved against its URL: requisites of kind
 /// stylesheet (@import) and style (url()). The bytes are decoded from `charset` first; CSS URLs are UTF-8.

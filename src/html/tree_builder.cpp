@@ -10,6 +10,8 @@
 
 #include <algorithm>
 #include <bit>
+#include <string_view>
+#include <unordered_set>
 
 namespace asiocrawl::detail::html {
 
@@ -322,12 +324,29 @@ void tree_builder::compact() {
     std::size_t links = 0, requisites = 0;
     bool base = false, canonical = false;
     unsigned robots = 0; // the codes kept: each says the same wherever it is
+    // Past the cap, it counts distinct links: a repeat of a kept one, up to its fragment, names the same
+    // document, and is dropped without counting (a table of contents of 13,972 links to 497 pages keeps them
+    // all). Views into out_.text, which lives until the end.
+    const bool over_cap = options_.max_links != 0 && stored_links_ > options_.max_links;
+    std::unordered_set<std::string_view> kept_links;
     for (std::uint32_t i = items_[0].next; i != 0;) {
         const std::uint32_t next = items_[i].next;
         if (items_[i].entry != marker) {
             extraction::entry e = entries_[items_[i].entry];
             bool keep;
-            if (e.kind == entry_kind::link) {
+            if (e.kind == entry_kind::link && over_cap) {
+                const std::string_view value = std::string_view(out_.text).substr(e.offset, e.length);
+                const std::string_view document = value.substr(0, value.find('#'));
+                if (kept_links.contains(document)) {
+                    keep = false;
+                } else {
+                    keep = links < options_.max_links;
+                    if (keep)
+                        kept_links.insert(document);
+                    links += keep;
+                    out_.dropped_links += !keep;
+                }
+            } else if (e.kind == entry_kind::link) {
                 keep = options_.max_links == 0 || links < options_.max_links;
                 links += keep;
                 out_.dropped_links += !keep;

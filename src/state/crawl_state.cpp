@@ -237,11 +237,15 @@ host_id crawl_state::host_number(std::string_view host) {
 bool crawl_state::admit(const boost::urls::url& url, const std::string& referrer, int redirects_left,
                         int depth, item_kind kind, bool from_sitemap, requisite_kind requisite,
                         bool guessed) {
+    return admit(url.buffer(), referrer, redirects_left, depth, kind, from_sitemap, requisite, guessed);
+}
+
+bool crawl_state::admit(std::string_view key, const std::string& referrer, int redirects_left, int depth,
+                        item_kind kind, bool from_sitemap, requisite_kind requisite, bool guessed) {
     // A stopping crawl drops what it finds, unless it is durable: then the URL waits on disk for the next
     // run (a link found by a fetch that finished during the stop is not lost).
     if (stopping_ && !durable_)
         return false;
-    const std::string_view key = url.buffer();
     if (collecting_ != nullptr) {
         if (collecting_->outlinks.size() < max_outlinks_kept)
             collecting_->outlinks.push_back(outlink_fingerprint(key));
@@ -314,7 +318,7 @@ void crawl_state::push_waiting(host_id host, work_item item) {
         refill_from_[host] = seq; // the first of a run of spilled URLs: where the next refill reads from
 }
 
-bool crawl_state::in_scope(const boost::urls::url& url) {
+bool crawl_state::in_scope(boost::urls::url_view url) {
     const auto verdict = scope_.check(url);
     if (verdict == scope_verdict::in_scope)
         return true;
@@ -1013,7 +1017,7 @@ void crawl_state::on_links(ticket& t, record& r, const resolved_links& links) {
         // The page asks that its links not be followed; its requisites are part of the page, not links.
         std::unordered_set<std::string_view> distinct;
         for (const auto& link : links.urls)
-            distinct.emplace(link.buffer());
+            distinct.emplace(link);
         skip("nofollow", distinct.size());
         say(log_level::debug, t.item.url, ": nofollow: ", distinct.size(), " links not followed");
     } else {
@@ -1023,7 +1027,7 @@ void crawl_state::on_links(ticket& t, record& r, const resolved_links& links) {
             say(log_level::warning, t.item.url, ": ", links.over_page_cap, " links past the first ",
                 config_.traps.max_links_per_page, " ignored (traps.max_links_per_page)");
         }
-        admit_links(links.urls, t.item.url, t.item.depth + 1, false, r);
+        admit_page_links(links.urls, t.item.url, t.item.depth + 1, r);
     }
     if (config_.requisites.enabled)
         admit_requisites(links.requisites, t.item);
@@ -1043,6 +1047,38 @@ void crawl_state::admit_links(const std::vector<boost::urls::url>& urls, const s
         }
         on_page.emplace(link.buffer());
         if (admit(link, referrer, config_.max_redirect, depth, item_kind::page, from_sitemap))
+            ++r.num_new_urls;
+    }
+    r.num_urls = on_page.size();
+}
+
+void crawl_state::admit_page_links(const std::vector<std::string>& urls, const std::string& referrer,
+                                   int depth, record& r) {
+    // admit_links() on fingerprints: the page's links counted once each, a link whose scope is known skips
+    // the parse (Boost.URL's costs more than the rest of the link's way here).
+    fingerprint_set on_page;
+    on_page.reserve(2 *
+                    urls.size()); // sized to the page: no growth, and no 1,024 slots for a page of 3 links
+    for (const auto& text : urls) {
+        const auto fp = url_fingerprint(text, seed_);
+        if (on_page.contains(fp))
+            continue;
+        if (!in_scope_memo_.contains(fp)) {
+            const auto parsed = boost::urls::parse_uri(text);
+            if (!parsed) {
+                skip("invalid_url");
+                continue;
+            }
+            if (!in_scope(*parsed))
+                continue;
+            in_scope_memo_.insert(fp);
+        }
+        if (config_.max_depth && depth > *config_.max_depth) {
+            skip("max_depth");
+            continue;
+        }
+        on_page.insert(fp);
+        if (admit(std::string_view(text), referrer, config_.max_redirect, depth, item_kind::page, false))
             ++r.num_new_urls;
     }
     r.num_urls = on_page.size();
@@ -1174,7 +1210,7 @@ void crawl_state::robots_fetched(ticket& t, const fetch_outcome& response) {
                 response.error_detail.empty() ? "" : ")");
         else
             say(log_level::warning, t.item.url, ": ", outcome, ": the origin is off limits for ",
-                config_.robots.unavailable_retry.count(), " ms (RFC 9309)");
+                human_duration(config_.robots.unavailable_retry), " (RFC 9309)");
     } else {
         say(log_level::info, t.item.url, ": ", outcome);
     }
@@ -1191,7 +1227,7 @@ void crawl_state::robots_fetched(ticket& t, const fetch_outcome& response) {
         if (shared_) // the shared frontier spaces the host's leases, whichever instance takes them
             batch_.host_delays.emplace_back(host_of(origin),
                                             std::chrono::duration_cast<std::chrono::milliseconds>(effective));
-        say(log_level::info, origin, ": Crawl-delay ", delay->count(), " ms");
+        say(log_level::info, origin, ": Crawl-delay ", human_duration(*delay));
     }
 
     if (config_.sitemaps && root_origin && !state.unavailable)

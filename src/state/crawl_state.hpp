@@ -264,8 +264,12 @@ private:
     bool admit(const boost::urls::url& url, const std::string& referrer, int redirects_left, int depth,
                item_kind kind, bool from_sitemap, requisite_kind requisite = requisite_kind::image,
                bool guessed = false);
+    /// admit() for a normalized URL as text (its key).
+    bool admit(std::string_view key, const std::string& referrer, int redirects_left, int depth,
+               item_kind kind, bool from_sitemap, requisite_kind requisite = requisite_kind::image,
+               bool guessed = false);
     void push_waiting(host_id host, work_item item);
-    bool in_scope(const boost::urls::url& url);
+    bool in_scope(boost::urls::url_view url);
     void emit(record r);
     /// X-Robots-Tag and a Link rel=canonical of a page's answer, into its record.
     void read_page_headers(const fetch_outcome& response, record& r);
@@ -278,6 +282,10 @@ private:
     void note_downgrade(std::string_view from, std::string_view to);
     void admit_links(const std::vector<boost::urls::url>& urls, const std::string& referrer, int depth,
                      bool from_sitemap, record& r);
+    /// admit_links() for a page's links as resolve_links gives them: normalized URLs as text, parsed only
+    /// when their scope is not known yet (in_scope_memo_).
+    void admit_page_links(const std::vector<std::string>& urls, const std::string& referrer, int depth,
+                          record& r);
     // Page requisites (crawl_state_requisites.cpp).
     bool requisite_in_scope(const boost::urls::url& url, boost::urls::url_view page);
     std::pair<std::size_t, std::size_t> admit_requisites(const std::vector<resolved_requisite>& found,
@@ -327,6 +335,10 @@ private:
     // Persisted with the counters; a state from before it was kept starts from seen_'s size.
     std::size_t pages_admitted_ = 0;
     bool pages_admitted_known_ = false;
+    /// URLs scope_.check() answered in_scope for, by fingerprint: a verdict that cannot change for the same
+    /// URL, so admit_page_links skips the parse and the check for a link seen in scope before. Bounded:
+    /// 65,536 slots, 512 KiB once a page had a link.
+    fingerprint_memo in_scope_memo_{1u << 16};
     frontier_type frontier_;
     std::vector<std::string> host_names_;
     std::unordered_map<std::string, host_id> host_numbers_;

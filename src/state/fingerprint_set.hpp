@@ -47,4 +47,29 @@ private:
     std::size_t size_ = 0;
 };
 
+/// A bounded memory of fingerprints: direct-mapped on `slots` (a power of two) 8-byte slots, allocated at the
+/// first insert; a newcomer takes its slot's place, so it forgets. contains() is true only for a fingerprint
+/// inserted and not yet displaced (or, with probability 2^-64 a lookup, one that equals it).
+class fingerprint_memo {
+public:
+    explicit fingerprint_memo(std::size_t slots)
+        : mask_(slots - 1) {}
+    bool contains(std::uint64_t fp) const noexcept {
+        return !slots_.empty() && slots_[slot(fp)] == stored(fp);
+    }
+    void insert(std::uint64_t fp) {
+        if (slots_.empty())
+            slots_.resize(mask_ + 1);
+        slots_[slot(fp)] = stored(fp);
+    }
+    std::size_t memory_bytes() const noexcept { return slots_.capacity() * sizeof(std::uint64_t); }
+
+private:
+    static std::uint64_t stored(std::uint64_t fp) noexcept { return fp == 0 ? 1 : fp; }
+    std::size_t slot(std::uint64_t fp) const noexcept { return static_cast<std::size_t>(fp >> 7) & mask_; }
+
+    std::size_t mask_;
+    std::vector<std::uint64_t> slots_;
+};
+
 } // namespace asiocrawl::detail

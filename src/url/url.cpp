@@ -455,22 +455,15 @@ std::string normalized_path(urls::url_view u) {
     return path.empty() ? "/" : path;
 }
 
-} // namespace
-
-std::string clean_reference(std::string_view reference) {
-    const auto trimmed = trim_c0_controls_and_spaces(reference);
-    return protect_colon_in_first_segment(
-        percent_encode_invalid_characters(strip_newlines_and_fix_backslashes(trimmed)));
-}
-
-std::string remove_dot_segments(std::string_view path) {
-    // RFC 3986 §5.2.4, step by step; "input" shrinks from the front, a replaced prefix becomes a literal "/".
+// RFC 3986 §5.2.4 remove_dot_segments of `path`, appended to `output` (what is already there stays: a
+// segment is never dropped below it). Step by step; "input" shrinks from the front, a replaced prefix becomes
+// a literal "/".
+void append_without_dot_segments(std::string& output, std::string_view path) {
     std::string_view input = path;
-    std::string output;
-    output.reserve(path.size());
-    const auto drop_last_output_segment = [&output] {
+    const std::size_t floor = output.size();
+    const auto drop_last_output_segment = [&output, floor] {
         const auto last_slash = output.rfind('/');
-        output.resize(last_slash == std::string::npos ? 0 : last_slash);
+        output.resize(last_slash == std::string::npos || last_slash < floor ? floor : last_slash);
     };
     while (!input.empty()) {
         if (input.starts_with("../")) {
@@ -496,6 +489,167 @@ std::string remove_dot_segments(std::string_view path) {
             input.remove_prefix(segment.size());
         }
     }
+}
+
+// What reference_resolver's one pass takes before the fragment: characters RFC 3986 allows raw in a path or
+// query, which clean_reference() leaves as they are ('%' aside: its triplets need normalizing).
+bool is_plain_reference_character(char c) noexcept {
+    if (is_alpha(c) || is_digit(c))
+        return true;
+    switch (c) {
+    case '-':
+    case '.':
+    case '_':
+    case '~':
+    case '!':
+    case '$':
+    case '&':
+    case '\'':
+    case '(':
+    case ')':
+    case '*':
+    case '+':
+    case ',':
+    case ';':
+    case '=':
+    case ':':
+    case '@':
+    case '/':
+    case '?':
+        return true;
+    default:
+        return false;
+    }
+}
+
+// Four decimal octets as RFC 3986's IPv4address has them (no leading zero, none above 255): Boost.URL reads
+// such a host as an IPv4 address, which normalization keeps as written.
+bool is_dotted_quad(std::string_view host) noexcept {
+    int octets = 0;
+    std::size_t i = 0;
+    while (i <= host.size()) {
+        const std::size_t end = std::min(host.find('.', i), host.size());
+        const std::string_view octet = host.substr(i, end - i);
+        if (octet.empty() || octet.size() > 3 || (octet.size() > 1 && octet.front() == '0'))
+            return false;
+        unsigned value = 0;
+        for (const char c : octet) {
+            if (!is_digit(c))
+                return false;
+            value = value * 10 + static_cast<unsigned>(c - '0');
+        }
+        if (value > 255)
+            return false;
+        ++octets;
+        i = end + 1;
+    }
+    return octets == 4;
+}
+
+// Appends "scheme://host[:port]" in canonical form for `absolute`, which starts "http:" or "https:"
+// (any case) and has no query or fragment, when its authority is a plain one: an ASCII host name of letters,
+// digits, '-' and '.' (or a dotted quad), and a port of digits. `path_begin` is where its path starts. False,
+// with `out` unspecified, for anything else: userinfo, IP literals, IDNA, IPv4 number forms, percent-encoded
+// or unusual host characters, a missing or repeated "//", an out-of-range port.
+bool append_plain_origin(std::string& out, std::string_view absolute, std::size_t& path_begin) {
+    const std::size_t colon = absolute.find(':');
+    const std::string_view scheme = absolute.substr(0, colon);
+    const bool https = detail::ascii::iequals(scheme, "https");
+    if (!https && !detail::ascii::iequals(scheme, "http"))
+        return false;
+    const std::string_view rest = absolute.substr(colon + 1);
+    if (!rest.starts_with("//") || rest.starts_with("///"))
+        return false;
+    const std::size_t authority_end = std::min(rest.find('/', 2), rest.size());
+    const std::string_view authority = rest.substr(2, authority_end - 2);
+    path_begin = colon + 1 + authority_end;
+    const std::size_t port_colon = authority.find(':');
+    std::string_view host = authority.substr(0, port_colon);
+    if (host.empty() || host.starts_with('.'))
+        return false;
+    for (const char c : host)
+        if (!is_alpha(c) && !is_digit(c) && c != '-' && c != '.')
+            return false;
+    if (detail::ends_in_a_number(host)) {
+        if (!is_dotted_quad(host))
+            return false; // the URL Standard's other IPv4 forms
+    } else if (detail::starts_like_a_dotted_quad(host)) {
+        return false;
+    } else if (host.ends_with('.')) {
+        host.remove_suffix(1);
+        if (host.ends_with('.'))
+            return false;
+    }
+    out += https ? "https://" : "http://";
+    const std::size_t host_begin = out.size();
+    out += host;
+    for (std::size_t i = host_begin; i < out.size(); ++i)
+        out[i] = detail::ascii::to_lower(out[i]);
+    if (port_colon != std::string_view::npos) {
+        const std::string_view port = authority.substr(port_colon + 1);
+        if (port.size() > 5)
+            return false;
+        std::uint32_t number = 0;
+        for (const char c : port) {
+            if (!is_digit(c))
+                return false;
+            number = number * 10 + static_cast<std::uint32_t>(c - '0');
+        }
+        if (number > 65535)
+            return false;
+        if (!port.empty() && number != (https ? 443u : 80u)) {
+            out += ':';
+            out += std::to_string(number);
+        }
+    }
+    return true;
+}
+
+// Appends the normalized form of an encoded path (after the base's merge): dot segments removed as resolution
+// removes them, then percent-encoding normalized and dot segments removed again, as normalize() does
+// ("%2E%2E" is a ".." segment only once decoded); "/" for an empty path.
+void append_normalized_path(std::string& out, std::string_view path) {
+    const std::size_t begin = out.size();
+    if (path.find('%') == std::string_view::npos) {
+        append_without_dot_segments(out, path);
+    } else {
+        append_without_dot_segments(out, normalize_percent_encoding(remove_dot_segments(path)));
+    }
+    if (out.size() == begin)
+        out += '/';
+}
+
+// Appends a query as normalize() writes it: percent-encoding normalized, ' encoded.
+void append_normalized_query(std::string& out, std::string_view query) {
+    for (std::size_t i = 0; i < query.size(); ++i) {
+        const char c = query[i];
+        if (c == '%' && starts_with_percent_triplet(query.substr(i))) {
+            const auto decoded = static_cast<char>(hex_value(query[i + 1]) * 16 + hex_value(query[i + 2]));
+            if (is_unreserved(decoded))
+                out += decoded;
+            else
+                append_percent_encoded(out, decoded);
+            i += 2;
+        } else if (c == '\'') {
+            out += "%27";
+        } else {
+            out += c;
+        }
+    }
+}
+
+} // namespace
+
+std::string clean_reference(std::string_view reference) {
+    const auto trimmed = trim_c0_controls_and_spaces(reference);
+    return protect_colon_in_first_segment(
+        percent_encode_invalid_characters(strip_newlines_and_fix_backslashes(trimmed)));
+}
+
+std::string remove_dot_segments(std::string_view path) {
+    std::string output;
+    output.reserve(path.size());
+    append_without_dot_segments(output, path);
     return output;
 }
 
@@ -552,6 +706,116 @@ boost::system::result<urls::url> normalize_reference(urls::url_view base, std::s
         return resolved.error();
     }
     return normalize(*resolved);
+}
+
+reference_resolver::reference_resolver(urls::url_view base, std::string_view document_encoding)
+    : base_(base)
+    , encoding_(document_encoding) {
+    const std::string_view text = base_.buffer();
+    canonical_ = base_.has_scheme() && base_.has_authority();
+    if (!canonical_)
+        return;
+    // The one pass, which reads nothing of the base for a reference with a scheme, gives a plain base back
+    // unchanged when it is canonical; normalize() decides for the others (it costs ten times more).
+    std::string rebuilt;
+    if (!resolve_simple(text, rebuilt) || rebuilt != text) {
+        const auto normalized = normalize(base_);
+        canonical_ = normalized && normalized->buffer() == text;
+    }
+    if (!canonical_)
+        return;
+    const std::size_t path_begin = text.size() - base_.encoded_path().size() -
+                                   (base_.has_query() ? base_.encoded_query().size() + 1 : 0);
+    origin_ = text.substr(0, path_begin);
+    directory_ = text.substr(0, path_begin + base_.encoded_path().rfind('/') + 1);
+}
+
+bool reference_resolver::resolve_simple(std::string_view reference, std::string& text) const {
+    if (!canonical_)
+        return false;
+    // clean_reference() trims the ends first; what follows '#' is dropped by normalization whatever it holds.
+    const std::string_view trimmed = trim_c0_controls_and_spaces(reference);
+    const std::string_view body = trimmed.substr(0, trimmed.find('#'));
+    std::size_t question = std::string_view::npos;
+    std::size_t colon = std::string_view::npos; // in the first segment: a scheme's end
+    bool in_first_segment = true;
+    for (std::size_t i = 0; i < body.size(); ++i) {
+        const char c = body[i];
+        if (c == '%') {
+            if (!starts_with_percent_triplet(body.substr(i)))
+                return false; // clean_reference() encodes the '%'
+            continue;
+        }
+        if (!is_plain_reference_character(c))
+            return false;
+        if (question != std::string_view::npos)
+            continue;
+        if (c == '?')
+            question = i;
+        else if (c == '/')
+            in_first_segment = false;
+        else if (c == ':' && in_first_segment && colon == std::string_view::npos)
+            colon = i;
+    }
+    const std::size_t path_end = question == std::string_view::npos ? body.size() : question;
+    text.clear();
+    text.reserve(directory_.size() + body.size() + 16); // one allocation: "'" aside, nothing grows
+    if (colon != std::string_view::npos) {
+        // "http://host:port/path?query" with a plain host; other schemes and forms take the long way.
+        std::size_t path_begin = 0;
+        if (!append_plain_origin(text, body.substr(0, path_end), path_begin))
+            return false;
+        append_normalized_path(text, body.substr(path_begin, path_end - path_begin));
+    } else if (body.starts_with("//")) {
+        return false; // an authority of its own
+    } else if (path_end == 0) {
+        text = origin_;
+        text += base_.encoded_path();
+        if (question == std::string_view::npos) {
+            // "" and "#...": the base itself, which has no fragment
+            if (base_.has_query()) {
+                text += '?';
+                text += base_.encoded_query();
+            }
+            return true;
+        }
+    } else {
+        text = origin_;
+        const std::string_view path = body.substr(0, path_end);
+        if (path.front() == '/') {
+            append_normalized_path(text, path);
+        } else {
+            // RFC 3986 §5.2.3: the base's directory (canonical: no dot segment, nothing to decode) and the
+            // reference's path.
+            merged_.assign(directory_.substr(origin_.size()));
+            merged_ += path;
+            append_normalized_path(text, merged_);
+        }
+    }
+    if (question != std::string_view::npos) {
+        text += '?';
+        append_normalized_query(text, body.substr(question + 1));
+    }
+    return true;
+}
+
+boost::system::result<urls::url> reference_resolver::resolve(std::string_view reference) const {
+    if (resolve_simple(reference, text_)) {
+        // Built canonical: this parse does not fail, but it is Boost.URL's, and costs more than the rest.
+        if (auto parsed = urls::parse_uri(text_))
+            return urls::url(*parsed);
+    }
+    return normalize_reference(base_, reference, encoding_);
+}
+
+boost::system::result<std::string> reference_resolver::resolve_text(std::string_view reference) const {
+    std::string text;
+    if (resolve_simple(reference, text))
+        return text;
+    auto url = normalize_reference(base_, reference, encoding_);
+    if (!url)
+        return url.error();
+    return std::string(url->buffer());
 }
 
 namespace {

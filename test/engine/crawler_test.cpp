@@ -107,17 +107,18 @@ TEST_F(crawler_fixture, link_followed) {
 
 TEST_F(crawler_fixture, links_past_max_links_per_page_are_counted_not_followed) {
     config.traps.max_links_per_page = 3;
-    // Five links, the first repeated: the cap counts links as written, before deduplication.
-    std::string html = "<a href=/l0>x</a><a href=/l0>x</a>";
+    // Five links, the first repeated with and without fragments: the cap counts distinct links (issue 26
+    // item 8), so the repeats cost none of the three.
+    std::string html = "<a href=/l0>x</a><a href=/l0#a>x</a><a href=/l0>x</a><a href=/l0#b>x</a>";
     for (int i = 1; i < 5; ++i)
         html += "<a href=/l" + std::to_string(i) + ">x</a>";
     add("/", make_response(200, html));
     for (int i = 0; i < 5; ++i)
         add_page("/l" + std::to_string(i), {});
     auto r = crawl();
-    EXPECT_THAT(requested(), UnorderedElementsAre("/", "/l0", "/l1"));
-    EXPECT_EQ(r.stats["skipped_links_over_page_cap"], 3u);
-    EXPECT_EQ(find(r, url("/"))->num_urls, 2u);
+    EXPECT_THAT(requested(), UnorderedElementsAre("/", "/l0", "/l1", "/l2"));
+    EXPECT_EQ(r.stats["skipped_links_over_page_cap"], 2u);
+    EXPECT_EQ(find(r, url("/"))->num_urls, 3u);
 }
 
 TEST_F(crawler_fixture, link_cycle_terminates) {

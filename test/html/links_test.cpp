@@ -642,6 +642,13 @@ const capped_case capped_cases[] = {
      {{"1"}, 1, "/b/"},
      capped_expectation{{"1"}, 1}},
     {"empty_href_is_no_link", 1, "<a href=''>x</a><a href=2>", {{"2"}, 0}, capped_expectation{{}, 1}},
+    // Past the cap the fast parser counts distinct links: a repeat of a kept one (up to its fragment) is
+    // dropped without counting. gumbo's cut counts tags.
+    {"repeats_past_the_cap",
+     2,
+     "<a href=1><a href=1#x><a href=2><a href=1><a href=3><a href=2#y>",
+     {{"1", "2"}, 1},
+     capped_expectation{{"1", "1#x"}, 4}},
     {"raw_text_after_the_cut", 1, "<a href=1><a href=2><script>'<a href=3>'</script><a href=4>", {{"1"}, 2}},
     // Document order is the tree's: a link fostered out of a table comes before the table's own links.
     {"fostered_link_before_the_table_links",
@@ -662,12 +669,26 @@ INSTANTIATE_TEST_SUITE_P(Documents, ExtractLinksCapped,
 TEST(ExtractLinksCapped, AMillionLinksAreCutAtTheCap) {
     std::string html = "<html><body>";
     for (int i = 0; i < 1'000'000; ++i)
-        html += "<a href=x>y</a>";
+        html += "<a href=" + std::to_string(i) + ">y</a>";
     for (const html_parser parser : {html_parser::fast, html_parser::gumbo}) {
         const page_links links = extract_with(parser, html, 10'000);
         EXPECT_EQ(links.references.size(), 10'000u) << parser_name(parser);
         EXPECT_EQ(links.dropped_references, 990'000u) << parser_name(parser);
     }
+}
+
+TEST(ExtractLinksCapped, RepeatsOfOneLinkAreOneLink) {
+    // The cap counts distinct links (up to the fragment): the fast parser keeps one, drops the repeats as it
+    // compacts (memory stays bounded) and counts none of them; gumbo's cut counts tags.
+    std::string html = "<html><body>";
+    for (int i = 0; i < 100'000; ++i)
+        html += i % 2 == 0 ? "<a href=x>y</a>" : "<a href=x#f>y</a>";
+    const page_links fast = extract_with(html_parser::fast, html, 1'000);
+    EXPECT_EQ(fast.references, std::vector<std::string>{"x"});
+    EXPECT_EQ(fast.dropped_references, 0u);
+    const page_links gumbo = extract_with(html_parser::gumbo, html, 1'000);
+    EXPECT_EQ(gumbo.references.size(), 1'000u);
+    EXPECT_EQ(gumbo.dropped_references, 99'000u);
 }
 
 TEST(ExtractLinksBudget, LinksPastTheElementBudgetAreStillFound) {

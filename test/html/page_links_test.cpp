@@ -23,7 +23,7 @@ const auto page = *asiocrawl::parse_root("http://example.com/dir/page.html");
 std::vector<std::string> urls_of(const asiocrawl::detail::resolved_links& links) {
     std::vector<std::string> out;
     for (const auto& u : links.urls)
-        out.emplace_back(u.buffer());
+        out.push_back(u);
     return out;
 }
 
@@ -125,6 +125,20 @@ TEST(ResolveLinks, LinksPastTheCapAreCounted) {
         EXPECT_THAT(urls_of(links), ElementsAre("http://example.com/1", "http://example.com/2"));
         EXPECT_EQ(links.over_page_cap, 2u);
     }
+}
+
+TEST(ResolveLinks, TheCapCountsDistinctLinksNotTheirRepeats) {
+    // Issue 26 item 8: a table of contents links to each page many times, with fragments. The cap keeps
+    // the first max_links distinct links and counts the links to the others, not the repeats.
+    link_options options;
+    options.max_links = 3;
+    const auto links = resolve_links(
+        page,
+        "<a href=/l0><a href=/l0#a><a href=l0><a href=/l0#b><a href=/l1><a href=/l2><a href=/l3><a href=/l4>",
+        options);
+    EXPECT_THAT(urls_of(links),
+                ElementsAre("http://example.com/l0", "http://example.com/dir/l0", "http://example.com/l1"));
+    EXPECT_EQ(links.over_page_cap, 3u);
 }
 
 TEST(ResolveLinks, InvalidAndNonHttpLinksAreCounted) {

@@ -95,7 +95,7 @@ struct harness {
         case crawl_state::next_step::parse_page: {
             resolved_links resolved;
             for (const auto& link : links)
-                resolved.urls.push_back(boost::urls::parse_uri(link).value());
+                resolved.urls.emplace_back(boost::urls::parse_uri(link).value().buffer());
             state->on_links(t, r, resolved);
             [[fallthrough]];
         }
@@ -755,7 +755,7 @@ std::set<std::string> crawl_all(harness& h, std::map<std::string, served> site) 
         case crawl_state::next_step::parse_page: {
             resolved_links resolved;
             for (const auto& link : answer.links)
-                resolved.urls.push_back(boost::urls::parse_uri(link).value());
+                resolved.urls.emplace_back(boost::urls::parse_uri(link).value().buffer());
             resolved.requisites = answer.requisites;
             h->on_links(*t, r, resolved);
             [[fallthrough]];

@@ -99,7 +99,7 @@ struct state_harness {
         case detail::crawl_state::next_step::parse_page: {
             detail::resolved_links resolved;
             for (const auto& link : links)
-                resolved.urls.push_back(boost::urls::parse_uri(link).value());
+                resolved.urls.emplace_back(boost::urls::parse_uri(link).value().buffer());
             state->on_links(t, r, resolved);
             [[fallthrough]];
         }

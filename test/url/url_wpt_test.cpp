@@ -270,3 +270,95 @@ TEST(WptUrlData, PolicyOfTheTableItself) {
     EXPECT_EQ(canonical_from_href("http://x/a|b?c|d"), "http://x/a%7Cb?c%7Cd");
     EXPECT_EQ(canonical_from_href("http://[::1]:8080/"), "http://[::1]:8080/");
 }
+
+// reference_resolver (a page's links in one pass) gives what normalize_reference gives, for every input of
+// the data against its base and against that base made canonical (where the one pass applies), and for
+// references chosen to sit at the edges of what the one pass takes.
+TEST(WptUrlData, ReferenceResolverGivesWhatNormalizeReferenceGives) {
+    const auto cases = load_cases();
+    ASSERT_GT(cases.size(), 500u) << "test/data/urltestdata.json missing or cut";
+    std::vector<std::string> references;
+    for (const auto& c : cases)
+        references.push_back(c.input);
+    for (const char* edge : {"",
+                             "#f",
+                             "?",
+                             "?q='x'#f",
+                             "a?b=%7e%2F%41'",
+                             "./",
+                             "..",
+                             "../../../x",
+                             "/./a/../b/.",
+                             "%2e%2e/x",
+                             "a/%2E%2e/../b",
+                             "x%2Fy",
+                             "%zz",
+                             "a b",
+                             "a\tb",
+                             "  /x  ",
+                             "a:b",
+                             "./a:b",
+                             "http:x",
+                             "https:x",
+                             "//h/x",
+                             "///x",
+                             "HTTP://Example.COM:80/a/./b?c#d",
+                             "https://h:443/",
+                             "http://h:/x",
+                             "http://h:0080/",
+                             "http://h:65535/",
+                             "http://h:65536/",
+                             "http://h:99999999/",
+                             "http://h./x",
+                             "http://h../x",
+                             "http://.h/",
+                             "http://127.0.0.1/",
+                             "http://127.1/",
+                             "http://0x7f.0.0.1/",
+                             "http://1.2.3.4.nip.io/",
+                             "http://256.0.0.1/",
+                             "http://01.2.3.4/",
+                             "http://xn--fa-hia.example/",
+                             "http://a_b.example/",
+                             "http://u@h/",
+                             "http://[::1]/",
+                             "http://h?x",
+                             "http://h#x",
+                             "mailto:a@b.c",
+                             "javascript:x",
+                             "http://h/%7e/%7E?%7e",
+                             "/a?b#c?d",
+                             "?a#b#c"})
+        references.emplace_back(edge);
+    const std::vector<std::string> bases{"http://example.org/foo/bar", "https://h:8443/a/b/c?q=1",
+                                         "http://127.0.0.1:8080/", "HTTP://Example.ORG/./x/../y"};
+    std::size_t compared = 0;
+    std::ostringstream differences;
+    const auto compare = [&](boost::urls::url_view base, const std::string& reference) {
+        const asiocrawl::reference_resolver resolver(base);
+        const auto plain = asiocrawl::normalize_reference(base, reference);
+        const auto text = resolver.resolve_text(reference);
+        const auto url = resolver.resolve(reference);
+        ++compared;
+        const bool same =
+            plain ? text && *text == plain->buffer() && url && url->buffer() == plain->buffer()
+                  : !text && !url && text.error() == plain.error() && url.error() == plain.error();
+        if (!same)
+            differences << "\n  \"" << printable(reference) << "\" against " << base.buffer() << ": "
+                        << (text ? *text : text.error().message()) << " instead of "
+                        << (plain ? std::string(plain->buffer()) : plain.error().message());
+    };
+    for (const auto& c : cases) {
+        const auto parsed = boost::urls::parse_uri(c.base.empty() ? "about:blank" : c.base);
+        if (!parsed)
+            continue;
+        compare(*parsed, c.input);
+        if (const auto canonical = asiocrawl::normalize(*parsed))
+            compare(*canonical, c.input);
+    }
+    for (const auto& base : bases)
+        for (const auto& reference : references)
+            compare(boost::urls::parse_uri(base).value(), reference);
+    EXPECT_GT(compared, 3000u);
+    EXPECT_TRUE(differences.str().empty()) << differences.str();
+}
