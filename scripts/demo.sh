@@ -8,12 +8,20 @@ set -euo pipefail
 caller=$PWD
 repo=$(cd "$(dirname "$0")/.." && pwd)
 cd "$repo"
-scripts/install-deps.sh
-# Only what the demo runs: the CLI and the demo server (the tests are scripts/test.sh's business).
-scripts/build.sh --target asiocrawl_cli asiocrawl-demo-server >&2
+crawler=$repo/build/asiocrawl
+demo_server=$repo/build/demo/asiocrawl-demo-server
+if [ -n "${ASIOCRAWL_DEMO_CLI:-}" ] && [ -n "${ASIOCRAWL_DEMO_SERVER:-}" ]; then
+  # Binaries built already (test/cli/cli_test.cpp runs the script with its own): nothing installed or built.
+  crawler=$ASIOCRAWL_DEMO_CLI
+  demo_server=$ASIOCRAWL_DEMO_SERVER
+else
+  scripts/install-deps.sh
+  # Only what the demo runs: the CLI and the demo server (the tests are scripts/test.sh's business).
+  scripts/build.sh --target asiocrawl_cli asiocrawl-demo-server >&2
+fi
 
 server_out=$(mktemp)
-"$repo/build/demo/asiocrawl-demo-server" --port 0 --pages 200 >"$server_out" &
+"$demo_server" --port 0 --pages 200 >"$server_out" &
 server_pid=$!
 trap 'kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; rm -f "$server_out"' EXIT
 
@@ -30,4 +38,4 @@ fi
 echo "demo: crawling the demo site at $root" >&2
 cd "$caller"
 # The script's --config first: a --config among the arguments replaces it (the last one wins).
-"$repo/build/asiocrawl" --config "$repo/config/demo.yaml" "$@" "$root"
+"$crawler" --config "$repo/config/demo.yaml" "$@" "$root"

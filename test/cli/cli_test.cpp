@@ -623,6 +623,19 @@ TEST(cli, repeated_patterns_and_wget_style_filters_shape_the_crawl) {
 // Every shipped example configuration runs against the demo site as it is, with only what a loopback
 // test needs changed: private addresses allowed (the demo is on 127.0.0.1), no politeness delay, an
 // ephemeral metrics port. Each runs in a fresh directory, where its relative output paths land.
+TEST(cli, the_demo_script_writes_relative_outputs_in_the_callers_directory) {
+    // scripts/demo.sh builds in the repository but crawls from where it was called (issue 26, item 16).
+    temp_dir dir{"demo-script"};
+    const std::string source = ASIOCRAWL_SOURCE_DIR;
+    const auto result = run_process(
+        {"/bin/bash", "-c", "cd \"$0\" && exec \"$1\" --max-pages 5 -o records.jsonl --no-report -q",
+         dir.path.string(), source + "/scripts/demo.sh"},
+        {"ASIOCRAWL_DEMO_CLI=" + cli, "ASIOCRAWL_DEMO_SERVER=" + demo_server}, std::chrono::seconds{60});
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_EQ(read_lines((dir.path / "records.jsonl").string()).size(), 5u);
+    EXPECT_FALSE(std::filesystem::exists(source + "/records.jsonl"));
+}
+
 TEST(cli, every_shipped_config_crawls_the_demo_site) {
     demo_server_process server{{"--pages", "25", "--seed", "9"}};
     ASSERT_THAT(server.root, HasSubstr("http://127.0.0.1:"));
