@@ -210,7 +210,7 @@ const std::set<std::string> other_programs{
     "--replay",        "--requirepass",  "--rm",           "--scan",
     "--target",        "--test-dir",     "--time",         "--tls-ca-cert-file",
     "--tls-cert-file", "--tls-key-file", "--tls-port",     "--variant",
-    "--volume",        "--pages",
+    "--volume",        "--pages",        "--check",
 };
 
 /// Files the samples name.
