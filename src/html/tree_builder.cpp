@@ -339,12 +339,20 @@ void tree_builder::compact() {
                 const std::string_view document = value.substr(0, value.find('#'));
                 if (kept_links.contains(document)) {
                     keep = false;
+                    ++dropped_repeats_[std::string(document)];
                 } else {
                     keep = links < options_.max_links;
                     if (keep)
                         kept_links.insert(document);
                     links += keep;
-                    out_.dropped_links += !keep;
+                    if (!keep) {
+                        ++out_.dropped_links;
+                        if (const auto repeats = dropped_repeats_.find(std::string(document));
+                            repeats != dropped_repeats_.end()) {
+                            out_.dropped_links += repeats->second; // it lost its place: its repeats count
+                            dropped_repeats_.erase(repeats);
+                        }
+                    }
                 }
             } else if (e.kind == entry_kind::link) {
                 keep = options_.max_links == 0 || links < options_.max_links;

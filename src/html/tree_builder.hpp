@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace asiocrawl::detail::html {
@@ -368,6 +369,9 @@ private:
     std::uint32_t free_items_ = no_item;
     std::vector<extraction::entry> entries_;
     std::size_t stored_links_ = 0;
+    // Past the cap: repeats of a kept link dropped uncounted, by document. Counted after all if a link
+    // inserted before them later (foster parenting) takes that document's place. At most max_links entries.
+    std::unordered_map<std::string, std::size_t> dropped_repeats_;
     std::size_t stored_requisites_ = 0;
     std::size_t stored_bases_ = 0;
 
