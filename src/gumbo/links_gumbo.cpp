@@ -169,18 +169,7 @@ void add_reference(page_links& links, const char* value) {
 }
 
 bool rel_has(const char* rel, std::string_view word) noexcept {
-    const std::string_view text = rel != nullptr ? std::string_view(rel) : std::string_view();
-    std::size_t i = 0;
-    while (i < text.size()) {
-        while (i < text.size() && detail::ascii::is_html_whitespace(text[i]))
-            ++i;
-        const std::size_t start = i;
-        while (i < text.size() && !detail::ascii::is_html_whitespace(text[i]))
-            ++i;
-        if (i > start && detail::ascii::iequals(text.substr(start, i - start), word))
-            return true;
-    }
-    return false;
+    return rel != nullptr && detail::ascii::has_html_token(rel, word);
 }
 
 class link_collector {

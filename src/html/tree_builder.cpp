@@ -619,36 +619,17 @@ inline void tree_builder::emit_requisites(const element& e, const token& t, std:
 }
 
 inline bool tree_builder::rel_has(std::string_view rel, std::string_view word) {
-    std::size_t i = 0;
-    while (i < rel.size()) {
-        while (i < rel.size() && ascii::is_html_whitespace(rel[i]))
-            ++i;
-        const std::size_t start = i;
-        while (i < rel.size() && !ascii::is_html_whitespace(rel[i]))
-            ++i;
-        if (i > start && ascii::iequals(rel.substr(start, i - start), word))
-            return true;
-    }
-    return false;
+    return ascii::has_html_token(rel, word);
 }
 
 inline std::optional<requisite_kind> tree_builder::link_requisite(std::string_view rel) {
     std::optional<requisite_kind> found;
-    std::size_t i = 0;
-    while (i < rel.size()) {
-        while (i < rel.size() && ascii::is_html_whitespace(rel[i]))
-            ++i;
-        const std::size_t start = i;
-        while (i < rel.size() && !ascii::is_html_whitespace(rel[i]))
-            ++i;
-        std::string word(rel.substr(start, i - start));
-        for (char& c : word)
-            c = ascii::to_lower(c);
-        if (word == "stylesheet")
+    for (auto token = ascii::next_html_token(rel); !token.empty(); token = ascii::next_html_token(rel)) {
+        if (ascii::iequals(token, "stylesheet"))
             return requisite_kind::stylesheet;
-        if ((word == "icon" || word == "apple-touch-icon") && !found)
+        if ((ascii::iequals(token, "icon") || ascii::iequals(token, "apple-touch-icon")) && !found)
             found = requisite_kind::icon;
-        else if ((word == "preload" || word == "modulepreload") && !found)
+        else if ((ascii::iequals(token, "preload") || ascii::iequals(token, "modulepreload")) && !found)
             found = requisite_kind::preload;
     }
     return found;

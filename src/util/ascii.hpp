@@ -81,6 +81,28 @@ constexpr std::string_view trim_html_whitespace(std::string_view text) noexcept 
     return trim(text, html_whitespace);
 }
 
+/// The next token of an HTML set of space-separated tokens (a rel attribute, say), taken off the front of
+/// `rest`; empty when none is left.
+constexpr std::string_view next_html_token(std::string_view& rest) noexcept {
+    std::size_t i = 0;
+    while (i < rest.size() && is_html_whitespace(rest[i]))
+        ++i;
+    const std::size_t start = i;
+    while (i < rest.size() && !is_html_whitespace(rest[i]))
+        ++i;
+    const std::string_view token = rest.substr(start, i - start);
+    rest.remove_prefix(i);
+    return token;
+}
+
+/// Whether an HTML set of space-separated tokens holds `word`, ASCII case-insensitively (rel keywords).
+constexpr bool has_html_token(std::string_view tokens, std::string_view word) noexcept {
+    for (auto token = next_html_token(tokens); !token.empty(); token = next_html_token(tokens))
+        if (iequals(token, word))
+            return true;
+    return false;
+}
+
 /// `text` without leading and trailing characters for which `pred` holds.
 template <class Predicate>
 constexpr std::string_view trim_if(std::string_view text, Predicate pred) noexcept {
