@@ -2,6 +2,7 @@
 
 #include "cli/config_keys.hpp"
 #include "cli/options.hpp"
+#include "support/command_line.hpp"
 #include "support/files.hpp"
 
 #include <gmock/gmock.h>
@@ -601,16 +602,10 @@ TEST(config_environment, a_bad_value_is_an_error_and_a_near_miss_a_warning) {
 // ---- the command line: precedence and flags
 // ----------------------------------------------------------------
 
-parse_outcome parse(std::vector<std::string> args, const std::vector<std::string>& environment = {}) {
-    args.insert(args.begin(), "asiocrawl");
-    std::vector<const char*> argv;
-    for (const auto& a : args)
-        argv.push_back(a.c_str());
-    return parse_command_line(static_cast<int>(argv.size()), argv.data(), environment);
-}
+using asiocrawl::test::parse_arguments;
 
 app_config parsed_config(std::vector<std::string> args, const std::vector<std::string>& environment = {}) {
-    auto outcome = parse(std::move(args), environment);
+    auto outcome = parse_arguments(std::move(args), environment);
     if (auto* error = std::get_if<usage_error>(&outcome))
         ADD_FAILURE() << error->message;
     auto* options = std::get_if<cli_options>(&outcome);
@@ -645,7 +640,7 @@ TEST(config_precedence, the_html_parser_is_fast_unless_gumbo_is_asked_for) {
     EXPECT_EQ(parsed_config({"--config", file.path, "--html-parser", "fast", "http://a.example/"})
                   .crawl.html.parser,
               html_parser::fast);
-    const auto outcome = parse({"--html-parser", "lexbor", "http://a.example/"});
+    const auto outcome = parse_arguments({"--html-parser", "lexbor", "http://a.example/"});
     const auto* error = std::get_if<usage_error>(&outcome);
     ASSERT_NE(error, nullptr);
     EXPECT_THAT(error->message, HasSubstr("fast"));
@@ -777,7 +772,7 @@ TEST(config_precedence, every_boolean_can_be_undone_on_the_command_line) {
                                                                    {"--no-parent", "--parent"}}) {
         auto args = clash;
         args.push_back("a.example");
-        auto outcome = parse(args);
+        auto outcome = parse_arguments(args);
         ASSERT_TRUE(std::holds_alternative<usage_error>(outcome)) << clash[0];
         EXPECT_THAT(std::get<usage_error>(outcome).message, HasSubstr("exclude each other"));
     }
@@ -837,7 +832,7 @@ TEST(config_precedence, bad_patterns_roots_and_classes_name_their_source) {
     };
     for (const auto& c : cases) {
         SCOPED_TRACE(testing::PrintToString(c.args));
-        auto outcome = parse(c.args, c.env);
+        auto outcome = parse_arguments(c.args, c.env);
         ASSERT_TRUE(std::holds_alternative<usage_error>(outcome));
         EXPECT_THAT(std::get<usage_error>(outcome).message, HasSubstr(c.says));
     }
@@ -845,24 +840,25 @@ TEST(config_precedence, bad_patterns_roots_and_classes_name_their_source) {
 
 TEST(config_precedence, errors_name_the_layer_that_set_the_value) {
     temp_file file{"roots: [a.example]\nmax_tasks: 0\n"};
-    auto from_file = parse({"--config", file.path});
+    auto from_file = parse_arguments({"--config", file.path});
     ASSERT_TRUE(std::holds_alternative<usage_error>(from_file));
     EXPECT_EQ(std::get<usage_error>(from_file).message,
               file.path + ":2:1: max_tasks must be at least 1, got \"0\"");
 
-    auto from_env = parse({"a.example"}, {"ASIOCRAWL_POLITENESS_MAX_PER_HOST=0"});
+    auto from_env = parse_arguments({"a.example"}, {"ASIOCRAWL_POLITENESS_MAX_PER_HOST=0"});
     ASSERT_TRUE(std::holds_alternative<usage_error>(from_env));
     EXPECT_THAT(std::get<usage_error>(from_env).message,
                 HasSubstr("environment variable ASIOCRAWL_POLITENESS_MAX_PER_HOST: politeness.max_per_host"));
 
-    auto from_flag = parse({"--config", file.path, "--grace-period", "soon"});
+    auto from_flag = parse_arguments({"--config", file.path, "--grace-period", "soon"});
     ASSERT_TRUE(std::holds_alternative<usage_error>(from_flag));
     EXPECT_THAT(std::get<usage_error>(from_flag).message,
                 HasSubstr("option --grace-period: run.grace_period: expected a duration"));
 }
 
 TEST(config_precedence, print_config_shows_the_merged_result_and_needs_no_root) {
-    auto outcome = parse({"--print-config", "--max-tasks", "9"}, {"ASIOCRAWL_FETCH_CONNECT_TIMEOUT=2m"});
+    auto outcome =
+        parse_arguments({"--print-config", "--max-tasks", "9"}, {"ASIOCRAWL_FETCH_CONNECT_TIMEOUT=2m"});
     ASSERT_TRUE(std::holds_alternative<print_and_exit>(outcome));
     const std::string yaml = std::get<print_and_exit>(outcome).text;
     app_config loaded;
@@ -917,7 +913,7 @@ struct secret_setup {
         argv.insert(argv.begin(), "--print-config");
         if (show)
             argv.insert(argv.begin(), "--show-secrets");
-        auto outcome = parse(argv, environment);
+        auto outcome = parse_arguments(argv, environment);
         if (auto* usage = std::get_if<usage_error>(&outcome))
             ADD_FAILURE() << usage->message;
         return std::holds_alternative<print_and_exit>(outcome) ? std::get<print_and_exit>(outcome).text : "";
@@ -950,14 +946,14 @@ TEST(print_config, show_secrets_prints_them_and_round_trips) {
     EXPECT_THAT(shown, Not(HasSubstr("environment-redis-pw"))) << "never: it is in no key";
     app_config loaded;
     ASSERT_THAT(load_config_text(shown, "shown", loaded), IsEmpty()) << shown;
-    auto outcome = parse(setup.args, setup.environment);
+    auto outcome = parse_arguments(setup.args, setup.environment);
     ASSERT_TRUE(std::holds_alternative<cli_options>(outcome));
     const app_config& original = std::get<cli_options>(outcome).config;
     for (const auto& key : config_keys())
         EXPECT_EQ(raw_to_text(key.codec.get(loaded)), raw_to_text(key.codec.get(original))) << key.path;
     EXPECT_EQ(to_yaml(loaded, secrets::shown), to_yaml(original, secrets::shown));
 
-    auto alone = parse({"--show-secrets", "http://a.example/"});
+    auto alone = parse_arguments({"--show-secrets", "http://a.example/"});
     ASSERT_TRUE(std::holds_alternative<usage_error>(alone));
     EXPECT_THAT(std::get<usage_error>(alone).message,
                 HasSubstr("--show-secrets only goes with --print-config"));
@@ -970,13 +966,13 @@ TEST(print_config, a_rejected_value_is_quoted_without_its_password) {
          }) {
         auto argv = args;
         argv.push_back("http://a.example/");
-        auto outcome = parse(argv);
+        auto outcome = parse_arguments(argv);
         ASSERT_TRUE(std::holds_alternative<usage_error>(outcome)) << args.front();
         const auto& message = std::get<usage_error>(outcome).message;
         EXPECT_THAT(message, Not(HasSubstr("quoted-pw"))) << message;
     }
     temp_file file{"fetch:\n  credentials:\n    \"not an origin\": \"u:quoted-pw\"\n"};
-    auto outcome = parse({"--config", file.path, "http://a.example/"});
+    auto outcome = parse_arguments({"--config", file.path, "http://a.example/"});
     ASSERT_TRUE(std::holds_alternative<usage_error>(outcome));
     const auto& message = std::get<usage_error>(outcome).message;
     EXPECT_THAT(message, HasSubstr("fetch.credentials"));

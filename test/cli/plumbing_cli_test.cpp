@@ -2,6 +2,8 @@
 // the cookie and DNS flags.
 #include "cli/options.hpp"
 
+#include "support/command_line.hpp"
+
 #include <gtest/gtest.h>
 
 #include <string>
@@ -13,11 +15,7 @@ using namespace asiocrawl;
 using namespace asiocrawl::cli;
 
 cli_options parsed(std::vector<std::string> args, const std::vector<std::string>& environment = {}) {
-    args.insert(args.begin(), "asiocrawl");
-    std::vector<const char*> argv;
-    for (const auto& a : args)
-        argv.push_back(a.c_str());
-    auto outcome = parse_command_line(static_cast<int>(argv.size()), argv.data(), environment);
+    auto outcome = asiocrawl::test::parse_arguments(std::move(args), environment);
     if (auto* error = std::get_if<usage_error>(&outcome))
         ADD_FAILURE() << error->message;
     if (auto* options = std::get_if<cli_options>(&outcome))

@@ -5,6 +5,7 @@
 #include "cli/config_keys.hpp"
 #include "cli/options.hpp"
 #include "cli/wget_spellings.hpp"
+#include "support/command_line.hpp"
 #include "support/files.hpp"
 #include "util/human_units.hpp"
 
@@ -30,13 +31,7 @@ using ::testing::Not;
 
 const std::string source_dir = ASIOCRAWL_SOURCE_DIR;
 
-parse_outcome parse(std::vector<std::string> args, const std::vector<std::string>& environment = {}) {
-    args.insert(args.begin(), "asiocrawl");
-    std::vector<const char*> argv;
-    for (const auto& a : args)
-        argv.push_back(a.c_str());
-    return parse_command_line(static_cast<int>(argv.size()), argv.data(), environment);
-}
+using asiocrawl::test::parse_arguments;
 
 std::string error_of(const parse_outcome& outcome) {
     if (const auto* error = std::get_if<usage_error>(&outcome))
@@ -45,7 +40,7 @@ std::string error_of(const parse_outcome& outcome) {
 }
 
 app_config config_of(std::vector<std::string> args, const std::vector<std::string>& environment = {}) {
-    auto outcome = parse(std::move(args), environment);
+    auto outcome = parse_arguments(std::move(args), environment);
     if (auto* error = std::get_if<usage_error>(&outcome))
         ADD_FAILURE() << error->message;
     auto* options = std::get_if<cli_options>(&outcome);
@@ -55,7 +50,7 @@ app_config config_of(std::vector<std::string> args, const std::vector<std::strin
 /// The effective configuration --print-config shows for `args`, or the usage error.
 std::string printed(std::vector<std::string> args) {
     args.insert(args.begin(), "--print-config");
-    auto outcome = parse(std::move(args));
+    auto outcome = parse_arguments(std::move(args));
     if (const auto* print = std::get_if<print_and_exit>(&outcome))
         return print->text;
     return "error: " + error_of(outcome);
@@ -126,12 +121,14 @@ TEST(wget_spellings, set_the_same_keys_as_asiocrawls_options) {
 }
 
 TEST(wget_spellings, what_they_cannot_mean_is_refused_with_the_reason) {
-    EXPECT_THAT(error_of(parse({"-t", "inf", "a.example"})), HasSubstr("give a number of attempts"));
-    EXPECT_THAT(error_of(parse({"-e", "use_proxy=off", "a.example"})),
+    EXPECT_THAT(error_of(parse_arguments({"-t", "inf", "a.example"})),
+                HasSubstr("give a number of attempts"));
+    EXPECT_THAT(error_of(parse_arguments({"-e", "use_proxy=off", "a.example"})),
                 HasSubstr("only robots=on and robots=off"));
-    EXPECT_THAT(error_of(parse({"--compression=brotli", "a.example"})), HasSubstr("auto, gzip and none"));
-    EXPECT_THAT(error_of(parse({"a.example", "-l"})), HasSubstr("needs a value"));
-    EXPECT_THAT(error_of(parse({"--spider=yes", "a.example"})), HasSubstr("takes no value"));
+    EXPECT_THAT(error_of(parse_arguments({"--compression=brotli", "a.example"})),
+                HasSubstr("auto, gzip and none"));
+    EXPECT_THAT(error_of(parse_arguments({"a.example", "-l"})), HasSubstr("needs a value"));
+    EXPECT_THAT(error_of(parse_arguments({"--spider=yes", "a.example"})), HasSubstr("takes no value"));
 }
 
 TEST(wget_spellings, an_unsupported_wget_option_names_what_to_use_instead) {
@@ -154,13 +151,14 @@ TEST(wget_spellings, an_unsupported_wget_option_names_what_to_use_instead) {
         SCOPED_TRACE(args[0]);
         auto all = args;
         all.push_back("a.example");
-        const std::string error = error_of(parse(all));
+        const std::string error = error_of(parse_arguments(all));
         EXPECT_THAT(error, HasSubstr("wget's"));
         EXPECT_THAT(error, HasSubstr(says));
         EXPECT_THAT(error, HasSubstr("docs/WGET.md"));
     }
     // A misspelt asiocrawl option still gets its nearest flag.
-    EXPECT_THAT(error_of(parse({"--max-taks", "3", "a.example"})), HasSubstr("did you mean --max-tasks?"));
+    EXPECT_THAT(error_of(parse_arguments({"--max-taks", "3", "a.example"})),
+                HasSubstr("did you mean --max-tasks?"));
 }
 
 TEST(wget_spellings, no_asiocrawl_option_is_taken_for_a_wget_one) {
@@ -483,23 +481,25 @@ TEST(command_line, records_on_stdout_alone_mean_no_text_report) {
     EXPECT_FALSE(config_of({"--report-json", "-", "a.example"}).output.report);
     EXPECT_TRUE(config_of({"-o", "out.jsonl", "a.example"}).output.report);
     // Asked for both, stdout cannot hold both.
-    EXPECT_THAT(error_of(parse({"-o", "-", "--report", "a.example"})), HasSubstr("cannot be stdout"));
+    EXPECT_THAT(error_of(parse_arguments({"-o", "-", "--report", "a.example"})),
+                HasSubstr("cannot be stdout"));
 }
 
 TEST(command_line, a_records_file_named_for_another_format_is_refused) {
     for (const char* name : {"x.csv", "x.json", "out/x.xml", "x.jsonl.gz"}) {
         SCOPED_TRACE(name);
-        const std::string error = error_of(parse({"-o", name, "a.example"}));
+        const std::string error = error_of(parse_arguments({"-o", name, "a.example"}));
         EXPECT_THAT(error, HasSubstr("option --output: output.records is written as JSON Lines only"));
     }
     for (const char* name : {"x.jsonl", "x.ndjson", "records", "-"})
-        EXPECT_THAT(error_of(parse({"-o", name, "--no-report", "a.example"})), Not(HasSubstr("JSON Lines")));
+        EXPECT_THAT(error_of(parse_arguments({"-o", name, "--no-report", "a.example"})),
+                    Not(HasSubstr("JSON Lines")));
 }
 
 TEST(command_line, help_says_defaults_value_names_subcommands_and_fits_the_terminal) {
     for (const int width : {60, 80, 132}) {
         SCOPED_TRACE(width);
-        auto outcome = parse({"--help"}, {"COLUMNS=" + std::to_string(width)});
+        auto outcome = parse_arguments({"--help"}, {"COLUMNS=" + std::to_string(width)});
         ASSERT_TRUE(std::holds_alternative<print_and_exit>(outcome));
         const std::string help = std::get<print_and_exit>(outcome).text;
         std::istringstream lines{help};
@@ -512,7 +512,7 @@ TEST(command_line, help_says_defaults_value_names_subcommands_and_fits_the_termi
         EXPECT_THAT(help, HasSubstr("asiocrawl index FILE.warc"));
         EXPECT_THAT(help, HasSubstr("-l N, --level=N"));
     }
-    const std::string help = std::get<print_and_exit>(parse({"--help"}, {"COLUMNS=200"})).text;
+    const std::string help = std::get<print_and_exit>(parse_arguments({"--help"}, {"COLUMNS=200"})).text;
     EXPECT_THAT(help, HasSubstr("ask for gzip/deflate bodies (default: on; --no-compression: off)"));
     EXPECT_THAT(help, HasSubstr("(default: off)"));
     EXPECT_THAT(help, HasSubstr("--save-dir DIR"));
@@ -542,7 +542,7 @@ TEST(messages, switches_take_1_and_0_like_true_and_false) {
     EXPECT_FALSE(config_of({"a.example"}, {"ASIOCRAWL_SITEMAPS=0", "ASIOCRAWL_NO_PARENT=0"}).crawl.no_parent);
     EXPECT_FALSE(config_of({"a.example"}, {"ASIOCRAWL_SITEMAPS=0"}).crawl.sitemaps);
     EXPECT_EQ(config_of({"a.example"}, {"ASIOCRAWL_OUTPUT_OVERWRITE=1"}).output.mode, open_mode::overwrite);
-    EXPECT_THAT(error_of(parse({"a.example"}, {"ASIOCRAWL_NO_PARENT=2"})),
+    EXPECT_THAT(error_of(parse_arguments({"a.example"}, {"ASIOCRAWL_NO_PARENT=2"})),
                 HasSubstr("expected true or false (also yes/no, on/off, 1/0), got \"2\""));
 }
 
