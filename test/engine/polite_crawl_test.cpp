@@ -171,10 +171,13 @@ TEST_F(polite_fixture, crawl_delay_spaces_request_starts) {
         add_page(p, {});
     auto r = crawl();
     ASSERT_EQ(arrivals.size(), 5u);
-    // From the first page on, every start is at least the delay after the previous one (a lower bound: the
-    // machine may be slower, never faster). robots.txt itself precedes the delay's discovery.
+    // From the first page on, the crawler starts each request at least the delay after the previous one. The
+    // server sees arrivals, and an arrival can lag its start (a new connection's accept and read on a loaded
+    // machine), which shortens the gap after it: so the bound leaves a quarter of the delay for that lag.
+    // Without the delay the gaps are about a millisecond; half the delay would fail too. robots.txt itself
+    // precedes the delay's discovery.
     for (std::size_t i = 2; i < arrivals.size(); ++i)
-        EXPECT_GE(arrivals[i].second - arrivals[i - 1].second, 195ms) << arrivals[i].first;
+        EXPECT_GE(arrivals[i].second - arrivals[i - 1].second, 150ms) << arrivals[i].first;
 }
 
 // ---- per-host politeness ----
