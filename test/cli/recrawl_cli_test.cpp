@@ -3,6 +3,7 @@
 // removed, one added), crawled again with --recrawl. Every known URL is asked for with its validators, the
 // unchanged ones answer 304, each record says what changed, and the new WARC's revisit records, read by
 // warcio.js, point at the first crawl's captures. A re-crawl killed midway resumes with the same command.
+#include "support/compress.hpp"
 #include "support/nginx_server.hpp"
 #include "support/process.hpp"
 #include "support/temp_dir.hpp"
@@ -23,7 +24,6 @@
 #include <thread>
 
 #include <sys/wait.h>
-#include <zlib.h>
 
 namespace fs = std::filesystem;
 using namespace asiocrawl::test;
@@ -143,22 +143,8 @@ std::string warc_record_at(const fs::path& file, std::uint64_t offset, std::uint
     in.read(member.data(), static_cast<std::streamsize>(length));
     if (static_cast<std::uint64_t>(in.gcount()) != length)
         return "(past the end of the file)";
-    z_stream z{};
-    if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK)
-        return "(zlib)";
-    std::string out;
-    char buffer[16384];
-    z.next_in = reinterpret_cast<Bytef*>(member.data());
-    z.avail_in = static_cast<uInt>(member.size());
-    int status = Z_OK;
-    while (status == Z_OK) {
-        z.next_out = reinterpret_cast<Bytef*>(buffer);
-        z.avail_out = sizeof buffer;
-        status = inflate(&z, Z_NO_FLUSH);
-        out.append(buffer, sizeof buffer - z.avail_out);
-    }
-    const bool whole = status == Z_STREAM_END && z.avail_in == 0; // exactly one member, all of it
-    inflateEnd(&z);
+    bool whole = false;
+    auto out = gunzip_member(member, &whole); // exactly one member, all of it
     return whole ? out : "(not one whole gzip member)";
 }
 
