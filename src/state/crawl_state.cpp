@@ -961,8 +961,10 @@ crawl_state::next_step crawl_state::on_response(ticket& t, const fetch_outcome& 
     if (t.item.kind == item_kind::page)
         read_page_headers(response, r);
     const bool success = r.status >= 200 && r.status < 300;
-    if (!response.body.empty())
-        r.payload_digest = sha1_base32(response.body); // error pages too: a re-crawl compares them
+    // Error pages too: a re-crawl compares them. Not computed when neither the records' reader nor a
+    // fetch history wants it (crawler_config::payload_digests).
+    if (!response.body.empty() && (config_.payload_digests || durable_ || recrawling_ || schedule_))
+        r.payload_digest = sha1_base32(response.body);
     if (t.item.kind == item_kind::sitemap) {
         if (success)
             queue_sitemap(t, response, r);
