@@ -237,11 +237,13 @@ host_id crawl_state::host_number(std::string_view host) {
 bool crawl_state::admit(const boost::urls::url& url, const std::string& referrer, int redirects_left,
                         int depth, item_kind kind, bool from_sitemap, requisite_kind requisite,
                         bool guessed) {
-    return admit(url.buffer(), referrer, redirects_left, depth, kind, from_sitemap, requisite, guessed);
+    return admit(url.buffer(), url_fingerprint(url.buffer(), seed_), referrer, redirects_left, depth, kind,
+                 from_sitemap, requisite, guessed);
 }
 
-bool crawl_state::admit(std::string_view key, const std::string& referrer, int redirects_left, int depth,
-                        item_kind kind, bool from_sitemap, requisite_kind requisite, bool guessed) {
+bool crawl_state::admit(std::string_view key, std::uint64_t fp, const std::string& referrer,
+                        int redirects_left, int depth, item_kind kind, bool from_sitemap,
+                        requisite_kind requisite, bool guessed) {
     // A stopping crawl drops what it finds, unless it is durable: then the URL waits on disk for the next
     // run (a link found by a fetch that finished during the stop is not lost).
     if (stopping_ && !durable_)
@@ -252,7 +254,6 @@ bool crawl_state::admit(std::string_view key, const std::string& referrer, int r
         else
             collecting_->outlinks_overflow = true;
     }
-    const auto fp = url_fingerprint(key, seed_);
     if (seen_.contains(fp))
         return false;
     // max_pages counts what the crawl was asked for (roots, links, redirect targets, requisites), not the
@@ -1080,7 +1081,7 @@ void crawl_state::admit_page_links(const std::vector<std::string>& urls, const s
             continue;
         }
         on_page.insert(fp);
-        if (admit(std::string_view(text), referrer, config_.max_redirect, depth, item_kind::page, false))
+        if (admit(std::string_view(text), fp, referrer, config_.max_redirect, depth, item_kind::page, false))
             ++r.num_new_urls;
     }
     r.num_urls = on_page.size();
