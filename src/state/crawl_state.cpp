@@ -237,11 +237,13 @@ host_id crawl_state::host_number(std::string_view host) {
 bool crawl_state::admit(const boost::urls::url& url, const std::string& referrer, int redirects_left,
                         int depth, item_kind kind, bool from_sitemap, requisite_kind requisite,
                         bool guessed) {
-    return admit(url.buffer(), referrer, redirects_left, depth, kind, from_sitemap, requisite, guessed);
+    return admit(url.buffer(), url_fingerprint(url.buffer(), seed_), referrer, redirects_left, depth, kind,
+                 from_sitemap, requisite, guessed);
 }
 
-bool crawl_state::admit(std::string_view key, const std::string& referrer, int redirects_left, int depth,
-                        item_kind kind, bool from_sitemap, requisite_kind requisite, bool guessed) {
+bool crawl_state::admit(std::string_view key, std::uint64_t fp, const std::string& referrer,
+                        int redirects_left, int depth, item_kind kind, bool from_sitemap,
+                        requisite_kind requisite, bool guessed) {
     // A stopping crawl drops what it finds, unless it is durable: then the URL waits on disk for the next
     // run (a link found by a fetch that finished during the stop is not lost).
     if (stopping_ && !durable_)
@@ -252,7 +254,6 @@ bool crawl_state::admit(std::string_view key, const std::string& referrer, int r
         else
             collecting_->outlinks_overflow = true;
     }
-    const auto fp = url_fingerprint(key, seed_);
     if (seen_.contains(fp))
         return false;
     // max_pages counts what the crawl was asked for (roots, links, redirect targets, requisites), not the
@@ -1000,8 +1001,10 @@ crawl_state::next_step crawl_state::on_response(ticket& t, const fetch_outcome& 
     if (t.item.kind == item_kind::page)
         read_page_headers(response, r);
     const bool success = r.status >= 200 && r.status < 300;
-    if (!response.body.empty())
-        r.payload_digest = sha1_base32(response.body); // error pages too: a re-crawl compares them
+    // Error pages too: a re-crawl compares them. Not computed when neither the records' reader nor a
+    // fetch history wants it (crawler_config::payload_digests).
+    if (!response.body.empty() && (config_.payload_digests || durable_ || recrawling_ || schedule_))
+        r.payload_digest = sha1_base32(response.body);
     if (t.item.kind == item_kind::sitemap) {
         if (success)
             queue_sitemap(t, response, r);
@@ -1117,7 +1120,7 @@ void crawl_state::admit_page_links(const std::vector<std::string>& urls, const s
             continue;
         }
         on_page.insert(fp);
-        if (admit(std::string_view(text), referrer, config_.max_redirect, depth, item_kind::page, false))
+        if (admit(std::string_view(text), fp, referrer, config_.max_redirect, depth, item_kind::page, false))
             ++r.num_new_urls;
     }
     r.num_urls = on_page.size();

@@ -268,9 +268,10 @@ private:
     bool admit(const boost::urls::url& url, const std::string& referrer, int redirects_left, int depth,
                item_kind kind, bool from_sitemap, requisite_kind requisite = requisite_kind::image,
                bool guessed = false);
-    /// admit() for a normalized URL as text (its key).
-    bool admit(std::string_view key, const std::string& referrer, int redirects_left, int depth,
-               item_kind kind, bool from_sitemap, requisite_kind requisite = requisite_kind::image,
+    /// admit() for a normalized URL as text (its key) and its url_fingerprint (known to admit_page_links
+    /// already: not hashed twice).
+    bool admit(std::string_view key, std::uint64_t fp, const std::string& referrer, int redirects_left,
+               int depth, item_kind kind, bool from_sitemap, requisite_kind requisite = requisite_kind::image,
                bool guessed = false);
     void push_waiting(host_id host, work_item item);
     bool in_scope(boost::urls::url_view url);
