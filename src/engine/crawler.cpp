@@ -428,8 +428,8 @@ asio::awaitable<report> crawler::impl::run(std::shared_ptr<impl> self) {
     const auto& state_dir = self->config.state.dir;
     if (self->fetch.hsts() && !state_dir.empty() && self->config.state.redis.empty() &&
         detail::state_store::holds_state(state_dir))
-        if (auto problem =
-                self->fetch.hsts()->save((std::filesystem::path(state_dir) / detail::state_hsts_file).string()))
+        if (auto problem = self->fetch.hsts()->save(
+                (std::filesystem::path(state_dir) / detail::state_hsts_file).string()))
             self->log(log_level::error, *problem);
     if (self->redis_client)
         self->redis_client->close();

@@ -31,7 +31,8 @@ fetcher::fetcher(boost::asio::any_io_executor executor, fetch_config config, std
         hsts.load.push_back(config.hsts.file);
         hsts.save.push_back(config.hsts.file);
     }
-    transport_ = std::make_unique<http1_transport>(std::move(executor), std::move(config), max_idle_per_origin);
+    transport_ =
+        std::make_unique<http1_transport>(std::move(executor), std::move(config), max_idle_per_origin);
     if (hsts_on)
         transport_ = std::make_unique<hsts_transport>(std::move(transport_), std::move(hsts), trust_headers);
 }

@@ -73,7 +73,9 @@ public:
     std::size_t cookies() const noexcept { return transport_->cookies(); }
 
     /// HSTS's known hosts, when HSTS is on (else null).
-    const hsts_transport* hsts() const noexcept { return dynamic_cast<const hsts_transport*>(transport_.get()); }
+    const hsts_transport* hsts() const noexcept {
+        return dynamic_cast<const hsts_transport*>(transport_.get());
+    }
 
 private:
     std::unique_ptr<transport> transport_;

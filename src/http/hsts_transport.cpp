@@ -43,8 +43,8 @@ boost::asio::awaitable<void> hsts_transport::fetch_into(std::string_view url, fe
     }
     co_await inner_->fetch_into(url, options, out);
     // Only from a secure answer whose certificate verified, with a head (RFC 6797 8.1).
-    if (!trust_headers_ || !out || out->status < 200 || !out->strict_transport_security ||
-        url.size() < 8 || !ascii::iequals(url.substr(0, 8), "https://"))
+    if (!trust_headers_ || !out || out->status < 200 || !out->strict_transport_security || url.size() < 8 ||
+        !ascii::iequals(url.substr(0, 8), "https://"))
         co_return;
     const auto parsed = boost::urls::parse_uri(url);
     if (!parsed)

@@ -162,7 +162,7 @@ void hsts_store::note(std::string host, entry e) {
         it->second = e;
         return;
     }
-    if (entries_.size() >= max_hosts) {
+    if (entries_.size() >= max_hosts_) {
         ++refused_;
         return;
     }
@@ -235,9 +235,10 @@ std::vector<std::string> hsts_store::load(std::istream& in, clock::time_point no
         long long port = 0, include = 0, created = 0;
         std::string max_age_text;
         std::string extra;
-        if (!(fields >> host >> port >> include >> created >> max_age_text) || (fields >> extra) || port < 0 ||
-            port > 65535 || (include != 0 && include != 1) || created < 0) {
-            problems.push_back("line " + std::to_string(number) + " is not \"host port 0|1 created max-age\"");
+        if (!(fields >> host >> port >> include >> created >> max_age_text) || (fields >> extra) ||
+            port < 0 || port > 65535 || (include != 0 && include != 1) || created < 0) {
+            problems.push_back("line " + std::to_string(number) +
+                               " is not \"host port 0|1 created max-age\"");
             continue;
         }
         const auto max_age = delta_seconds(max_age_text);

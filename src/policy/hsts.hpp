@@ -37,19 +37,23 @@ class hsts_store {
 public:
     using clock = std::chrono::system_clock;
 
-    /// Most hosts kept: past it, a new host's header is not remembered (counted in refused()). A crawl of
-    /// more hosts than this that all send the header upgrades the first ones only.
-    static constexpr std::size_t max_hosts = 100'000;
+    /// Most hosts kept by default: past it, a new host's header is not remembered (counted in refused()). A
+    /// crawl of more hosts than this that all send the header upgrades the first ones only.
+    static constexpr std::size_t default_max_hosts = 100'000;
+
+    explicit hsts_store(std::size_t max_hosts = default_max_hosts)
+        : max_hosts_(max_hosts) {}
 
     /// The first Strict-Transport-Security field of a response from https://`host`:`port` whose certificate
     /// verified (the caller checks that: RFC 6797 8.1 forbids taking it from an insecure connection). Valid
-    /// directives note the host, or update it (max-age=0 forgets it, 6.1.1); an invalid value, or an IP-literal
-    /// host, changes nothing. `host` as in a normalized URL (lowercase, punycode). Returns true when the value
-    /// was valid and the host not an IP literal.
-    bool observe(std::string_view host, std::uint16_t port, std::string_view field_value, clock::time_point now);
+    /// directives note the host, or update it (max-age=0 forgets it, 6.1.1); an invalid value, or an
+    /// IP-literal host, changes nothing. `host` as in a normalized URL (lowercase, punycode). Returns true
+    /// when the value was valid and the host not an IP literal.
+    bool observe(std::string_view host, std::uint16_t port, std::string_view field_value,
+                 clock::time_point now);
 
-    /// True when `host` is a Known HSTS Host at `now`: noted itself (a congruent match), or a superdomain of it
-    /// is, with includeSubDomains (8.2). Expired entries do not count.
+    /// True when `host` is a Known HSTS Host at `now`: noted itself (a congruent match), or a superdomain of
+    /// it is, with includeSubDomains (8.2). Expired entries do not count.
     bool known(std::string_view host, clock::time_point now) const;
 
     /// The https URL to fetch instead of `url` when it is an http URL of a known host: the scheme becomes
@@ -63,7 +67,8 @@ public:
     /// line is skipped with a problem naming its number. Returns the problems (empty when all went well).
     std::vector<std::string> load(std::istream& in, clock::time_point now);
 
-    /// Writes the unexpired entries in wget2's format (a header of '#' lines, then one line per host, sorted).
+    /// Writes the unexpired entries in wget2's format (a header of '#' lines, then one line per host,
+    /// sorted).
     void save(std::ostream& out, clock::time_point now) const;
 
     std::size_t size() const noexcept { return entries_.size(); }
@@ -80,6 +85,7 @@ private:
     };
     void note(std::string host, entry e);
 
+    std::size_t max_hosts_;
     std::unordered_map<std::string, entry> entries_;
     std::size_t refused_ = 0;
 };

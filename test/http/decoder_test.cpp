@@ -89,7 +89,8 @@ TEST_P(decoder_round_trip, decodes_whole_and_in_every_piece_size) {
 INSTANTIATE_TEST_SUITE_P(
     codings, decoder_round_trip,
     ::testing::Values(
-        round_trip_case{"gzip", content_coding::gzip, [](const std::string& t) { return compress(t, wrapper::gzip); }},
+        round_trip_case{"gzip", content_coding::gzip,
+                        [](const std::string& t) { return compress(t, wrapper::gzip); }},
         round_trip_case{"deflate_zlib", content_coding::deflate,
                         [](const std::string& t) { return compress(t, wrapper::zlib); }},
         round_trip_case{"deflate_raw", content_coding::deflate,
@@ -211,7 +212,8 @@ TEST(content_decoder, brotli_and_zstd_bombs_stop_at_the_limit) {
     const std::string zs = zstd_bomb(1024);  // 1 GiB of zeros in 32 KiB
     ASSERT_LT(br.size(), 64u << 10);
     ASSERT_LT(zs.size(), 64u << 10);
-    for (const auto& [coding, bomb] : {std::pair{content_coding::br, br}, std::pair{content_coding::zstd, zs}}) {
+    for (const auto& [coding, bomb] :
+         {std::pair{content_coding::br, br}, std::pair{content_coding::zstd, zs}}) {
         for (std::size_t piece : {std::size_t{0}, std::size_t{4096}}) {
             auto [s, out] = decode(coding, bomb, piece, 1 << 20);
             EXPECT_EQ(s, status::limit_exceeded) << bomb.size();
@@ -225,7 +227,8 @@ TEST(content_decoder, a_zstd_window_over_8_mib_is_refused_and_named) {
     auto [ok, hello] = decode(content_coding::zstd, zstd_raw_frame(23, "hello"), 0);
     EXPECT_EQ(ok, status::ok) << "an 8 MiB window is fine";
     EXPECT_EQ(hello, "hello");
-    for (const auto& [log, name] : {std::pair{24, "16 MiB"}, std::pair{30, "1 GiB"}, std::pair{41, "2048 GiB"}}) {
+    for (const auto& [log, name] :
+         {std::pair{24, "16 MiB"}, std::pair{30, "1 GiB"}, std::pair{41, "2048 GiB"}}) {
         content_decoder decoder{content_coding::zstd, 1 << 30};
         std::string out;
         EXPECT_EQ(decoder.feed(zstd_raw_frame(log, "hello"), out), status::corrupt) << log;

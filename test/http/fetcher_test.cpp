@@ -445,12 +445,10 @@ TEST_F(fetcher_fixture, asks_for_compression_only_when_configured) {
 
 TEST_F(fetcher_fixture, decodes_gzip_and_both_deflate_flavors) {
     const std::vector<std::pair<std::string, std::string>> table{
-        {"gzip", compress(page_text, wrapper::gzip)},
-        {"x-gzip", compress(page_text, wrapper::gzip)},
+        {"gzip", compress(page_text, wrapper::gzip)},    {"x-gzip", compress(page_text, wrapper::gzip)},
         {"deflate", compress(page_text, wrapper::zlib)}, // RFC 9110's deflate: zlib-wrapped
         {"deflate", compress(page_text, wrapper::raw)},  // what many servers send instead
-        {"br", asiocrawl::test::brotli(page_text)},
-        {"zstd", asiocrawl::test::zstd(page_text)},
+        {"br", asiocrawl::test::brotli(page_text)},      {"zstd", asiocrawl::test::zstd(page_text)},
     };
     for (const auto& [coding, body] : table) {
         auto server = encoded_server(ctx, body, coding);
@@ -479,8 +477,9 @@ TEST_F(fetcher_fixture, a_gzip_bomb_is_body_too_large_within_the_limit) {
 
 TEST_F(fetcher_fixture, brotli_and_zstd_bombs_are_body_too_large_within_the_limit) {
     config.max_body_bytes = 1u << 20;
-    for (const auto& [coding, bomb] : {std::pair<std::string, std::string>{"br", asiocrawl::test::brotli_bomb(256)},
-                                       std::pair<std::string, std::string>{"zstd", asiocrawl::test::zstd_bomb(1024)}}) {
+    for (const auto& [coding, bomb] :
+         {std::pair<std::string, std::string>{"br", asiocrawl::test::brotli_bomb(256)},
+          std::pair<std::string, std::string>{"zstd", asiocrawl::test::zstd_bomb(1024)}}) {
         ASSERT_LT(bomb.size(), 64u << 10) << coding;
         auto server = encoded_server(ctx, bomb, coding);
         auto results = fetch_all(server, {server.origin() + "/"});

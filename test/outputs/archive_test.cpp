@@ -328,8 +328,8 @@ TEST_F(archive_crawl, CdxjOfAPlainWarcPointsAtEachRecord) {
     check_cdxj_against_warcs(lines, dir.path);
 }
 
-// br and zstd pages are decoded for their links and archived as they came, coded, as gzip ones are: the WARC's
-// payload digest is that of the coded bytes (WARC 1.1: the content coding is kept).
+// br and zstd pages are decoded for their links and archived as they came, coded, as gzip ones are: the
+// WARC's payload digest is that of the coded bytes (WARC 1.1: the content coding is kept).
 TEST(ArchiveCodings, BrotliAndZstdPagesAreFollowedAndArchivedCoded) {
     asio::io_context ctx;
     crawler_config config = test::loopback_crawl_config();

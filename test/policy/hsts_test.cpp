@@ -31,27 +31,27 @@ TEST(StrictTransportSecurity, ParsesAsSection61Says) {
         {"max-age=31536000; includeSubDomains", true, 31536000, true},
         {"  MAX-AGE = 10 ;INCLUDESUBDOMAINS ", true, 10, true},
         {"max-age=\"15768000\" ; includeSubDomains", true, 15768000, true}, // a quoted value (6.1.1)
-        {"includeSubDomains; max-age=5", true, 5, true},                     // any order
+        {"includeSubDomains; max-age=5", true, 5, true},                    // any order
         {"max-age=0", true, 0},
-        {"max-age=7;;; ;", true, 7},                                          // empty directives
-        {"max-age=7; preload", true, 7},                                      // unknown: ignored
-        {"max-age=7; foo=\"a;b \\\" c\"; bar=baz", true, 7},                  // unknown with values
-        {"max-age=99999999999999999999999", true, 18446744073709551615u},     // saturates
+        {"max-age=7;;; ;", true, 7},                                      // empty directives
+        {"max-age=7; preload", true, 7},                                  // unknown: ignored
+        {"max-age=7; foo=\"a;b \\\" c\"; bar=baz", true, 7},              // unknown with values
+        {"max-age=99999999999999999999999", true, 18446744073709551615u}, // saturates
         {"", false},
-        {"includeSubDomains", false},                                  // max-age is required
-        {"max-age", false},                                            // without a value
+        {"includeSubDomains", false}, // max-age is required
+        {"max-age", false},           // without a value
         {"max-age=", false},
         {"max-age=-1", false},
         {"max-age=1.5", false},
         {"max-age=\"12a\"", false},
-        {"max-age=1; max-age=2", false},                               // duplicate directives
-        {"max-age=1; includeSubDomains; includesubdomains", false},    // case-insensitive duplicates
-        {"max-age=1; foo; foo", false},                                // an unknown one twice too
-        {"max-age=1; includeSubDomains=yes", false},                   // valueless directive with a value
-        {"max-age=1 includeSubDomains", false},                        // no separator
-        {"max-age=\"1", false},                                        // unterminated quoted-string
-        {"max-age=1; @bad", false},                                    // not a token
-        {"max-age=1, max-age=2", false},                               // two fields joined by a list comma
+        {"max-age=1; max-age=2", false},                            // duplicate directives
+        {"max-age=1; includeSubDomains; includesubdomains", false}, // case-insensitive duplicates
+        {"max-age=1; foo; foo", false},                             // an unknown one twice too
+        {"max-age=1; includeSubDomains=yes", false},                // valueless directive with a value
+        {"max-age=1 includeSubDomains", false},                     // no separator
+        {"max-age=\"1", false},                                     // unterminated quoted-string
+        {"max-age=1; @bad", false},                                 // not a token
+        {"max-age=1, max-age=2", false},                            // two fields joined by a list comma
     };
     for (const auto& c : table) {
         const auto parsed = parse_strict_transport_security(c.value);
@@ -118,7 +118,7 @@ TEST(HstsStore, UpgradesHttpUrlsOfKnownHosts) {
     };
     for (const auto& [url, upgraded] : std::vector<upgrade_case>{
              {"http://example.com/a?b#c", "https://example.com/a?b#c"},
-             {"http://example.com:80/", "https://example.com/"},          // 80 -> 443 (the default)
+             {"http://example.com:80/", "https://example.com/"},                  // 80 -> 443 (the default)
              {"http://www.example.com:8080/x", "https://www.example.com:8080/x"}, // other ports kept
              {"HTTP://example.com/", "https://example.com/"},
              {"https://example.com/", nullptr},
@@ -138,16 +138,20 @@ TEST(HstsStore, UpgradesHttpUrlsOfKnownHosts) {
 }
 
 TEST(HstsStore, FullStoreRefusesNewHostsButUpdatesKnownOnes) {
-    hsts_store store;
-    for (std::size_t i = 0; i < hsts_store::max_hosts; ++i)
+    static_assert(hsts_store::default_max_hosts == 100'000);
+    hsts_store store{10};
+    for (std::size_t i = 0; i < 10; ++i)
         store.observe("h" + std::to_string(i) + ".example", 443, "max-age=100", t0);
-    EXPECT_EQ(store.size(), hsts_store::max_hosts);
+    EXPECT_EQ(store.size(), 10u);
     store.observe("one.more.example", 443, "max-age=100", t0);
-    EXPECT_EQ(store.size(), hsts_store::max_hosts);
+    EXPECT_EQ(store.size(), 10u);
     EXPECT_EQ(store.refused(), 1u);
     EXPECT_FALSE(store.known("one.more.example", t0));
     store.observe("h0.example", 443, "max-age=100; includeSubDomains", t0);
     EXPECT_TRUE(store.known("x.h0.example", t0));
+    store.observe("h1.example", 443, "max-age=0", t0); // room again
+    store.observe("one.more.example", 443, "max-age=100", t0);
+    EXPECT_TRUE(store.known("one.more.example", t0));
 }
 
 TEST(HstsStore, Wget2FileFormatBothWays) {
@@ -156,10 +160,18 @@ TEST(HstsStore, Wget2FileFormatBothWays) {
                           "#Generated by Wget2 2.1.0. Edit at your own risk.\n"
                           "# <hostname> <port> <incl. subdomains> <created> <max-age>\n"
                           "\n"
-                          "github.com 443 1 " + std::to_string(now_s - 10) + " 31536000\n"
-                          "old.example\t0\t0\t" + std::to_string(now_s - 1000) + "\t999\n" // GNU Wget: tabs, port 0
-                          "gone.example 443 0 " + std::to_string(now_s - 1000) + " 10\n"   // expired
-                          "127.0.0.1 443 0 " + std::to_string(now_s) + " 100\n"            // IP literal: skipped
+                          "github.com 443 1 " +
+                          std::to_string(now_s - 10) +
+                          " 31536000\n"
+                          "old.example\t0\t0\t" +
+                          std::to_string(now_s - 1000) +
+                          "\t999\n" // GNU Wget: tabs, port 0
+                          "gone.example 443 0 " +
+                          std::to_string(now_s - 1000) +
+                          " 10\n" // expired
+                          "127.0.0.1 443 0 " +
+                          std::to_string(now_s) +
+                          " 100\n" // IP literal: skipped
                           "broken line\n"
                           "bad.example 443 2 1 1\n"
                           "neg.example 443 0 1 -5\r\n");
@@ -178,8 +190,11 @@ TEST(HstsStore, Wget2FileFormatBothWays) {
     store.save(out, t0);
     EXPECT_EQ(out.str(), "#HSTS 1.0 file\n#Generated by asiocrawl. Edit at your own risk.\n"
                          "# <hostname> <port> <incl. subdomains> <created> <max-age>\n"
-                         "github.com 443 1 " + std::to_string(now_s - 10) + " 31536000\n"
-                         "old.example 443 0 " + std::to_string(now_s - 1000) + " 999\n");
+                         "github.com 443 1 " +
+                             std::to_string(now_s - 10) +
+                             " 31536000\n"
+                             "old.example 443 0 " +
+                             std::to_string(now_s - 1000) + " 999\n");
     hsts_store again;
     std::istringstream back(out.str());
     EXPECT_TRUE(again.load(back, t0).empty());

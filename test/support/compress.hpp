@@ -125,7 +125,7 @@ inline std::string zstd(std::string_view data, int level = 3) {
 /// 2^`window_log` bytes.
 inline std::string zstd_frame_header(int window_log) {
     std::string h("\x28\xb5\x2f\xfd", 4);
-    h += '\0';                                      // Frame_Header_Descriptor: no FCS, no checksum, no dictionary
+    h += '\0'; // Frame_Header_Descriptor: no FCS, no checksum, no dictionary
     h += static_cast<char>((window_log - 10) << 3); // Window_Descriptor: exponent, mantissa 0
     return h;
 }
@@ -133,13 +133,14 @@ inline std::string zstd_frame_header(int window_log) {
 /// A zstd block header (RFC 8878 3.1.1.2): type 0 raw, 1 RLE.
 inline std::string zstd_block_header(bool last, int type, std::uint32_t size) {
     const std::uint32_t v = (last ? 1u : 0u) | (static_cast<std::uint32_t>(type) << 1) | (size << 3);
-    return {static_cast<char>(v & 0xff), static_cast<char>((v >> 8) & 0xff), static_cast<char>((v >> 16) & 0xff)};
+    return {static_cast<char>(v & 0xff), static_cast<char>((v >> 8) & 0xff),
+            static_cast<char>((v >> 16) & 0xff)};
 }
 
 /// A frame with a 2^`window_log` window holding `text` in one raw block.
 inline std::string zstd_raw_frame(int window_log, std::string_view text) {
-    return zstd_frame_header(window_log) + zstd_block_header(true, 0, static_cast<std::uint32_t>(text.size())) +
-           std::string(text);
+    return zstd_frame_header(window_log) +
+           zstd_block_header(true, 0, static_cast<std::uint32_t>(text.size())) + std::string(text);
 }
 
 /// A zstd "bomb": `megabytes` MiB of zeros as RLE blocks of 128 KiB, four bytes each, in a frame with an
