@@ -284,48 +284,50 @@ TEST_F(tls_fixture, a_turn_to_shake_hands_is_bounded_by_connect_timeout) {
 
 namespace {
 
-/// A TLS server for "localhost" whose "/" sends Strict-Transport-Security and links to `/next` over http on
-/// the same port; a crawl through host_overrides.
+/// A crawl through host_overrides of a TLS server for "localhost" whose "/" sends Strict-Transport-Security
+/// and links to `/next` over http on the same port. Each crawl gets a server of its own (stopped when the
+/// crawl ends, so the context runs dry); known hosts are per host, whatever the port.
 struct hsts_crawl : tls_fixture {
     temp_dir dir{"hsts-crawl"};
     std::string hsts_file = (dir.path / "hsts.txt").string();
-    std::shared_ptr<std::string> port = std::make_shared<std::string>();
-    demo::http_server server{
-        ctx.get_executor(),
-        [port = port](const http_request& req) -> asio::awaitable<std::optional<http_response>> {
-            if (req.target() == "/") {
-                auto res = make_response(200, links_page({"http://localhost:" + *port + "/next"}));
-                res.set(http::field::strict_transport_security, "max-age=1000");
-                co_return res;
-            }
-            co_return make_response(200, "<p>next</p>");
-        },
-        server_tls};
+    std::size_t requests = 0; ///< over every crawl's server
 
-    hsts_crawl() { *port = std::to_string(server.port()); }
+    struct result {
+        std::string origin; ///< "localhost:PORT"
+        /// url -> (status, next_url, error message or "")
+        std::map<std::string, std::tuple<int, std::string, std::string>> records;
+    };
 
-    crawler_config config_for(std::string root) {
+    /// Crawls `path` on a fresh server ("https" or "http" as `scheme`), with `change` applied to the config.
+    template <class Change>
+    result crawl(const std::string& scheme, const std::string& path, Change change) {
+        auto port = std::make_shared<std::string>();
+        demo::http_server server{
+            ctx.get_executor(),
+            [port](const http_request& req) -> asio::awaitable<std::optional<http_response>> {
+                if (req.target() == "/") {
+                    auto res = make_response(200, links_page({"http://localhost:" + *port + "/next"}));
+                    res.set(http::field::strict_transport_security, "max-age=1000");
+                    co_return res;
+                }
+                co_return make_response(200, "<p>next</p>");
+            },
+            server_tls};
+        *port = std::to_string(server.port());
+        result out{"localhost:" + *port, {}};
         crawler_config c = loopback_crawl_config();
-        c.roots = {std::move(root)};
+        c.roots = {scheme + "://" + out.origin + path};
         c.fetch.tls.ca_file = ca_file->path().string();
         c.fetch.host_overrides["localhost"] = "127.0.0.1";
         c.fetch.hsts.file = hsts_file;
-        return c;
-    }
-
-    /// url -> (status, next_url, error kind or "")
-    std::map<std::string, std::tuple<int, std::string, std::string>> crawl(const crawler_config& c,
-                                                                           bool last = true) {
+        change(c);
         crawler crawl{ctx.get_executor(), c};
-        auto result = run_crawl(ctx, crawl, [&] {
-            if (last)
-                server.stop();
-        });
+        auto report = run_crawl(ctx, crawl, [&] { server.stop(); });
         ctx.restart();
-        std::map<std::string, std::tuple<int, std::string, std::string>> out;
-        if (result)
-            for (const auto& r : result->records)
-                out[r.url] = {r.status, r.next_url, r.error ? r.error.message() : ""};
+        requests += server.requests();
+        if (report)
+            for (const auto& r : report->records)
+                out.records[r.url] = {r.status, r.next_url, r.error ? r.error.message() : ""};
         return out;
     }
 };
@@ -333,37 +335,44 @@ struct hsts_crawl : tls_fixture {
 } // namespace
 
 TEST_F(hsts_crawl, an_https_answer_with_sts_sends_a_later_http_link_over_https_and_the_file_keeps_it) {
-    const std::string origin = "localhost:" + *port;
     using row = std::tuple<int, std::string, std::string>;
-    auto first = crawl(config_for("https://" + origin + "/"), false);
-    EXPECT_EQ(first["https://" + origin + "/"], (row{200, "", ""}));
-    EXPECT_EQ(first["http://" + origin + "/next"], (row{307, "https://" + origin + "/next", ""}))
+    auto first = crawl("https", "/", [](crawler_config&) {});
+    const auto& origin = first.origin;
+    EXPECT_EQ(first.records["https://" + origin + "/"], (row{200, "", ""}));
+    EXPECT_EQ(first.records["http://" + origin + "/next"], (row{307, "https://" + origin + "/next", ""}))
         << "a 307 Internal Redirect, no request";
-    EXPECT_EQ(first["https://" + origin + "/next"], (row{200, "", ""}));
-    EXPECT_EQ(server.requests(), 2u) << "nothing went to the TLS port in plain http";
+    EXPECT_EQ(first.records["https://" + origin + "/next"], (row{200, "", ""}));
+    EXPECT_EQ(requests, 2u) << "nothing went to the TLS port in plain http";
     const std::string file = read_file(hsts_file);
-    EXPECT_NE(file.find("\nlocalhost " + *port + " 0 "), std::string::npos) << file;
+    EXPECT_NE(file.find("\nlocalhost " + origin.substr(origin.find(':') + 1) + " 0 "), std::string::npos)
+        << file;
     EXPECT_NE(file.find(" 1000\n"), std::string::npos) << file;
 
-    // Another crawl, the http URL as its root: upgraded from the file before anything is sent.
-    auto second = crawl(config_for("http://" + origin + "/next"));
-    EXPECT_EQ(second["http://" + origin + "/next"], (row{307, "https://" + origin + "/next", ""}));
-    EXPECT_EQ(second["https://" + origin + "/next"], (row{200, "", ""}));
-    EXPECT_EQ(server.requests(), 3u);
+    // Another crawl (another port), an http URL as its root: upgraded from the file before anything is sent.
+    auto second = crawl("http", "/next", [](crawler_config&) {});
+    EXPECT_EQ(second.records["http://" + second.origin + "/next"],
+              (row{307, "https://" + second.origin + "/next", ""}));
+    EXPECT_EQ(second.records["https://" + second.origin + "/next"], (row{200, "", ""}));
+    EXPECT_EQ(requests, 3u);
 }
 
 TEST_F(hsts_crawl, without_hsts_or_with_unverified_certificates_nothing_is_upgraded) {
-    const std::string origin = "localhost:" + *port;
-    auto off = config_for("https://" + origin + "/");
-    off.fetch.hsts.enabled = false;
-    auto records = crawl(off, false);
-    EXPECT_EQ(std::get<0>(records["http://" + origin + "/next"]), 0) << "plain http to a TLS port fails";
+    // Plain http to the TLS port is a lost connection, not retried here.
+    auto off = crawl("https", "/", [](crawler_config& c) {
+        c.fetch.hsts.enabled = false;
+        c.max_tries = 1;
+    });
+    EXPECT_EQ(std::get<0>(off.records["http://" + off.origin + "/next"]), 0)
+        << "plain http to a TLS port fails";
+    EXPECT_EQ(off.records.count("https://" + off.origin + "/next"), 0u);
     EXPECT_FALSE(std::filesystem::exists(hsts_file));
 
-    auto insecure = config_for("https://" + origin + "/");
-    insecure.fetch.tls.insecure = true; // an answer over an unverified connection teaches nothing (8.1)
-    records = crawl(insecure);
-    EXPECT_EQ(std::get<0>(records["http://" + origin + "/next"]), 0);
-    EXPECT_EQ(records.count("https://" + origin + "/next"), 0u);
+    // An answer over a connection whose certificate was not verified teaches nothing (RFC 6797 8.1).
+    auto insecure = crawl("https", "/", [](crawler_config& c) {
+        c.fetch.tls.insecure = true;
+        c.max_tries = 1;
+    });
+    EXPECT_EQ(std::get<0>(insecure.records["http://" + insecure.origin + "/next"]), 0);
+    EXPECT_EQ(insecure.records.count("https://" + insecure.origin + "/next"), 0u);
     EXPECT_EQ(read_file(hsts_file).find("localhost"), std::string::npos);
 }

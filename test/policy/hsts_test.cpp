@@ -165,7 +165,7 @@ TEST(HstsStore, Wget2FileFormatBothWays) {
                           " 31536000\n"
                           "old.example\t0\t0\t" +
                           std::to_string(now_s - 1000) +
-                          "\t999\n" // GNU Wget: tabs, port 0
+                          "\t2000\n" // GNU Wget: tabs, port 0
                           "gone.example 443 0 " +
                           std::to_string(now_s - 1000) +
                           " 10\n" // expired
@@ -194,7 +194,7 @@ TEST(HstsStore, Wget2FileFormatBothWays) {
                              std::to_string(now_s - 10) +
                              " 31536000\n"
                              "old.example 443 0 " +
-                             std::to_string(now_s - 1000) + " 999\n");
+                             std::to_string(now_s - 1000) + " 2000\n");
     hsts_store again;
     std::istringstream back(out.str());
     EXPECT_TRUE(again.load(back, t0).empty());

@@ -85,7 +85,7 @@ inline std::string brotli(std::string_view data, int quality = 5) {
 }
 
 /// A brotli "bomb": `megabytes` MiB of zeros, streamed through the encoder a MiB at a time (never all of it
-/// in memory). 256 MiB come to about 50 bytes.
+/// in memory).
 inline std::string brotli_bomb(std::size_t megabytes) {
     BrotliEncoderState* s = BrotliEncoderCreateInstance(nullptr, nullptr, nullptr);
     if (!s)
