@@ -299,20 +299,23 @@ struct hsts_crawl : tls_fixture {
     };
 
     /// Crawls `path` on a fresh server ("https" or "http" as `scheme`), with `change` applied to the config.
+    /// `on_port` 0: any; `send_sts` false: "/" sends no Strict-Transport-Security.
     template <class Change>
-    result crawl(const std::string& scheme, const std::string& path, Change change) {
+    result crawl(const std::string& scheme, const std::string& path, Change change,
+                 unsigned short on_port = 0, bool send_sts = true) {
         auto port = std::make_shared<std::string>();
         demo::http_server server{
             ctx.get_executor(),
-            [port](const http_request& req) -> asio::awaitable<std::optional<http_response>> {
+            [port, send_sts](const http_request& req) -> asio::awaitable<std::optional<http_response>> {
                 if (req.target() == "/") {
                     auto res = make_response(200, links_page({"http://localhost:" + *port + "/next"}));
-                    res.set(http::field::strict_transport_security, "max-age=1000");
+                    if (send_sts)
+                        res.set(http::field::strict_transport_security, "max-age=1000");
                     co_return res;
                 }
                 co_return make_response(200, "<p>next</p>");
             },
-            server_tls};
+            server_tls, on_port};
         *port = std::to_string(server.port());
         result out{"localhost:" + *port, {}};
         crawler_config c = loopback_crawl_config();
@@ -375,4 +378,29 @@ TEST_F(hsts_crawl, without_hsts_or_with_unverified_certificates_nothing_is_upgra
     EXPECT_EQ(std::get<0>(insecure.records["http://" + insecure.origin + "/next"]), 0);
     EXPECT_EQ(insecure.records.count("https://" + insecure.origin + "/next"), 0u);
     EXPECT_EQ(read_file(hsts_file).find("localhost"), std::string::npos);
+}
+
+TEST_F(hsts_crawl, a_crawl_with_a_state_dir_keeps_known_hosts_there_for_its_next_run) {
+    const auto state_dir = dir.path / "state";
+    auto with_state = [&](crawler_config& c) {
+        c.fetch.hsts.file.clear();
+        c.state.dir = state_dir.string();
+    };
+    auto first = crawl("https", "/", with_state);
+    EXPECT_EQ(std::get<0>(first.records["http://" + first.origin + "/next"]), 307);
+    EXPECT_NE(read_file(state_dir / "hsts.txt").find("\nlocalhost "), std::string::npos);
+    const auto port = static_cast<unsigned short>(std::stoi(first.origin.substr(first.origin.find(':') + 1)));
+
+    // A re-crawl of the same crawl, "/" now without the header: the http URL is upgraded from the state dir.
+    auto again = crawl(
+        "https", "/",
+        [&](crawler_config& c) {
+            with_state(c);
+            c.state.recrawl = true;
+            c.max_tries = 1;
+        },
+        port, false);
+    EXPECT_EQ(std::get<0>(again.records["http://" + again.origin + "/next"]), 307);
+    EXPECT_EQ(std::get<0>(again.records["https://" + again.origin + "/next"]), 200);
+    EXPECT_NE(read_file(state_dir / "hsts.txt").find("\nlocalhost "), std::string::npos);
 }
