@@ -238,8 +238,10 @@ struct content_decoder::state {
             const std::size_t rc = ZSTD_decompressStream(zstd, &o, &in);
             if (ZSTD_isError(rc)) {
                 if (ZSTD_getErrorCode(rc) == ZSTD_error_frameParameter_windowTooLarge) {
+                    // The first frame's header is kept: a later frame's window goes unnamed.
                     const auto window = zstd_window_of(zstd_head);
-                    problem = "zstd frame window " + (window ? size_text(*window) + " " : std::string()) +
+                    const bool named = window && *window > max_zstd_window;
+                    problem = "zstd frame window " + (named ? size_text(*window) + " " : std::string()) +
                               "is over the " + size_text(max_zstd_window) + " bound";
                 } else {
                     problem = std::string("zstd: ") + ZSTD_getErrorName(rc);

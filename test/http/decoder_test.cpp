@@ -209,7 +209,7 @@ TEST(content_decoder, a_body_at_its_limit_holds_the_limit_not_the_next_power_of_
 
 TEST(content_decoder, brotli_and_zstd_bombs_stop_at_the_limit) {
     const std::string br = brotli_bomb(64); // 64 MiB of zeros
-    const std::string zs = zstd_bomb(1024);  // 1 GiB of zeros in 32 KiB
+    const std::string zs = zstd_bomb(1024); // 1 GiB of zeros in 32 KiB
     ASSERT_LT(br.size(), 64u << 10);
     ASSERT_LT(zs.size(), 64u << 10);
     for (const auto& [coding, bomb] :
@@ -235,6 +235,12 @@ TEST(content_decoder, a_zstd_window_over_8_mib_is_refused_and_named) {
         EXPECT_TRUE(out.empty());
         EXPECT_EQ(decoder.problem(), std::string("zstd frame window ") + name + " is over the 8 MiB bound");
     }
+    // Refused in a second frame: the first one's window is not named instead.
+    content_decoder decoder{content_coding::zstd, 1 << 30};
+    std::string out;
+    EXPECT_EQ(decoder.feed(zstd_raw_frame(20, "a") + zstd_raw_frame(30, "b"), out), status::corrupt);
+    EXPECT_EQ(out, "a");
+    EXPECT_EQ(decoder.problem(), "zstd frame window is over the 8 MiB bound");
 }
 
 TEST(content_decoder, zstd_frames_concatenate_and_junk_after_them_is_corrupt) {
