@@ -75,6 +75,19 @@ struct cookie_config {
     std::string save_file;
 };
 
+/// HTTP Strict Transport Security (RFC 6797): hosts that said, over https with a verified certificate, to be
+/// reached over https only. An http URL of such a host (or of a subdomain, with includeSubDomains) is
+/// answered without the network by a `307 Internal Redirect` to its https form (port 80, or none, becomes
+/// 443; another explicit port is kept), which the crawl then follows as any redirect (docs/OUTPUTS.md).
+struct hsts_config {
+    /// Remember Strict-Transport-Security and upgrade http URLs (false: --no-hsts). Default true.
+    bool enabled = true;
+    /// A known-hosts file in wget2's format ("host port includeSubDomains created max-age" lines), read
+    /// before the crawl when it exists and written when the crawl ends (--hsts-file). Without it, a crawl
+    /// with a state dir keeps the hosts in the state dir's `hsts.txt`. Empty: none. Default empty.
+    std::string file;
+};
+
 /// How pages are fetched. One fetcher serves the whole crawl.
 struct fetch_config {
     /// Time allowed for DNS resolution plus the TCP connection (and TLS handshake) to one endpoint.
@@ -82,8 +95,8 @@ struct fetch_config {
     std::chrono::milliseconds connect_timeout{10'000};
     /// Time allowed to send a request and read the whole response (head and body). Default 30 s.
     std::chrono::milliseconds request_timeout{30'000};
-    /// Largest response body accepted, in bytes, counted both as received and after decoding gzip/deflate; a
-    /// larger one becomes an error::body_too_large record. Default 16 MiB.
+    /// Largest response body accepted, in bytes, counted both as received and after decoding (gzip, deflate,
+    /// br, zstd); a larger one becomes an error::body_too_large record. Default 16 MiB.
     std::uint64_t max_body_bytes = 16u << 20;
     /// Largest response head (status line plus header fields), in bytes; the trailer section of a chunked
     /// body has the same limit. A larger one is an error::header_too_large record. Default 64 KiB.
@@ -98,7 +111,7 @@ struct fetch_config {
     /// Where site owners learn who crawls them; goes into the default User-Agent. Set it to your own page.
     /// Default "https://asiocrawl.invalid/bot" (a placeholder).
     std::string contact_url = "https://asiocrawl.invalid/bot";
-    /// Send "Accept-Encoding: gzip, deflate" and decode bodies while they stream in. Default true.
+    /// Send "Accept-Encoding: gzip, deflate, br, zstd" and decode bodies while they stream in. Default true.
     bool compression = true;
     /// Refuse to connect to loopback, private (RFC 1918, fc00::/7), link-local (169.254/16, fe80::/10, which
     /// holds cloud metadata services), unspecified and multicast addresses. Checked on the resolved address,
@@ -142,6 +155,8 @@ struct fetch_config {
     /// logged or recorded; an archived raw request (WARC) holds the Authorization header as sent. A root URL
     /// with userinfo ("https://user:pw@host/") adds its origin here. Default empty.
     std::map<std::string, std::string> credentials;
+    /// HSTS.
+    hsts_config hsts;
 };
 
 /// robots.txt (RFC 9309).

@@ -13,6 +13,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <stdexcept>
@@ -40,6 +41,17 @@ crawler_config checked(crawler_config config) {
     return config;
 }
 
+/// The state dir's copy of HSTS's known hosts: read when the dir holds a crawl's state and is not being
+/// reset (crawler::async_run writes it back when the crawl ends).
+hsts_files state_hsts_files(const crawler_config& config) {
+    hsts_files files;
+    const auto& state = config.state;
+    if (config.fetch.hsts.enabled && !state.dir.empty() && state.redis.empty() && !state.reset &&
+        state_store::holds_state(state.dir))
+        files.load.push_back((std::filesystem::path(state.dir) / state_hsts_file).string());
+    return files;
+}
+
 } // namespace
 
 engine::engine(asio::any_io_executor ex, crawler_config cfg)
@@ -48,7 +60,7 @@ engine::engine(asio::any_io_executor ex, crawler_config cfg)
     , queue(executor)
     , state(config, state_hooks(), !config.state.dir.empty() || !config.state.redis.empty(),
             config.state.redis.empty() ? config.state.window : 0)
-    , fetch(executor, config.fetch, config.max_tasks)
+    , fetch(executor, config.fetch, config.max_tasks, state_hsts_files(config))
     , pump(*this)
     , feeder(*this)
     , workers(*this)
@@ -411,6 +423,14 @@ asio::awaitable<report> crawler::impl::run(std::shared_ptr<impl> self) {
     }
     for (const auto& problem : self->fetch.finish()) // idle connections, DNS, the cookie jar's file
         self->log(log_level::error, problem);
+    // HSTS's known hosts into the state dir, for the next run of this crawl; never into a directory that
+    // holds no crawl state (one refused as foreign).
+    const auto& state_dir = self->config.state.dir;
+    if (self->fetch.hsts() && !state_dir.empty() && self->config.state.redis.empty() &&
+        detail::state_store::holds_state(state_dir))
+        if (auto problem = self->fetch.hsts()->save(
+                (std::filesystem::path(state_dir) / detail::state_hsts_file).string()))
+            self->log(log_level::error, *problem);
     if (self->redis_client)
         self->redis_client->close();
     if (self->storage_failure)

@@ -51,6 +51,9 @@ namespace asiocrawl::detail {
 
 struct engine;
 
+/// HSTS's known hosts in a state dir (wget2's format, docs/STATE.md).
+inline constexpr const char* state_hsts_file = "hsts.txt";
+
 /// How far a stop has gone. Only ever rises.
 enum class stop_level {
     none,     ///< crawling

@@ -33,7 +33,9 @@ struct fetch_result {
     std::string x_robots_tag;
     /// Every Link field value, comma-joined (a list field, RFC 9110 5.3); empty when absent.
     std::string link;
-    /// The body, decoded from gzip/deflate when the server used them.
+    /// The first Strict-Transport-Security field value (RFC 6797 8.1: only the first counts), when present.
+    std::optional<std::string> strict_transport_security;
+    /// The body, decoded from its content coding (gzip, deflate, br, zstd) when the server used one.
     std::string body;
     /// Decoded body bytes (equals body.size() on success).
     std::uint64_t body_bytes = 0;

@@ -1,5 +1,6 @@
 #include "http/fetcher.hpp"
 
+#include "http/hsts_transport.hpp"
 #include "http/http1_transport.hpp"
 
 #include <asiocrawl/error.hpp>
@@ -22,9 +23,19 @@ boost::asio::awaitable<fetch_result> fetch_whole(transport& t, std::string url, 
 
 } // namespace
 
-fetcher::fetcher(boost::asio::any_io_executor executor, fetch_config config, std::size_t max_idle_per_origin)
-    : transport_(
-          std::make_unique<http1_transport>(std::move(executor), std::move(config), max_idle_per_origin)) {}
+fetcher::fetcher(boost::asio::any_io_executor executor, fetch_config config, std::size_t max_idle_per_origin,
+                 hsts_files hsts) {
+    const bool hsts_on = config.hsts.enabled;
+    const bool trust_headers = !config.tls.insecure;
+    if (hsts_on && !config.hsts.file.empty()) {
+        hsts.load.push_back(config.hsts.file);
+        hsts.save.push_back(config.hsts.file);
+    }
+    transport_ =
+        std::make_unique<http1_transport>(std::move(executor), std::move(config), max_idle_per_origin);
+    if (hsts_on)
+        transport_ = std::make_unique<hsts_transport>(std::move(transport_), std::move(hsts), trust_headers);
+}
 
 fetcher::fetcher(std::unique_ptr<transport> transport)
     : transport_(std::move(transport)) {

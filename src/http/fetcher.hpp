@@ -7,6 +7,7 @@
 
 #include "http/dns_resolver.hpp"
 #include "http/fetch_result.hpp"
+#include "http/hsts_transport.hpp"
 #include "http/transport.hpp"
 
 #include <asiocrawl/config.hpp>
@@ -28,9 +29,13 @@ public:
     /// The HTTP/1.1 transport. `max_idle_per_origin` bounds the pool: more idle connections to one origin
     /// than workers can use are closed instead of kept.
     /// Throws boost::system::system_error when tls.ca_file cannot be loaded, std::invalid_argument when a
-    /// proxy, header or credential setting is invalid or cookies.load_file cannot be read (before the crawl:
-    /// the file is read here), std::runtime_error when the DNS resolver cannot start.
-    fetcher(boost::asio::any_io_executor executor, fetch_config config, std::size_t max_idle_per_origin);
+    /// proxy, header or credential setting is invalid or cookies.load_file or an HSTS file cannot be read
+    /// (before the crawl: the files are read here), std::runtime_error when the DNS resolver cannot start.
+    /// With fetch.hsts.enabled, HSTS sits in front of it (src/http/hsts_transport.hpp): known hosts are read
+    /// from fetch.hsts.file and `hsts`'s load files, and written to fetch.hsts.file and `hsts`'s save files
+    /// at finish() (a crawl's state dir is one of those).
+    fetcher(boost::asio::any_io_executor executor, fetch_config config, std::size_t max_idle_per_origin,
+            hsts_files hsts = {});
     /// Any other transport (not null).
     explicit fetcher(std::unique_ptr<transport> transport);
     ~fetcher();
@@ -66,6 +71,11 @@ public:
     const dns_stats& dns() const noexcept { return transport_->dns(); }
     /// Cookies in the jar (0 with cookies off).
     std::size_t cookies() const noexcept { return transport_->cookies(); }
+
+    /// HSTS's known hosts, when HSTS is on (else null).
+    const hsts_transport* hsts() const noexcept {
+        return dynamic_cast<const hsts_transport*>(transport_.get());
+    }
 
 private:
     std::unique_ptr<transport> transport_;

@@ -59,7 +59,8 @@ request_writer::request_writer(const fetch_config& config, const cookie_jar* jar
         fixed_fields_.append("User-Agent: ").append(user_agent_).append("\r\n");
     if (own_accept)
         fixed_fields_.append("Accept: text/html,application/xhtml+xml,*/*;q=0.8\r\n");
-    fixed_fields_.append("Accept-Encoding: ").append(config.compression ? "gzip, deflate" : "identity");
+    fixed_fields_.append("Accept-Encoding: ")
+        .append(config.compression ? "gzip, deflate, br, zstd" : "identity");
     fixed_fields_.append("\r\n").append(extra);
     for (const auto& [origin, userinfo] : config.credentials) {
         auto key = origin_key(origin);

@@ -187,8 +187,9 @@ error_code transfer_coding_of(const http::fields& head, content_coding& coding, 
         }
     }
     coding = codings.size() == 1 ? parse_content_coding(codings.front()) : content_coding::unsupported;
-    // "identity" is no longer a transfer coding (RFC 7230 dropped it).
-    if (coding == content_coding::unsupported || coding == content_coding::identity) {
+    // "identity" is no longer a transfer coding (RFC 7230 dropped it); br and zstd are content codings only
+    // (the HTTP Transfer Coding Registry has neither).
+    if (coding != content_coding::gzip && coding != content_coding::deflate) {
         problem = "transfer coding \"" + without_controls(std::string(codings.front().substr(0, 64))) +
                   (codings.size() > 1 ? "\" and more" : "\"") + " not supported";
         return error::bad_response;
@@ -206,7 +207,13 @@ void decoding_body::reader::init(const boost::optional<std::uint64_t>&, error_co
         // content coding that makes incompressible bytes a little larger.
         sink_.transfer_decoder.emplace(transfer, sink_.limit + sink_.limit / 8 + read_chunk);
     }
-    sink_.decoder.emplace(parse_content_coding(head_[http::field::content_encoding]), sink_.limit);
+    const auto content_encoding = head_[http::field::content_encoding];
+    const auto coding = parse_content_coding(content_encoding);
+    sink_.decoder.emplace(coding, sink_.limit);
+    if (coding == content_coding::unsupported) // said only if a body comes
+        sink_.problem = "Content-Encoding \"" +
+                        without_controls(std::string(content_encoding.substr(0, 64))) +
+                        "\" is not decoded (gzip, deflate, br or zstd, one of them)";
 }
 
 error_code decoding_body::reader::take(std::string_view bytes) {
@@ -217,6 +224,8 @@ error_code decoding_body::reader::take(std::string_view bytes) {
     // What came out is decoded first: the body's own limit (or cut) applies before this one.
     if (const error_code ec = decode(sink_.transfer_decoded))
         return ec;
+    if (status == content_decoder::status::corrupt && sink_.problem.empty())
+        sink_.problem = "transfer coding: " + sink_.transfer_decoder->problem();
     if (status != content_decoder::status::ok)
         return status == content_decoder::status::corrupt ? error_code(error::decoding_failed)
                                                           : error_code(error::body_too_large);
@@ -229,8 +238,11 @@ error_code decoding_body::reader::decode(std::string_view bytes) {
         sink_.was_cut = sink_.cut_at_limit;
         return error::body_too_large; // ends parsing; a cut is then turned back into success
     }
-    if (status == content_decoder::status::corrupt)
+    if (status == content_decoder::status::corrupt) {
+        if (sink_.problem.empty())
+            sink_.problem = sink_.decoder->problem();
         return error::decoding_failed;
+    }
     return {};
 }
 
@@ -239,11 +251,16 @@ void decoding_body::reader::finish(error_code& ec) {
     if (sink_.transfer_decoder) {
         if (sink_.transfer_decoder->finish() != content_decoder::status::ok) {
             ec = error::decoding_failed;
+            if (sink_.problem.empty())
+                sink_.problem = "transfer coding: " + sink_.transfer_decoder->problem();
             return;
         }
     }
-    if (sink_.decoder && sink_.decoder->finish() != content_decoder::status::ok)
+    if (sink_.decoder && sink_.decoder->finish() != content_decoder::status::ok) {
         ec = error::decoding_failed;
+        if (sink_.problem.empty())
+            sink_.problem = sink_.decoder->problem();
+    }
 }
 
 // ---- free functions ----
@@ -418,6 +435,8 @@ error_code response_reader::take_head(std::string_view url, const response_parse
     result.last_modified = last_value(head, http::field::last_modified);
     result.x_robots_tag = joined_values(head, "X-Robots-Tag", '\n');
     result.link = joined_values(head, http::field::link, ',');
+    if (const auto sts = head.find(http::field::strict_transport_security); sts != head.end())
+        result.strict_transport_security = std::string(sts->value());
     read_keep_alive(head, r);
     // An HTTP/1.0 message with Transfer-Encoding has faulty framing (RFC 9112 6.1): read it, then close.
     if (head.version() < 11 && head.find(http::field::transfer_encoding) != head.end())

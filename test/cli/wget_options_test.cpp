@@ -513,7 +513,8 @@ TEST(command_line, help_says_defaults_value_names_subcommands_and_fits_the_termi
         EXPECT_THAT(help, HasSubstr("-l N, --level=N"));
     }
     const std::string help = std::get<print_and_exit>(parse_arguments({"--help"}, {"COLUMNS=200"})).text;
-    EXPECT_THAT(help, HasSubstr("ask for gzip/deflate bodies (default: on; --no-compression: off)"));
+    EXPECT_THAT(help,
+                HasSubstr("ask for gzip, deflate, br and zstd bodies (default: on; --no-compression: off)"));
     EXPECT_THAT(help, HasSubstr("(default: off)"));
     EXPECT_THAT(help, HasSubstr("--save-dir DIR"));
     EXPECT_THAT(help, HasSubstr("-o [ --output ] FILE"));

@@ -124,7 +124,7 @@ struct conditional : ::testing::Test {
     std::string request_for(const std::string& path, const std::string& conditional_fields = {}) const {
         return "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(server.port()) +
                "\r\nUser-Agent: t\r\nAccept: text/html,application/xhtml+xml,*/*;q=0.8\r\n"
-               "Accept-Encoding: gzip, deflate\r\n" +
+               "Accept-Encoding: gzip, deflate, br, zstd\r\n" +
                conditional_fields + "\r\n";
     }
 };

@@ -8,9 +8,14 @@
 #include <vector>
 
 using namespace asiocrawl::detail;
+using asiocrawl::test::brotli;
+using asiocrawl::test::brotli_bomb;
 using asiocrawl::test::compress;
 using asiocrawl::test::gzip_bomb;
 using asiocrawl::test::wrapper;
+using asiocrawl::test::zstd;
+using asiocrawl::test::zstd_bomb;
+using asiocrawl::test::zstd_raw_frame;
 using status = content_decoder::status;
 
 namespace {
@@ -48,11 +53,15 @@ TEST(parse_content_coding, reads_the_field) {
         {"x-gzip", content_coding::gzip},
         {"deflate", content_coding::deflate},
         {"identity, gzip", content_coding::gzip},
-        {"br", content_coding::unsupported},
-        {"zstd", content_coding::unsupported},
+        {"br", content_coding::br},
+        {" BR ", content_coding::br},
+        {"zstd", content_coding::zstd},
+        {"identity, zstd", content_coding::zstd},
         {"compress", content_coding::unsupported},
+        {"x-br", content_coding::unsupported},
         {"gzip, gzip", content_coding::unsupported},
         {"deflate, br", content_coding::unsupported},
+        {"zstd, br", content_coding::unsupported},
     };
     for (const auto& [value, expected] : table)
         EXPECT_EQ(parse_content_coding(value), expected) << value;
@@ -61,14 +70,14 @@ TEST(parse_content_coding, reads_the_field) {
 struct round_trip_case {
     const char* name;
     content_coding coding;
-    wrapper wrap;
+    std::string (*encode)(const std::string&);
 };
 
 class decoder_round_trip : public ::testing::TestWithParam<round_trip_case> {};
 
 TEST_P(decoder_round_trip, decodes_whole_and_in_every_piece_size) {
     const auto& c = GetParam();
-    const std::string compressed = compress(text, c.wrap);
+    const std::string compressed = c.encode(text);
     ASSERT_LT(compressed.size(), text.size());
     for (std::size_t piece : {0, 1, 2, 3, 7, 100, 4096}) {
         auto [s, out] = decode(c.coding, compressed, piece);
@@ -79,9 +88,15 @@ TEST_P(decoder_round_trip, decodes_whole_and_in_every_piece_size) {
 
 INSTANTIATE_TEST_SUITE_P(
     codings, decoder_round_trip,
-    ::testing::Values(round_trip_case{"gzip", content_coding::gzip, wrapper::gzip},
-                      round_trip_case{"deflate_zlib", content_coding::deflate, wrapper::zlib},
-                      round_trip_case{"deflate_raw", content_coding::deflate, wrapper::raw}),
+    ::testing::Values(
+        round_trip_case{"gzip", content_coding::gzip,
+                        [](const std::string& t) { return compress(t, wrapper::gzip); }},
+        round_trip_case{"deflate_zlib", content_coding::deflate,
+                        [](const std::string& t) { return compress(t, wrapper::zlib); }},
+        round_trip_case{"deflate_raw", content_coding::deflate,
+                        [](const std::string& t) { return compress(t, wrapper::raw); }},
+        round_trip_case{"br", content_coding::br, [](const std::string& t) { return brotli(t); }},
+        round_trip_case{"zstd", content_coding::zstd, [](const std::string& t) { return zstd(t); }}),
     [](const auto& info) { return std::string(info.param.name); });
 
 TEST(content_decoder, identity_passes_bytes_through) {
@@ -92,7 +107,7 @@ TEST(content_decoder, identity_passes_bytes_through) {
 
 TEST(content_decoder, an_empty_body_is_fine_for_every_coding) {
     for (auto coding : {content_coding::identity, content_coding::gzip, content_coding::deflate,
-                        content_coding::unsupported}) {
+                        content_coding::br, content_coding::zstd, content_coding::unsupported}) {
         auto [s, out] = decode(coding, "", 0);
         EXPECT_EQ(s, status::ok);
         EXPECT_TRUE(out.empty());
@@ -188,4 +203,82 @@ TEST(content_decoder, a_body_at_its_limit_holds_the_limit_not_the_next_power_of_
         EXPECT_EQ(out.size(), limit);
         EXPECT_LE(out.capacity(), limit) << "capacity grew past what the limit lets in";
     }
+}
+
+// ---- br and zstd ----
+
+TEST(content_decoder, brotli_and_zstd_bombs_stop_at_the_limit) {
+    const std::string br = brotli_bomb(64); // 64 MiB of zeros
+    const std::string zs = zstd_bomb(1024); // 1 GiB of zeros in 32 KiB
+    ASSERT_LT(br.size(), 64u << 10);
+    ASSERT_LT(zs.size(), 64u << 10);
+    for (const auto& [coding, bomb] :
+         {std::pair{content_coding::br, br}, std::pair{content_coding::zstd, zs}}) {
+        for (std::size_t piece : {std::size_t{0}, std::size_t{4096}}) {
+            auto [s, out] = decode(coding, bomb, piece, 1 << 20);
+            EXPECT_EQ(s, status::limit_exceeded) << bomb.size();
+            EXPECT_EQ(out.size(), 1u << 20);
+            EXPECT_LE(out.capacity(), 1u << 20);
+        }
+    }
+}
+
+TEST(content_decoder, a_zstd_window_over_8_mib_is_refused_and_named) {
+    auto [ok, hello] = decode(content_coding::zstd, zstd_raw_frame(23, "hello"), 0);
+    EXPECT_EQ(ok, status::ok) << "an 8 MiB window is fine";
+    EXPECT_EQ(hello, "hello");
+    for (const auto& [log, name] :
+         {std::pair{24, "16 MiB"}, std::pair{30, "1 GiB"}, std::pair{41, "2048 GiB"}}) {
+        content_decoder decoder{content_coding::zstd, 1 << 30};
+        std::string out;
+        EXPECT_EQ(decoder.feed(zstd_raw_frame(log, "hello"), out), status::corrupt) << log;
+        EXPECT_TRUE(out.empty());
+        EXPECT_EQ(decoder.problem(), std::string("zstd frame window ") + name + " is over the 8 MiB bound");
+    }
+    // Refused in a second frame: the first one's window is not named instead.
+    content_decoder decoder{content_coding::zstd, 1 << 30};
+    std::string out;
+    EXPECT_EQ(decoder.feed(zstd_raw_frame(20, "a") + zstd_raw_frame(30, "b"), out), status::corrupt);
+    EXPECT_EQ(out, "a");
+    EXPECT_EQ(decoder.problem(), "zstd frame window is over the 8 MiB bound");
+}
+
+TEST(content_decoder, zstd_frames_concatenate_and_junk_after_them_is_corrupt) {
+    const std::string two = zstd("first ") + zstd_raw_frame(20, "second");
+    for (std::size_t piece : {0, 1, 5}) {
+        auto [s, out] = decode(content_coding::zstd, two, piece);
+        EXPECT_EQ(s, status::ok);
+        EXPECT_EQ(out, "first second");
+    }
+    EXPECT_EQ(decode(content_coding::zstd, zstd("body") + "junk!", 0).first, status::corrupt);
+}
+
+TEST(content_decoder, bytes_after_a_brotli_stream_are_ignored) {
+    auto [s, out] = decode(content_coding::br, brotli("body") + "junk", 2);
+    EXPECT_EQ(s, status::ok);
+    EXPECT_EQ(out, "body");
+}
+
+TEST(content_decoder, corrupt_or_cut_brotli_and_zstd_are_corrupt_with_a_reason) {
+    for (const auto& [coding, whole] :
+         {std::pair{content_coding::br, brotli(text)}, std::pair{content_coding::zstd, zstd(text)}}) {
+        std::string damaged = whole;
+        for (std::size_t i = 10; i < 40; ++i)
+            damaged[i] = static_cast<char>(damaged[i] ^ 0x5a);
+        content_decoder decoder{coding, 1 << 30};
+        std::string out;
+        auto s = decoder.feed(damaged, out);
+        if (s == status::ok)
+            s = decoder.finish();
+        EXPECT_EQ(s, status::corrupt);
+        EXPECT_FALSE(decoder.problem().empty());
+
+        content_decoder cut{coding, 1 << 30};
+        out.clear();
+        EXPECT_EQ(cut.feed(std::string_view(whole).substr(0, whole.size() / 2), out), status::ok);
+        EXPECT_EQ(cut.finish(), status::corrupt) << "cut short";
+        EXPECT_EQ(cut.problem(), "the compressed stream ends early");
+    }
+    EXPECT_EQ(decode(content_coding::zstd, "this is not zstd at all", 0).first, status::corrupt);
+    EXPECT_EQ(decode(content_coding::br, std::string(32, '\xff'), 0).first, status::corrupt);
 }

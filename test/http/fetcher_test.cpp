@@ -435,7 +435,7 @@ TEST_F(fetcher_fixture, asks_for_compression_only_when_configured) {
     {
         auto server = encoded_server(ctx, "x", "", &seen);
         fetch_all(server, {server.origin() + "/"});
-        EXPECT_EQ(seen, "gzip, deflate");
+        EXPECT_EQ(seen, "gzip, deflate, br, zstd");
     }
     config.compression = false;
     auto server = encoded_server(ctx, "x", "", &seen);
@@ -445,10 +445,10 @@ TEST_F(fetcher_fixture, asks_for_compression_only_when_configured) {
 
 TEST_F(fetcher_fixture, decodes_gzip_and_both_deflate_flavors) {
     const std::vector<std::pair<std::string, std::string>> table{
-        {"gzip", compress(page_text, wrapper::gzip)},
-        {"x-gzip", compress(page_text, wrapper::gzip)},
+        {"gzip", compress(page_text, wrapper::gzip)},    {"x-gzip", compress(page_text, wrapper::gzip)},
         {"deflate", compress(page_text, wrapper::zlib)}, // RFC 9110's deflate: zlib-wrapped
         {"deflate", compress(page_text, wrapper::raw)},  // what many servers send instead
+        {"br", asiocrawl::test::brotli(page_text)},      {"zstd", asiocrawl::test::zstd(page_text)},
     };
     for (const auto& [coding, body] : table) {
         auto server = encoded_server(ctx, body, coding);
@@ -475,6 +475,28 @@ TEST_F(fetcher_fixture, a_gzip_bomb_is_body_too_large_within_the_limit) {
     EXPECT_FALSE(detail::is_retryable(r.error));
 }
 
+TEST_F(fetcher_fixture, brotli_and_zstd_bombs_are_body_too_large_within_the_limit) {
+    config.max_body_bytes = 1u << 20;
+    for (const auto& [coding, bomb] :
+         {std::pair<std::string, std::string>{"br", asiocrawl::test::brotli_bomb(64)},
+          std::pair<std::string, std::string>{"zstd", asiocrawl::test::zstd_bomb(1024)}}) {
+        ASSERT_LT(bomb.size(), 64u << 10) << coding;
+        auto server = encoded_server(ctx, bomb, coding);
+        auto results = fetch_all(server, {server.origin() + "/"});
+        const auto& r = results.at(0);
+        EXPECT_EQ(r.error, error::body_too_large) << coding;
+        EXPECT_EQ(r.body_bytes, config.max_body_bytes) << coding << ": decoding stopped at the limit";
+        EXPECT_TRUE(r.body.empty());
+    }
+}
+
+TEST_F(fetcher_fixture, a_zstd_frame_with_a_window_over_8_mib_is_decoding_failed_and_says_why) {
+    auto server = encoded_server(ctx, asiocrawl::test::zstd_raw_frame(31, "<p>hi</p>"), "zstd");
+    auto results = fetch_all(server, {server.origin() + "/"});
+    EXPECT_EQ(results.at(0).error, error::decoding_failed);
+    EXPECT_EQ(results[0].error_detail, "zstd frame window 2 GiB is over the 8 MiB bound");
+}
+
 TEST_F(fetcher_fixture, corrupt_or_unknown_content_codings_are_decoding_failed) {
     std::string damaged = compress(page_text, wrapper::gzip);
     for (std::size_t i = 30; i < 80; ++i)
@@ -484,7 +506,11 @@ TEST_F(fetcher_fixture, corrupt_or_unknown_content_codings_are_decoding_failed) 
         {"gzip", damaged},
         {"gzip", whole.substr(0, whole.size() / 2)}, // complete HTTP message, incomplete gzip stream
         {"gzip", page_text},                         // claims gzip, is not
-        {"br", "\x0b\x02\x80hello\x03"},             // never advertised: not handed over as if it were HTML
+        {"compress", "\x1f\x9d\x90hello"},           // never advertised: not handed over as if it were HTML
+        {"gzip, br", asiocrawl::test::brotli(compress(page_text, wrapper::gzip))}, // stacked: not decoded
+        {"br", asiocrawl::test::brotli(page_text).substr(0, 100)},                 // cut short
+        {"zstd", asiocrawl::test::zstd(page_text).substr(0, 100)},
+        {"zstd", page_text},
     };
     for (const auto& [coding, body] : table) {
         auto server = encoded_server(ctx, body, coding);
@@ -492,6 +518,7 @@ TEST_F(fetcher_fixture, corrupt_or_unknown_content_codings_are_decoding_failed) 
         EXPECT_EQ(results.at(0).error, error::decoding_failed) << coding;
         EXPECT_EQ(results[0].status, 200);
         EXPECT_FALSE(detail::is_retryable(results[0].error));
+        EXPECT_FALSE(results[0].error_detail.empty()) << coding << ": the record says what was wrong";
     }
 }
 

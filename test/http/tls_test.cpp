@@ -2,9 +2,13 @@
 // test time (support/tls_certs.hpp).
 #include "http/fetcher.hpp"
 
+#include "support/files.hpp"
 #include "support/loopback.hpp"
+#include "support/loopback_crawl.hpp"
+#include "support/temp_dir.hpp"
 #include "support/tls_certs.hpp"
 
+#include <asiocrawl/crawler.hpp>
 #include <asiocrawl/error.hpp>
 
 #include <boost/asio/co_spawn.hpp>
@@ -274,4 +278,129 @@ TEST_F(tls_fixture, a_turn_to_shake_hands_is_bounded_by_connect_timeout) {
     run_bounded(ctx);
     for (const auto& r : results)
         EXPECT_EQ(r.error, error::connect_timeout) << r.error.message();
+}
+
+// ---- HSTS (RFC 6797) ----
+
+namespace {
+
+/// A crawl through host_overrides of a TLS server for "localhost" whose "/" sends Strict-Transport-Security
+/// and links to `/next` over http on the same port. Each crawl gets a server of its own (stopped when the
+/// crawl ends, so the context runs dry); known hosts are per host, whatever the port.
+struct hsts_crawl : tls_fixture {
+    temp_dir dir{"hsts-crawl"};
+    std::string hsts_file = (dir.path / "hsts.txt").string();
+    std::size_t requests = 0; ///< over every crawl's server
+
+    struct result {
+        std::string origin; ///< "localhost:PORT"
+        /// url -> (status, next_url, error message or "")
+        std::map<std::string, std::tuple<int, std::string, std::string>> records;
+    };
+
+    /// Crawls `path` on a fresh server ("https" or "http" as `scheme`), with `change` applied to the config.
+    /// `on_port` 0: any; `send_sts` false: "/" sends no Strict-Transport-Security.
+    template <class Change>
+    result crawl(const std::string& scheme, const std::string& path, Change change,
+                 unsigned short on_port = 0, bool send_sts = true) {
+        auto port = std::make_shared<std::string>();
+        demo::http_server server{
+            ctx.get_executor(),
+            [port, send_sts](const http_request& req) -> asio::awaitable<std::optional<http_response>> {
+                if (req.target() == "/") {
+                    auto res = make_response(200, links_page({"http://localhost:" + *port + "/next"}));
+                    if (send_sts)
+                        res.set(http::field::strict_transport_security, "max-age=1000");
+                    co_return res;
+                }
+                co_return make_response(200, "<p>next</p>");
+            },
+            server_tls, on_port};
+        *port = std::to_string(server.port());
+        result out{"localhost:" + *port, {}};
+        crawler_config c = loopback_crawl_config();
+        c.roots = {scheme + "://" + out.origin + path};
+        c.fetch.tls.ca_file = ca_file->path().string();
+        c.fetch.host_overrides["localhost"] = "127.0.0.1";
+        c.fetch.hsts.file = hsts_file;
+        change(c);
+        crawler crawl{ctx.get_executor(), c};
+        auto report = run_crawl(ctx, crawl, [&] { server.stop(); });
+        ctx.restart();
+        requests += server.requests();
+        if (report)
+            for (const auto& r : report->records)
+                out.records[r.url] = {r.status, r.next_url, r.error ? r.error.message() : ""};
+        return out;
+    }
+};
+
+} // namespace
+
+TEST_F(hsts_crawl, an_https_answer_with_sts_sends_a_later_http_link_over_https_and_the_file_keeps_it) {
+    using row = std::tuple<int, std::string, std::string>;
+    auto first = crawl("https", "/", [](crawler_config&) {});
+    const auto& origin = first.origin;
+    EXPECT_EQ(first.records["https://" + origin + "/"], (row{200, "", ""}));
+    EXPECT_EQ(first.records["http://" + origin + "/next"], (row{307, "https://" + origin + "/next", ""}))
+        << "a 307 Internal Redirect, no request";
+    EXPECT_EQ(first.records["https://" + origin + "/next"], (row{200, "", ""}));
+    EXPECT_EQ(requests, 2u) << "nothing went to the TLS port in plain http";
+    const std::string file = read_file(hsts_file);
+    EXPECT_NE(file.find("\nlocalhost " + origin.substr(origin.find(':') + 1) + " 0 "), std::string::npos)
+        << file;
+    EXPECT_NE(file.find(" 1000\n"), std::string::npos) << file;
+
+    // Another crawl (another port), an http URL as its root: upgraded from the file before anything is sent.
+    auto second = crawl("http", "/next", [](crawler_config&) {});
+    EXPECT_EQ(second.records["http://" + second.origin + "/next"],
+              (row{307, "https://" + second.origin + "/next", ""}));
+    EXPECT_EQ(second.records["https://" + second.origin + "/next"], (row{200, "", ""}));
+    EXPECT_EQ(requests, 3u);
+}
+
+TEST_F(hsts_crawl, without_hsts_or_with_unverified_certificates_nothing_is_upgraded) {
+    // Plain http to the TLS port is a lost connection, not retried here.
+    auto off = crawl("https", "/", [](crawler_config& c) {
+        c.fetch.hsts.enabled = false;
+        c.max_tries = 1;
+    });
+    EXPECT_EQ(std::get<0>(off.records["http://" + off.origin + "/next"]), 0)
+        << "plain http to a TLS port fails";
+    EXPECT_EQ(off.records.count("https://" + off.origin + "/next"), 0u);
+    EXPECT_FALSE(std::filesystem::exists(hsts_file));
+
+    // An answer over a connection whose certificate was not verified teaches nothing (RFC 6797 8.1).
+    auto insecure = crawl("https", "/", [](crawler_config& c) {
+        c.fetch.tls.insecure = true;
+        c.max_tries = 1;
+    });
+    EXPECT_EQ(std::get<0>(insecure.records["http://" + insecure.origin + "/next"]), 0);
+    EXPECT_EQ(insecure.records.count("https://" + insecure.origin + "/next"), 0u);
+    EXPECT_EQ(read_file(hsts_file).find("localhost"), std::string::npos);
+}
+
+TEST_F(hsts_crawl, a_crawl_with_a_state_dir_keeps_known_hosts_there_for_its_next_run) {
+    const auto state_dir = dir.path / "state";
+    auto with_state = [&](crawler_config& c) {
+        c.fetch.hsts.file.clear();
+        c.state.dir = state_dir.string();
+    };
+    auto first = crawl("https", "/", with_state);
+    EXPECT_EQ(std::get<0>(first.records["http://" + first.origin + "/next"]), 307);
+    EXPECT_NE(read_file(state_dir / "hsts.txt").find("\nlocalhost "), std::string::npos);
+    const auto port = static_cast<unsigned short>(std::stoi(first.origin.substr(first.origin.find(':') + 1)));
+
+    // A re-crawl of the same crawl, "/" now without the header: the http URL is upgraded from the state dir.
+    auto again = crawl(
+        "https", "/",
+        [&](crawler_config& c) {
+            with_state(c);
+            c.state.recrawl = true;
+            c.max_tries = 1;
+        },
+        port, false);
+    EXPECT_EQ(std::get<0>(again.records["http://" + again.origin + "/next"]), 307);
+    EXPECT_EQ(std::get<0>(again.records["https://" + again.origin + "/next"]), 200);
+    EXPECT_NE(read_file(state_dir / "hsts.txt").find("\nlocalhost "), std::string::npos);
 }

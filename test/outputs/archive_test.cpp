@@ -308,6 +308,48 @@ TEST_F(archive_crawl, CdxjOfAPlainWarcPointsAtEachRecord) {
     check_cdxj_against_warcs(lines, dir.path);
 }
 
+// br and zstd pages are decoded for their links and archived as they came, coded, as gzip ones are: the
+// WARC's payload digest is that of the coded bytes (WARC 1.1: the content coding is kept).
+TEST(ArchiveCodings, BrotliAndZstdPagesAreFollowedAndArchivedCoded) {
+    asio::io_context ctx;
+    crawler_config config = test::loopback_crawl_config();
+    test::loopback_site site{ctx.get_executor()};
+    test::temp_dir dir{"archive-codings"};
+    const std::string br = test::brotli(test::links_page({"/z.html"}) + std::string(300, ' '));
+    const std::string zs = test::zstd(test::links_page({"/end.html"}) + std::string(300, ' '));
+    auto coded = [](const std::string& body, const char* coding) {
+        auto res = test::make_response(200, body);
+        res.set(boost::beast::http::field::content_encoding, coding);
+        return res;
+    };
+    site.add("/", coded(br, "br"));
+    site.add("/z.html", coded(zs, "zstd"));
+    site.add("/end.html", "<p>the end</p>");
+    config.roots = {site.origin() + "/"};
+    output_config outputs;
+    outputs.warc.path = (dir.path / "crawl.warc").string();
+    outputs.warc.revisits = false;
+    crawler c{ctx.get_executor(), config};
+    output_set out{ctx.get_executor(), outputs};
+    out.attach(c);
+    out.start();
+    auto result = test::run_crawl(ctx, c, [&] {
+        out.stop();
+        site.stop();
+    });
+    ASSERT_TRUE(result.has_value());
+    EXPECT_THAT(out.finish(*result), testing::IsEmpty());
+    EXPECT_THAT(site.requested(), testing::UnorderedElementsAre("/", "/z.html", "/end.html"));
+    for (const auto& r : result->records)
+        EXPECT_FALSE(r.error) << r.url << ": " << r.error.message() << " " << r.error_detail;
+    const std::string warc = read_file(outputs.warc.path);
+    EXPECT_NE(warc.find("Content-Encoding: br\r\n"), std::string::npos);
+    EXPECT_NE(warc.find(br), std::string::npos) << "the brotli bytes as they came";
+    EXPECT_NE(warc.find(zs), std::string::npos) << "the zstd bytes as they came";
+    EXPECT_NE(warc.find("WARC-Payload-Digest: " + warc_sha1_digest(br) + "\r\n"), std::string::npos);
+    EXPECT_NE(warc.find("WARC-Payload-Digest: " + warc_sha1_digest(zs) + "\r\n"), std::string::npos);
+}
+
 TEST_F(archive_crawl, RotatedFilesEachGetAnIndex) {
     output_config outputs;
     outputs.warc.path = (dir.path / "crawl-{serial}.warc.gz").string();

@@ -1,8 +1,12 @@
-// zlib compression for tests that need gzip and deflate bodies (the library only decompresses).
+// Compression for tests that need gzip, deflate, br and zstd bodies (the library only decompresses): zlib,
+// libbrotlienc and libzstd's encoders, and zstd frames written by hand (a window too large, an RLE bomb).
 #pragma once
 
+#include <brotli/encode.h>
 #include <zlib.h>
+#include <zstd.h>
 
+#include <array>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -89,6 +93,89 @@ inline std::string gunzip_member(std::string_view data, bool* whole = nullptr) {
         *whole = rc == Z_STREAM_END && z.avail_in == 0;
     inflateEnd(&z);
     return out;
+}
+
+/// `data` as one brotli stream (quality 5, a 4 MiB window).
+inline std::string brotli(std::string_view data, int quality = 5) {
+    std::string out(BrotliEncoderMaxCompressedSize(data.size()) + 16, '\0');
+    std::size_t size = out.size();
+    if (!BrotliEncoderCompress(quality, 22, BROTLI_MODE_GENERIC, data.size(),
+                               reinterpret_cast<const std::uint8_t*>(data.data()), &size,
+                               reinterpret_cast<std::uint8_t*>(out.data())))
+        throw std::runtime_error("BrotliEncoderCompress");
+    out.resize(size);
+    return out;
+}
+
+/// A brotli "bomb": `megabytes` MiB of zeros, streamed through the encoder a MiB at a time (never all of it
+/// in memory).
+inline std::string brotli_bomb(std::size_t megabytes) {
+    BrotliEncoderState* s = BrotliEncoderCreateInstance(nullptr, nullptr, nullptr);
+    if (!s)
+        throw std::runtime_error("BrotliEncoderCreateInstance");
+    BrotliEncoderSetParameter(s, BROTLI_PARAM_QUALITY, 1);
+    const std::string zeros(1 << 20, '\0');
+    std::string out;
+    std::array<std::uint8_t, 4096> chunk;
+    for (std::size_t i = 0; i <= megabytes; ++i) {
+        const bool last = i == megabytes;
+        std::size_t avail_in = last ? 0 : zeros.size();
+        auto next_in = reinterpret_cast<const std::uint8_t*>(zeros.data());
+        const auto op = last ? BROTLI_OPERATION_FINISH : BROTLI_OPERATION_PROCESS;
+        do {
+            std::size_t avail_out = chunk.size();
+            auto next_out = chunk.data();
+            if (!BrotliEncoderCompressStream(s, op, &avail_in, &next_in, &avail_out, &next_out, nullptr))
+                throw std::runtime_error("BrotliEncoderCompressStream");
+            out.append(reinterpret_cast<const char*>(chunk.data()), chunk.size() - avail_out);
+        } while (avail_in > 0 || BrotliEncoderHasMoreOutput(s) || (last && !BrotliEncoderIsFinished(s)));
+    }
+    BrotliEncoderDestroyInstance(s);
+    return out;
+}
+
+/// `data` as one zstd frame (level 3).
+inline std::string zstd(std::string_view data, int level = 3) {
+    std::string out(ZSTD_compressBound(data.size()), '\0');
+    const std::size_t size = ZSTD_compress(out.data(), out.size(), data.data(), data.size(), level);
+    if (ZSTD_isError(size))
+        throw std::runtime_error("ZSTD_compress");
+    out.resize(size);
+    return out;
+}
+
+/// The header of a zstd frame (RFC 8878 3.1.1) without a content size, single segment off, whose window is
+/// 2^`window_log` bytes.
+inline std::string zstd_frame_header(int window_log) {
+    std::string h("\x28\xb5\x2f\xfd", 4);
+    h += '\0'; // Frame_Header_Descriptor: no FCS, no checksum, no dictionary
+    h += static_cast<char>((window_log - 10) << 3); // Window_Descriptor: exponent, mantissa 0
+    return h;
+}
+
+/// A zstd block header (RFC 8878 3.1.1.2): type 0 raw, 1 RLE.
+inline std::string zstd_block_header(bool last, int type, std::uint32_t size) {
+    const std::uint32_t v = (last ? 1u : 0u) | (static_cast<std::uint32_t>(type) << 1) | (size << 3);
+    return {static_cast<char>(v & 0xff), static_cast<char>((v >> 8) & 0xff),
+            static_cast<char>((v >> 16) & 0xff)};
+}
+
+/// A frame with a 2^`window_log` window holding `text` in one raw block.
+inline std::string zstd_raw_frame(int window_log, std::string_view text) {
+    return zstd_frame_header(window_log) +
+           zstd_block_header(true, 0, static_cast<std::uint32_t>(text.size())) + std::string(text);
+}
+
+/// A zstd "bomb": `megabytes` MiB of zeros as RLE blocks of 128 KiB, four bytes each, in a frame with an
+/// 8 MiB window. 1 GiB is 32 KiB on the wire.
+inline std::string zstd_bomb(std::size_t megabytes) {
+    std::string bomb = zstd_frame_header(23);
+    const std::size_t blocks = megabytes * 8;
+    for (std::size_t i = 0; i < blocks; ++i) {
+        bomb += zstd_block_header(i + 1 == blocks, 1, 128u << 10);
+        bomb += '\0';
+    }
+    return bomb;
 }
 
 } // namespace asiocrawl::test
