@@ -127,6 +127,14 @@ app_config every_key_changed() {
     c.crawl.robots.obey_rel_nofollow = true;
     c.crawl.politeness.max_per_host = 9;
     c.crawl.politeness.delay = 100ms;
+    c.crawl.hosts.resize(2);
+    c.crawl.hosts[0].match = "*.example.com";
+    c.crawl.hosts[0].delay = 2s;
+    c.crawl.hosts[0].max_per_host = 1;
+    c.crawl.hosts[0].obey_robots = false;
+    c.crawl.hosts[0].headers = {"X-Team: crawl; night shift", "X-Path: a\\b"};
+    c.crawl.hosts[1].match = "https://docs.example.org/api/";
+    c.crawl.hosts[1].max_pages = 50;
     c.crawl.traps.max_url_length = 0;
     c.crawl.traps.max_path_segments = 5;
     c.crawl.traps.max_segment_repetitions = 0;
@@ -145,6 +153,8 @@ app_config every_key_changed() {
     c.output.wacz = "out/site.wacz";
     c.output.save_dir = "~";
     c.output.metrics_listen = "[::1]:9100";
+    c.output.listen_token = "t0ken";
+    c.output.listen_token_file = "secrets/token";
     c.output.progress = progress_mode::never;
     c.output.progress_interval = 30s;
     c.output.mode = open_mode::overwrite;

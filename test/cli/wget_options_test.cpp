@@ -517,7 +517,7 @@ TEST(command_line, help_says_defaults_value_names_subcommands_and_fits_the_termi
     EXPECT_THAT(help, HasSubstr("(default: off)"));
     EXPECT_THAT(help, HasSubstr("--save-dir DIR"));
     EXPECT_THAT(help, HasSubstr("-o [ --output ] FILE"));
-    EXPECT_THAT(help, HasSubstr("--metrics-listen HOST:PORT"));
+    EXPECT_THAT(help, HasSubstr("--listen HOST:PORT"));
     EXPECT_THAT(help, Not(HasSubstr("--warc TEXT")));
 }
 
