@@ -256,6 +256,18 @@ private:
     std::map<std::string, int> seen_;
 };
 
+/// For a key of rules (hosts): the first rule that does not parse, "hosts[1]: ..." ("" when all do).
+std::string rule_problem(const config_key& key, const raw_value& value) {
+    if (!key.codec.item_maps)
+        return {};
+    for (std::size_t i = 0; i < value.items.size(); ++i) {
+        std::string problem;
+        if (!parse_host_rule(value.items[i], problem))
+            return std::string(key.path) + "[" + std::to_string(i) + "]: " + problem;
+    }
+    return {};
+}
+
 config_error file_error(const std::string& path, std::string message) {
     config_error error;
     error.source = path;
@@ -313,7 +325,12 @@ std::vector<config_error> apply_text(std::string_view key_path, std::string_view
         error.message = "unknown key \"" + std::string(key_path) + "\"";
         return {error};
     }
-    if (!key->codec.set(config, raw_from_text(key->codec.shape, text, key->codec.separators))) {
+    const raw_value value = raw_from_text(key->codec.shape, text, key->codec.separators);
+    if (auto problem = rule_problem(*key, value); !problem.empty()) {
+        error.message = std::move(problem);
+        return {error};
+    }
+    if (!key->codec.set(config, value)) {
         error.message = type_error(*key, quote(text));
         return {error};
     }
@@ -335,6 +352,13 @@ std::vector<config_error> apply_items(std::string_view key_path, const std::vect
     for (const auto& text : texts) {
         auto items = raw_from_text(value_shape::list, text, key->codec.separators).items;
         value.items.insert(value.items.end(), items.begin(), items.end());
+    }
+    if (auto problem = rule_problem(*key, value); !problem.empty()) {
+        config_error error;
+        error.source = source;
+        error.key = key_path;
+        error.message = std::move(problem);
+        return {error};
     }
     if (!key->codec.set(config, value)) {
         config_error error;
