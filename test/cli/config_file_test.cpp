@@ -428,7 +428,7 @@ TEST(config_errors, a_wrong_value_names_the_key_the_expected_form_and_what_was_s
          {"hosts[1].delay: expected a duration", "got \"soon\""}},
         {"hosts:\n  - {match: a.example, headers: [{a: b}]}\n",
          2,
-         36,
+         34,
          {"hosts[0].headers: each is \"Name: value\""}},
         {"hosts:\n  - delay=2s\n", 2, 5, {"hosts[0]: a rule needs match="}},
     };
