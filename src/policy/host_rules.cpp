@@ -2,6 +2,8 @@
 
 #include "url/url.hpp"
 
+#include <stdexcept>
+
 namespace asiocrawl::detail {
 
 namespace {

@@ -141,9 +141,7 @@ std::vector<host_status> crawl_state::host_statuses() const {
     for (host_id id = 0; id < host_names_.size(); ++id) {
         host_status h;
         h.host = host_names_[id];
-        std::size_t waiting = frontier_.spilled(id);
-        frontier_.for_each_waiting(id, [&](const work_item&) { ++waiting; });
-        h.waiting = waiting;
+        h.waiting = frontier_.held(id) + frontier_.spilled(id);
         h.in_flight = frontier_.active(id);
         h.delay = millis(frontier_.delay(id));
         h.max_per_host = frontier_.max_per_host(id);
@@ -182,11 +180,19 @@ url_page crawl_state::list_urls(const url_query& query) const {
     }
     if (query.state != "waiting")
         throw std::invalid_argument("state must be \"waiting\" or \"failed\"");
+    // Counted by host without a walk: only the page's own items are visited, so a poll costs the page and the
+    // number of hosts, not the crawl's size.
     for (host_id id = 0; id < host_names_.size(); ++id) {
         if (!query.host.empty() && host_names_[id] != query.host)
             continue;
-        frontier_.for_each_waiting(id, [&](const work_item& item) {
-            take(url_status{item.url, host_names_[id], "waiting", {}, 0, {}});
+        const std::size_t held = frontier_.held(id);
+        const std::size_t before = page.total;
+        page.total += held;
+        if (page.urls.size() >= query.limit || page.total <= query.offset)
+            continue;
+        const std::size_t skip = query.offset > before ? query.offset - before : 0;
+        frontier_.for_each_waiting(id, skip, query.limit - page.urls.size(), [&](const work_item& item) {
+            page.urls.push_back(url_status{item.url, host_names_[id], "waiting", {}, 0, {}});
         });
     }
     return page;

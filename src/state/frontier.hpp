@@ -180,16 +180,20 @@ public:
     }
     /// The host's delay in force.
     duration delay(host_id host) const { return host < hosts_.size() ? hosts_[host].delay : default_delay_; }
-    /// Calls `f(item)` for the items of a host held in memory, in the order they would start (urgent ones
-    /// first; those waiting for a backoff are not listed).
+    /// Items of a host held in memory and not waiting for a backoff (urgent ones included).
+    std::size_t held(host_id host) const {
+        return host < hosts_.size() ? hosts_[host].urgent.size() + hosts_[host].waiting.size() : 0;
+    }
+    /// Calls `f(item)` for at most `count` items of a host held in memory, from the `skip`th, in the order
+    /// they would start (urgent ones first; those waiting for a backoff are not listed). Costs `skip` +
+    /// `count` steps at most (deques index in constant time).
     template <class F>
-    void for_each_waiting(host_id host, F&& f) const {
+    void for_each_waiting(host_id host, std::size_t skip, std::size_t count, F&& f) const {
         if (host >= hosts_.size())
             return;
-        for (const auto& item : hosts_[host].urgent)
-            f(item);
-        for (const auto& item : hosts_[host].waiting)
-            f(item);
+        const auto& h = hosts_[host];
+        for (std::size_t i = skip; i < h.urgent.size() + h.waiting.size() && count > 0; ++i, --count)
+            f(i < h.urgent.size() ? h.urgent[i] : h.waiting[i - h.urgent.size()]);
     }
 
     /// A blocked host hands nothing out (its robots.txt is being fetched) until unblock().

@@ -247,6 +247,7 @@ std::vector<std::string> sample_values() {
             "robots=off",
             "4xx",
             "X-A: b",
+            "match=a.example; delay=2s",
             "redis://127.0.0.1:6379/0",
             files().yaml,
             files().records,

@@ -186,6 +186,7 @@ TEST(control_crawl, a_paused_host_gets_no_request_while_another_goes_on_and_a_re
     std::size_t a_requests = 0;
     std::size_t b_requests_when_a_was_done = 99;
     std::size_t b_waiting_when_a_was_done = 0;
+    std::string b_page_when_a_was_done;
     demo::http_server b{ctx.get_executor(),
                         [&](const http_request& req) -> asio::awaitable<std::optional<http_response>> {
                             if (req.target() == "/") {
@@ -195,20 +196,22 @@ TEST(control_crawl, a_paused_host_gets_no_request_while_another_goes_on_and_a_re
                             }
                             co_return make_response(200, "<p>b</p>");
                         }};
-    demo::http_server a{ctx.get_executor(),
-                        [&](const http_request& req) -> asio::awaitable<std::optional<http_response>> {
-                            if (req.target() == "/" && !b_root_recorded) // a starts once b's links wait
-                                co_await b_root_done.async_wait(asio::as_tuple(asio::use_awaitable));
-                            if (++a_requests == 6) {
-                                b_requests_when_a_was_done = b.requests();
-                                if (const auto* h = find_host(crawl->hosts(), "b.test"))
-                                    b_waiting_when_a_was_done = h->waiting;
-                                EXPECT_EQ(call(*api, "POST", "/api/hosts/b.test/resume").status, 200u);
-                            }
-                            if (req.target() == "/")
-                                co_return make_response(200, links_page({"/a1", "/a2", "/a3", "/a4", "/a5"}));
-                            co_return make_response(200, "<p>a</p>");
-                        }};
+    demo::http_server a{
+        ctx.get_executor(), [&](const http_request& req) -> asio::awaitable<std::optional<http_response>> {
+            if (req.target() == "/" && !b_root_recorded) // a starts once b's links wait
+                co_await b_root_done.async_wait(asio::as_tuple(asio::use_awaitable));
+            if (++a_requests == 6) {
+                b_requests_when_a_was_done = b.requests();
+                if (const auto* h = find_host(crawl->hosts(), "b.test"))
+                    b_waiting_when_a_was_done = h->waiting;
+                b_page_when_a_was_done =
+                    call(*api, "GET", "/api/urls?state=waiting&host=b.test&offset=1&limit=1").body;
+                EXPECT_EQ(call(*api, "POST", "/api/hosts/b.test/resume").status, 200u);
+            }
+            if (req.target() == "/")
+                co_return make_response(200, links_page({"/a1", "/a2", "/a3", "/a4", "/a5"}));
+            co_return make_response(200, "<p>a</p>");
+        }};
     crawl.emplace(ctx.get_executor(), two_host_config(a.port(), b.port()));
     api.emplace(*crawl, "", logger{});
     crawl->set_record_sink([&](const record& r) {
@@ -225,6 +228,12 @@ TEST(control_crawl, a_paused_host_gets_no_request_while_another_goes_on_and_a_re
     EXPECT_EQ(a_requests, 6u);
     EXPECT_EQ(b_requests_when_a_was_done, 1u); // its root only: its three links waited
     EXPECT_EQ(b_waiting_when_a_was_done, 3u);
+    // The API pages the waiting URLs: the second of three.
+    const auto page = json::parse(b_page_when_a_was_done).as_object();
+    EXPECT_EQ(page.at("total").as_int64(), 3);
+    ASSERT_EQ(page.at("urls").as_array().size(), 1u);
+    EXPECT_EQ(page.at("urls").as_array()[0].at("url").as_string(),
+              "http://b.test:" + std::to_string(b.port()) + "/b2");
     EXPECT_EQ(b.requests(), 4u); // the resume let them go
     EXPECT_EQ(result->todo, 0u);
     const auto* h = find_host(crawl->hosts(), "b.test");
