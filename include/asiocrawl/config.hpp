@@ -450,6 +450,11 @@ struct crawler_config {
     /// Keep every record in the final report (the classic report lists them all). Turn off for very large
     /// crawls that consume records through a sink only; counters are kept either way. Default true.
     bool keep_records = true;
+    /// Give each record its payload_digest (a SHA-1 over every body: 13-17% of a plain crawl's cycles).
+    /// Turn off when nothing reads it from the records; a crawl that keeps a fetch history (a state
+    /// directory, a shared crawl, a re-crawl) computes it anyway, for the history compares it. Archives
+    /// (WARC) compute their own digests either way. Default true.
+    bool payload_digests = true;
     /// Also queue the URLs listed in sitemaps: Sitemap lines of robots.txt, else /sitemap.xml of each root's
     /// origin; sitemap index files and gzip-compressed sitemaps are followed. The URLs pass the same filters
     /// as links. A guessed /sitemap.xml that answers 404 or 410 is no broken link: no record, counted as

@@ -72,8 +72,12 @@ public:
     /// (from any thread) once everything handed to the sinks so far has been written out; `sync` asks for
     /// fsync too (state.fsync). The commit waits for it, so a resumed crawl never lacks the output of a URL
     /// its state counts as done. A non-empty error ends the crawl (async_run completes with a
-    /// error::output_failed) instead of counting as done URLs whose output was lost. Set before async_run.
-    using output_flush = std::function<void(bool sync, std::function<void(const std::string& error)> done)>;
+    /// error::output_failed) instead of counting as done URLs whose output was lost. `archived`: where the
+    /// archive put the captures the crawl named since the previous flush (may be empty); the state keeps
+    /// them in the fetch history. Set before async_run.
+    using output_flush_done =
+        std::function<void(const std::string& error, std::vector<archived_capture> archived)>;
+    using output_flush = std::function<void(bool sync, output_flush_done done)>;
     void set_output_flush(output_flush flush);
 
     /// True when `state_dir` holds a crawl's state (a crawl run with it would resume). Reads one file.

@@ -11,6 +11,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace asiocrawl {
 
@@ -83,6 +84,25 @@ struct http_exchange {
 
 /// Called for every exchange when set (WARC writers). Must not throw.
 using exchange_sink = std::function<void(const http_exchange&)>;
+
+/// Where an archive put a capture the crawl named (http_exchange::record_id): an output's flush hands these
+/// back to the crawl (crawler::set_output_flush), which keeps them in the URL's fetch history, so that the
+/// state says which WARC record holds each URL's last payload.
+struct archived_capture {
+    /// http_exchange::record_id of the exchange ("<urn:uuid:...>").
+    std::string record_id;
+    /// http_exchange::url.
+    std::string url;
+    /// The WARC file's name (its last path component, as CDXJ's `filename`).
+    std::string file;
+    /// Where the record starts in that file (for a ".warc.gz", where its gzip member starts), and its length
+    /// there (compressed, for a ".warc.gz").
+    std::uint64_t offset = 0;
+    std::uint64_t length = 0;
+    /// The record's WARC-Payload-Digest: the payload with its content coding (gzip) kept, which is not
+    /// record::payload_digest (the decoded body's) when the response was content-coded.
+    std::string payload_digest;
+};
 
 /// A live picture of a crawl, for progress lines and metrics gauges. Read on the crawler's executor.
 struct crawl_progress {

@@ -142,6 +142,9 @@ int run(const cli::cli_options& options) {
     crawler_config crawl_config = config.crawl;
     // The crawler keeps the records only for the classic per-URL report (on disk, with a state directory).
     crawl_config.keep_records = config.output.report;
+    // Only the JSON Lines records show a record's payload digest (the crawl computes it anyway when it keeps
+    // a fetch history, and a WARC its own).
+    crawl_config.payload_digests = !config.output.records.empty();
     // A shared crawl (docs/DEPLOY.md): a Kubernetes Indexed Job names each worker by its index.
     if (crawl_config.state.instance.empty())
         if (const char* index = std::getenv("JOB_COMPLETION_INDEX"))

@@ -43,15 +43,19 @@ asio::awaitable<void> committer::committed() {
 
 /// The outputs' flush (crawler::set_output_flush) reports from any thread; the answer comes back here on the
 /// crawler's executor.
-asio::awaitable<void> committer::flush_outputs() {
+asio::awaitable<std::vector<archived_capture>> committer::flush_outputs() {
     if (!e_.output_flush)
-        co_return;
-    const std::string error = co_await asio::async_initiate<decltype(asio::use_awaitable), void(std::string)>(
+        co_return std::vector<archived_capture>{};
+    using signature = void(std::string, std::vector<archived_capture>);
+    auto [error, archived] = co_await asio::async_initiate<decltype(asio::use_awaitable), signature>(
         [this](auto handler) {
             auto shared_handler = std::make_shared<decltype(handler)>(std::move(handler));
             e_.output_flush(
-                e_.config.state.fsync, [shared_handler, ex = e_.executor](const std::string& error) {
-                    asio::post(ex, [shared_handler, error] { std::move (*shared_handler)(error); });
+                e_.config.state.fsync, [shared_handler, ex = e_.executor](
+                                           const std::string& error, std::vector<archived_capture> archived) {
+                    asio::post(ex, [shared_handler, error, archived = std::move(archived)]() mutable {
+                        std::move (*shared_handler)(error, std::move(archived));
+                    });
                 });
         },
         asio::use_awaitable);
@@ -59,6 +63,7 @@ asio::awaitable<void> committer::flush_outputs() {
         throw crawl_error(asiocrawl::error::output_failed,
                           "an output could not be written (" + error +
                               "): the crawl stops rather than count URLs whose output was lost as done");
+    co_return std::move(archived);
 }
 
 asio::awaitable<void> committer::run() {
@@ -78,8 +83,9 @@ asio::awaitable<void> committer::run() {
             const auto generation = ++commits_started_;
             const auto done_here = std::exchange(done_awaiting_commit_, 0);
             if (!batch.empty()) {
-                // The outputs first: a URL the state counts as done must have its record written.
-                co_await flush_outputs();
+                // The outputs first: a URL the state counts as done must have its record written. The
+                // batch's history then says where the archive put each capture.
+                state.place_captures(batch, co_await flush_outputs());
                 if (e_.shared) {
                     co_await e_.leases.commit(batch);
                 } else {
@@ -136,7 +142,7 @@ asio::awaitable<void> committer::open_state() {
         // A re-crawl begins a new generation over a finished crawl; an unfinished one is resumed, so that the
         // same command resumes a killed re-crawl.
         auto generation = s->generation();
-        const bool new_generation = config.state.recrawl && s->nothing_waiting();
+        const bool new_generation = config.state.recrawl && s->finished();
         if (new_generation)
             s->begin_generation(++generation);
         auto loaded = s->load(seen);

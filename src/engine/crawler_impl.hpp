@@ -165,7 +165,7 @@ public:
     void release_waiters() { written_.notify(); }
 
 private:
-    boost::asio::awaitable<void> flush_outputs();
+    boost::asio::awaitable<std::vector<archived_capture>> flush_outputs();
 
     /// idle: not durable, never runs. running: writes as changes come. finishing: finish() came, writes what
     /// is left. ended: run() returned (also after a failure).

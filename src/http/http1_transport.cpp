@@ -259,7 +259,7 @@ asio::awaitable<void> http1_transport::fetch_into(std::string_view url, fetch_op
             reading r;
             while (!reader_.parse(c, r, url, options, out)) {
                 ec = {};
-                if (!c.has_pending()) {
+                if (!c.has_pending() && !r.read_on) {
                     c.release_tls_buffers();
                     waits_.watch(c);
                     std::tie(ec) = co_await exactly_allocated<void(error_code)>([&c](auto handler) {

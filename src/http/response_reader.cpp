@@ -476,6 +476,8 @@ bool response_reader::take_in(connection& c, reading& r, error_code wait_ec) con
     error_code ec;
     const std::size_t n = c.read_now(c.buffer.prepare(read_chunk), ec);
     c.buffer.commit(n);
+    r.read_on = n == read_chunk && r.reads_on < max_reads_on;
+    r.reads_on = r.read_on ? r.reads_on + 1 : 0;
     if (limiter_ && n > 0)
         r.throttle = limiter_->charge(n, std::chrono::steady_clock::now());
     if (ec == asio::error::eof) {

@@ -54,6 +54,8 @@ struct body_sink {
 
 /// Bytes read from the connection at a time.
 constexpr std::size_t read_chunk = 16 * 1024;
+/// Reads of a whole read_chunk one after another without a wait between them (reading::read_on).
+constexpr int max_reads_on = 4;
 
 /// The transfer codings of a response besides a final chunked (which the parser undoes), from every
 /// Transfer-Encoding field in order. bad_response when they cannot be undone: chunked anywhere but last or
@@ -118,6 +120,11 @@ struct reading {
     std::optional<std::chrono::seconds> server_keeps_idle;
     /// False when the head forbids another request on the connection whatever its framing.
     bool reusable = true;
+    /// The last read filled its read_chunk: more is probably waiting in the socket, so the next read is
+    /// tried before waiting (an Asio wait costs an epoll_ctl of its own, a read that finds nothing one recv).
+    /// At most max_reads_on in a row: a server that keeps the socket full does not hold the thread.
+    bool read_on = false;
+    int reads_on = 0;
 };
 
 /// The result of an attempt, created when there is something to say (the first byte of the answer, a

@@ -460,9 +460,8 @@ void output_set::attach(crawler& crawl, record_sink also, std::function<bool()> 
     if (self.sink_state->records || self.warc || self.saved_pages) {
         // Before the crawl commits its state, what it handed over is written (write(2): a kill -9 loses none
         // of it; flush(done, true) is there for machine crashes too).
-        crawl.set_output_flush([this](bool sync, std::function<void(const std::string&)> done) {
-            flush(std::move(done), sync);
-        });
+        crawl.set_output_flush(
+            [this](bool sync, crawler::output_flush_done done) { flush_impl(std::move(done), sync, true); });
     }
     if (self.progress_writer) {
         self.progress = std::make_unique<progress_reporter>(
@@ -539,10 +538,18 @@ bool output_set::discard() {
 }
 
 void output_set::flush(std::function<void(const std::string& error)> done, bool sync) {
+    // The captures' places stay with the writer for the crawl's next flush: its fetch history keeps them.
+    flush_impl(
+        [done = std::move(done)](const std::string& error, std::vector<archived_capture>) { done(error); },
+        sync, false);
+}
+
+void output_set::flush_impl(crawler::output_flush_done done, bool sync, bool take_archived) {
     struct barrier_state {
         std::atomic<int> remaining{0};
-        std::function<void(const std::string&)> done;
+        crawler::output_flush_done done;
         std::vector<std::function<std::string()>> errors;
+        std::vector<archived_capture> archived; // written by the WARC writer's barrier, read by the last one
     };
     auto shared = std::make_shared<barrier_state>();
     shared->done = std::move(done);
@@ -554,8 +561,13 @@ void output_set::flush(std::function<void(const std::string& error)> done, bool 
         shared->errors.emplace_back([records] { return records->error(); });
     }
     if (auto* w = self.warc.get()) {
-        barriers.emplace_back(
-            [w, sync](std::function<void()> arrived) { w->barrier(sync, std::move(arrived)); });
+        barriers.emplace_back([w, sync, shared, take_archived](std::function<void()> arrived) {
+            w->barrier(sync, [w, shared, take_archived, arrived = std::move(arrived)] {
+                if (take_archived)
+                    shared->archived = w->take_archived();
+                arrived(); // the decrement that follows orders this write before the last barrier's read
+            });
+        });
         shared->errors.emplace_back([w] { return w->error(); });
     }
     if (auto* s = self.saved_pages.get()) {
@@ -564,7 +576,7 @@ void output_set::flush(std::function<void(const std::string& error)> done, bool 
         shared->errors.emplace_back([s] { return s->error(); });
     }
     if (barriers.empty()) {
-        shared->done("");
+        shared->done("", {});
         return;
     }
     shared->remaining = static_cast<int>(barriers.size());
@@ -576,7 +588,7 @@ void output_set::flush(std::function<void(const std::string& error)> done, bool 
             for (const auto& error : shared->errors)
                 if (first_error.empty())
                     first_error = error();
-            shared->done(first_error);
+            shared->done(first_error, std::move(shared->archived));
         });
     }
 }

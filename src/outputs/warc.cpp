@@ -413,6 +413,9 @@ tail_repair repair_warc_tail(const std::string& path) {
     return result;
 }
 
+// Places of captures (archived_capture) kept for the crawl's next flush at most.
+constexpr std::size_t max_untaken_places = 65'536;
+
 struct warc_writer::state {
     struct previous_capture {
         std::string record_id;
@@ -623,6 +626,7 @@ struct warc_writer::state {
             fields.emplace_back("WARC-Block-Digest", warc_sha1_digest(head));
             pair = encode(warc_record_bytes(fields, head));
         }
+        const std::size_t response_record_bytes = pair.size();
 
         fields = {{"WARC-Type", "request"},
                   {"WARC-Record-ID", warc_record_id()},
@@ -639,6 +643,11 @@ struct warc_writer::state {
             open_next();
         // One call for the pair: a crash cannot leave half a record behind a whole one.
         write_all(fd, pair, current_name, file_bytes);
+        // Bounded for a crawl that names captures without a state to take their places (continuous mode in
+        // memory): the places past the bound are not kept anywhere.
+        if (kind == record_kind::response && !x.record_id.empty() && archived.size() < max_untaken_places)
+            archived.push_back({x.record_id, target, current_name.substr(current_name.rfind('/') + 1),
+                                file_bytes, response_record_bytes, payload_digest});
         file_bytes += pair.size();
     }
 
@@ -652,6 +661,8 @@ struct warc_writer::state {
     std::uint64_t file_bytes = 0;
     std::uint64_t header_only_bytes = 0;
     std::unordered_map<std::string, previous_capture> captures;
+    // Where the captures the crawl named went since take_archived() (on the worker thread).
+    std::vector<archived_capture> archived;
     mutable std::mutex files_mutex;
     std::vector<std::string> files;
     bool failed = false; // on the worker thread
@@ -699,6 +710,10 @@ void warc_writer::set_on_error(std::function<void(const std::string& error)> on_
 
 void warc_writer::barrier(bool sync, std::function<void()> done) {
     state_->worker.barrier(sync, std::move(done));
+}
+
+std::vector<archived_capture> warc_writer::take_archived() {
+    return std::exchange(state_->archived, {});
 }
 
 std::vector<std::string> warc_writer::notes() const {

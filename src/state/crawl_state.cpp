@@ -271,11 +271,13 @@ host_id crawl_state::host_number(std::string_view host) {
 bool crawl_state::admit(const boost::urls::url& url, const std::string& referrer, int redirects_left,
                         int depth, item_kind kind, bool from_sitemap, requisite_kind requisite,
                         bool guessed) {
-    return admit(url.buffer(), referrer, redirects_left, depth, kind, from_sitemap, requisite, guessed);
+    return admit(url.buffer(), url_fingerprint(url.buffer(), seed_), referrer, redirects_left, depth, kind,
+                 from_sitemap, requisite, guessed);
 }
 
-bool crawl_state::admit(std::string_view key, const std::string& referrer, int redirects_left, int depth,
-                        item_kind kind, bool from_sitemap, requisite_kind requisite, bool guessed) {
+bool crawl_state::admit(std::string_view key, std::uint64_t fp, const std::string& referrer,
+                        int redirects_left, int depth, item_kind kind, bool from_sitemap,
+                        requisite_kind requisite, bool guessed) {
     // A stopping crawl drops what it finds, unless it is durable: then the URL waits on disk for the next
     // run (a link found by a fetch that finished during the stop is not lost).
     if (stopping_ && !durable_)
@@ -286,7 +288,6 @@ bool crawl_state::admit(std::string_view key, const std::string& referrer, int r
         else
             collecting_->outlinks_overflow = true;
     }
-    const auto fp = url_fingerprint(key, seed_);
     if (seen_.contains(fp))
         return false;
     // max_pages counts what the crawl was asked for (roots, links, redirect targets, requisites), not the
@@ -475,6 +476,7 @@ void crawl_state::on_refill(host_id host, std::vector<std::pair<std::uint64_t, s
 }
 
 void crawl_state::deny(work_item item, host_id host, boost::system::error_code why, std::string_view detail) {
+    remember_unanswered(item);
     record r;
     r.url = std::move(item.url);
     r.referrer = std::move(item.referrer);
@@ -491,6 +493,20 @@ void crawl_state::deny(work_item item, host_id host, boost::system::error_code w
     finished(item, host);
     emit(std::move(r));
     hooks_.release();
+}
+
+void crawl_state::remember_unanswered(const work_item& item) {
+    // Denied without a request (robots.txt): known to the next generation as unanswered, so that it asks
+    // again, through a 304 page's links too. A URL the history knows keeps its last answer.
+    if (!durable_ || schedule_ || item.kind == item_kind::robots)
+        return;
+    if (const auto found = history_.find(item.url); found != history_.end()) {
+        forget_known(found); // reached in this generation
+        return;
+    }
+    record unanswered;
+    unanswered.url = item.url;
+    batch_.history.emplace_back(item.url, encode(history_of(unanswered, item, nullptr, generation_)));
 }
 
 // ---- records and durability ----
@@ -730,7 +746,7 @@ void crawl_state::compare_with_history(ticket& t, record& r) {
             t.revisit = ticket::earlier_capture{
                 r.not_modified,
                 wall_clock_type::time_point(std::chrono::microseconds(before->captured_at_us)),
-                before->payload_digest, capture_record_id(before->capture_id)};
+                before->archived_payload_digest(), capture_record_id(before->capture_id)};
     }
     if (schedule_) {
         // Continuous mode: the URL's last fetch stays known, with when it is due again.
@@ -747,7 +763,9 @@ void crawl_state::compare_with_history(ticket& t, record& r) {
         history_.insert_or_assign(r.url, std::move(after));
         return;
     }
-    if (durable_ && r.status != 0) {
+    // No answer says nothing about a URL the history knows, which keeps its last answer. One it does not know
+    // becomes known as unanswered (status 0): the next generation asks again, through a 304 page's links too.
+    if (durable_ && (r.status != 0 || before == nullptr)) {
         auto after = history_of(r, t.item, before, generation_);
         if (!shared_) {
             if (r.not_modified && before != nullptr) {
@@ -758,11 +776,33 @@ void crawl_state::compare_with_history(ticket& t, record& r) {
                 after.outlinks_known = !t.outlinks_overflow;
             }
         }
-        name_capture(t, before, after);
+        if (r.status != 0)
+            name_capture(t, before, after);
         batch_.history.emplace_back(r.url, encode(after));
     }
     if (found != history_.end())
         forget_known(found); // fetched in this generation: its entry is in the batch
+}
+
+void crawl_state::place_captures(state_batch& batch, const std::vector<archived_capture>& archived) {
+    if (archived.empty())
+        return;
+    std::unordered_map<std::string_view, const archived_capture*> by_url;
+    by_url.reserve(archived.size());
+    for (const auto& a : archived)
+        by_url[a.url] = &a;
+    for (auto& [url, bytes] : batch.history) {
+        const auto found = by_url.find(url);
+        if (bytes.empty() || found == by_url.end())
+            continue;
+        auto entry = decode_fetch_history(bytes);
+        if (!entry || !entry->place(*found->second))
+            continue;
+        bytes = encode(*entry);
+        if (schedule_) // continuous mode: the next fetch keeps the place from the entry in memory
+            if (const auto kept = history_.find(url); kept != history_.end())
+                kept->second.place(*found->second);
+    }
 }
 
 void crawl_state::name_capture(ticket& t, const fetch_history* before, fetch_history& after) {
@@ -1014,8 +1054,10 @@ crawl_state::next_step crawl_state::on_response(ticket& t, const fetch_outcome& 
     if (t.item.kind == item_kind::page)
         read_page_headers(response, r);
     const bool success = r.status >= 200 && r.status < 300;
-    if (!response.body.empty())
-        r.payload_digest = sha1_base32(response.body); // error pages too: a re-crawl compares them
+    // Error pages too: a re-crawl compares them. Not computed when neither the records' reader nor a
+    // fetch history wants it (crawler_config::payload_digests).
+    if (!response.body.empty() && (config_.payload_digests || durable_ || recrawling_ || schedule_))
+        r.payload_digest = sha1_base32(response.body);
     if (t.item.kind == item_kind::sitemap) {
         if (success)
             queue_sitemap(t, response, r);
@@ -1131,7 +1173,7 @@ void crawl_state::admit_page_links(const std::vector<std::string>& urls, const s
             continue;
         }
         on_page.insert(fp);
-        if (admit(std::string_view(text), referrer, config_.max_redirect, depth, item_kind::page, false))
+        if (admit(std::string_view(text), fp, referrer, config_.max_redirect, depth, item_kind::page, false))
             ++r.num_new_urls;
     }
     r.num_urls = on_page.size();

@@ -220,6 +220,10 @@ public:
     bool take_leased(std::uint64_t id, work_item item);
     /// The changes since the last call (empty when not durable).
     state_batch take_batch();
+    /// Where the archive put the captures named in `batch` (the outputs' flush before its commit): their
+    /// history entries say so. A capture's exchange reaches the archive in the same step as its entry enters
+    /// the batch, so a flush after take_batch() covers every capture the batch names.
+    void place_captures(state_batch& batch, const std::vector<archived_capture>& archived);
     /// The counters as JSON, for the batch and for restore().
     std::string counters_json() const;
     fingerprint_set& seen_set() noexcept { return seen_; }
@@ -298,9 +302,10 @@ private:
     bool admit(const boost::urls::url& url, const std::string& referrer, int redirects_left, int depth,
                item_kind kind, bool from_sitemap, requisite_kind requisite = requisite_kind::image,
                bool guessed = false);
-    /// admit() for a normalized URL as text (its key).
-    bool admit(std::string_view key, const std::string& referrer, int redirects_left, int depth,
-               item_kind kind, bool from_sitemap, requisite_kind requisite = requisite_kind::image,
+    /// admit() for a normalized URL as text (its key) and its url_fingerprint (known to admit_page_links
+    /// already: not hashed twice).
+    bool admit(std::string_view key, std::uint64_t fp, const std::string& referrer, int redirects_left,
+               int depth, item_kind kind, bool from_sitemap, requisite_kind requisite = requisite_kind::image,
                bool guessed = false);
     void push_waiting(host_id host, work_item item);
     bool in_scope(boost::urls::url_view url);
@@ -349,6 +354,7 @@ private:
     };
     void forget_known(history_map::iterator entry);
     void name_capture(ticket& t, const fetch_history* before, fetch_history& after);
+    void remember_unanswered(const work_item& item);
     void compare_with_history(ticket& t, record& r);
     void schedule_revisit(const record& r, const fetch_history* before, fetch_history& after);
     void release_due_revisits();

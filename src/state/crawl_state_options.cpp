@@ -64,6 +64,7 @@ void crawl_state::on_seeds(seed_chunk chunk) {
         admit(*url, {}, config_.max_redirect, 0, item_kind::page, false);
     }
     seed_position_ = chunk.position;
+    seed_position_.end = chunk.end;
     if (durable_)
         batch_.seed_position = seed_position_.to_text(); // in the same commit as the seeds it admitted
     if (chunk.end && !seeds_done_) {

@@ -85,11 +85,12 @@ std::string encode(const fetch_history& h) {
     put_varint(out, history_format);
     // The flags: the kind in bits 0-3, from_sitemap in bit 4, a requisite's kind in bits 5-8, revisit_queued
     // in bit 9, outlinks_known in bit 10 (the outlinks follow the revisit entry then), a capture id in bit 11
-    // (its 16 bytes come last).
+    // (its 16 bytes come last), the capture's place in the archive in bit 12 (before the capture id).
     const bool has_capture_id = h.capture_id.size() == 16;
+    const bool has_place = !h.warc_file.empty();
     std::uint64_t flags = static_cast<std::uint64_t>(h.kind) | (h.from_sitemap ? 0x10u : 0u) |
                           (h.revisit_queued ? 0x200u : 0u) | (h.outlinks_known ? 0x400u : 0u) |
-                          (has_capture_id ? 0x800u : 0u);
+                          (has_capture_id ? 0x800u : 0u) | (has_place ? 0x1000u : 0u);
     if (h.kind == item_kind::requisite)
         flags |= static_cast<std::uint64_t>(h.requisite) << 5;
     put_varint(out, flags);
@@ -112,6 +113,12 @@ std::string encode(const fetch_history& h) {
         for (const auto fp : h.outlinks)
             for (int shift = 0; shift < 64; shift += 8)
                 out.push_back(static_cast<char>((fp >> shift) & 0xff));
+    }
+    if (has_place) {
+        put_string(out, h.warc_file);
+        put_varint(out, h.warc_offset);
+        put_varint(out, h.warc_length);
+        put_string(out, h.warc_payload_digest);
     }
     if (has_capture_id)
         out += h.capture_id;
@@ -152,6 +159,18 @@ std::optional<fetch_history> decode_fetch_history(std::string_view bytes) {
             outlinks.push_back(fp);
         }
     }
+    std::optional<std::string> warc_file{std::in_place};
+    std::optional<std::uint64_t> warc_offset{0};
+    std::optional<std::uint64_t> warc_length{0};
+    std::optional<std::string> warc_digest{std::in_place};
+    if (flags && (*flags & 0x1000) != 0) {
+        warc_file = in.string();
+        warc_offset = in.varint();
+        warc_length = in.varint();
+        warc_digest = in.string();
+        if (!warc_file || warc_file->empty() || !warc_offset || !warc_length || !warc_digest)
+            return std::nullopt;
+    }
     std::string capture_id;
     if (flags && (*flags & 0x800) != 0) {
         const auto id = in.bytes(16);
@@ -166,7 +185,7 @@ std::optional<fetch_history> decode_fetch_history(std::string_view bytes) {
     const auto kind = *flags & 0x0f;
     const auto requisite = (*flags >> 5) & 0x0f;
     if (kind > static_cast<std::uint64_t>(item_kind::requisite) ||
-        requisite > static_cast<std::uint64_t>(requisite_kind::style) || (*flags >> 12) != 0)
+        requisite > static_cast<std::uint64_t>(requisite_kind::style) || (*flags >> 13) != 0)
         return std::nullopt;
     fetch_history h;
     if (!revisit->empty()) {
@@ -178,6 +197,10 @@ std::optional<fetch_history> decode_fetch_history(std::string_view bytes) {
     h.outlinks_known = (*flags & 0x400) != 0;
     h.outlinks = std::move(outlinks);
     h.capture_id = std::move(capture_id);
+    h.warc_file = std::move(*warc_file);
+    h.warc_offset = *warc_offset;
+    h.warc_length = *warc_length;
+    h.warc_payload_digest = std::move(*warc_digest);
     h.kind = static_cast<item_kind>(kind);
     h.requisite = static_cast<requisite_kind>(requisite);
     h.from_sitemap = (*flags & 0x10) != 0;
@@ -193,6 +216,26 @@ std::optional<fetch_history> decode_fetch_history(std::string_view bytes) {
     h.location = std::move(*location);
     h.referrer = std::move(*referrer);
     return h;
+}
+
+void fetch_history::keep_capture_of(const fetch_history& earlier) {
+    captured_at_us = earlier.captured_at_us;
+    capture_id = earlier.capture_id;
+    warc_file = earlier.warc_file;
+    warc_offset = earlier.warc_offset;
+    warc_length = earlier.warc_length;
+    warc_payload_digest = earlier.warc_payload_digest;
+}
+
+bool fetch_history::place(const archived_capture& archived) {
+    if (capture_id.empty() || archived.file.empty() || capture_record_id(capture_id) != archived.record_id)
+        return false;
+    warc_file = archived.file;
+    warc_offset = archived.offset;
+    warc_length = archived.length;
+    // Only when it says more than payload_digest: most payloads are not content-coded.
+    warc_payload_digest = archived.payload_digest == payload_digest ? std::string() : archived.payload_digest;
+    return true;
 }
 
 std::string new_capture_id() {
@@ -216,6 +259,8 @@ std::uint64_t outlink_fingerprint(std::string_view url) noexcept {
 change_kind compare(const fetch_history* previous, const record& now) noexcept {
     if (previous == nullptr)
         return change_kind::added;
+    if (previous->status == 0) // known only as unanswered (a failure, a robots.txt denial): first answer
+        return now.status == 0 ? change_kind::none : change_kind::added;
     if (now.not_modified)
         return change_kind::unchanged;
     if (now.status == 0)
@@ -247,16 +292,14 @@ fetch_history history_of(const record& r, const work_item& item, const fetch_his
             h.status = previous->status;
             h.payload_digest = previous->payload_digest;
             h.location = previous->location;
-            h.captured_at_us = previous->captured_at_us;
-            h.capture_id = previous->capture_id;
+            h.keep_capture_of(*previous);
             if (h.etag.empty())
                 h.etag = previous->etag;
             if (h.last_modified.empty())
                 h.last_modified = previous->last_modified;
         } else if (r.change == change_kind::unchanged && !r.payload_digest.empty() &&
                    r.payload_digest == previous->payload_digest) {
-            h.captured_at_us = previous->captured_at_us; // archived as a revisit of that capture
-            h.capture_id = previous->capture_id;
+            h.keep_capture_of(*previous); // archived as a revisit of that capture
         }
     }
     h.generation = generation;

@@ -8,6 +8,7 @@
 #include "policy/revisit_schedule.hpp"
 
 #include <asiocrawl/record.hpp>
+#include <asiocrawl/sink.hpp>
 
 #include <cstdint>
 #include <functional>
@@ -59,6 +60,23 @@ struct fetch_history {
     /// The WARC-Record-ID the crawl gave the capture that holds the payload (http_exchange::record_id), as
     /// 16 bytes (a version 4 UUID); empty when unknown. A revisit names it in WARC-Refers-To.
     std::string capture_id;
+    /// Where the archive put that capture (archived_capture, from the outputs' flush): the WARC file's name,
+    /// the record's offset and length there, and its WARC-Payload-Digest when that differs from
+    /// payload_digest (a content-coded payload: the WARC keeps the coded bytes). Empty file: unknown (no
+    /// WARC, or the crawl was killed between the archive's write and the commit that would have said where).
+    std::string warc_file;
+    std::uint64_t warc_offset = 0;
+    std::uint64_t warc_length = 0;
+    std::string warc_payload_digest;
+
+    /// The payload digest a revisit of this capture must repeat: the archived record's.
+    const std::string& archived_payload_digest() const noexcept {
+        return warc_payload_digest.empty() ? payload_digest : warc_payload_digest;
+    }
+    /// Takes the capture `earlier` names (its id, date and place in the archive): this fetch repeats it.
+    void keep_capture_of(const fetch_history& earlier);
+    /// Says where the archive put this entry's capture, when `archived` names it.
+    bool place(const archived_capture& archived);
 };
 
 /// A new capture id: 16 bytes of a version 4 UUID from the operating system's entropy (never repeated by a

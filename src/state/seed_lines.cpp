@@ -14,11 +14,15 @@ constexpr std::string_view line_blanks = " \t\r\v\f";
 } // namespace
 
 std::string seed_position::to_text() const {
-    return std::to_string(offset) + " " + std::to_string(line);
+    return std::to_string(offset) + " " + std::to_string(line) + (end ? " end" : "");
 }
 
 seed_position seed_position::from_text(std::string_view text) {
     seed_position p;
+    constexpr std::string_view end_mark = " end";
+    const bool end = text.ends_with(end_mark);
+    if (end)
+        text.remove_suffix(end_mark.size());
     const auto space = text.find(' ');
     if (space == std::string_view::npos)
         return p;
@@ -31,6 +35,7 @@ seed_position seed_position::from_text(std::string_view text) {
         return p;
     p.offset = offset;
     p.line = line;
+    p.end = end;
     return p;
 }
 

@@ -15,8 +15,10 @@ namespace asiocrawl::detail {
 struct seed_position {
     std::uint64_t offset = 0;
     std::uint64_t line = 1;
+    /// The file was read to its end: a crawl with nothing waiting has finished (a re-crawl may begin).
+    bool end = false;
 
-    /// "OFFSET LINE", as the state store keeps it.
+    /// "OFFSET LINE", and " end" after it when the file was read to its end, as the state store keeps it.
     std::string to_text() const;
     /// The inverse of to_text(); {0, 1} for empty or malformed text.
     static seed_position from_text(std::string_view text);

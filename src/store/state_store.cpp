@@ -11,6 +11,7 @@
 // A resume reads H, L and S only: O(hosts) keys and 8 bytes per URL in large values, never every waiting URL.
 #include "store/state_store.hpp"
 
+#include "state/seed_lines.hpp"
 #include "state/varint.hpp"
 
 #include <asiocrawl/error.hpp>
@@ -523,6 +524,11 @@ bool state_store::nothing_waiting() const {
         return none;
     });
     return none;
+}
+
+bool state_store::finished() const {
+    const auto seeds = impl_->get(meta_key("seed_position"));
+    return nothing_waiting() && (!seeds || seed_position::from_text(*seeds).end);
 }
 
 void state_store::begin_generation(std::uint32_t generation) {

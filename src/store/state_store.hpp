@@ -85,6 +85,9 @@ public:
     std::uint32_t generation() const;
     /// True when no URL of the crawl waits (it finished, or never admitted any).
     bool nothing_waiting() const;
+    /// True when the crawl kept here has finished: nothing waits and its seed file (if any) was read to its
+    /// end. A re-crawl begins a new generation only then; otherwise it resumes.
+    bool finished() const;
     /// Begins generation `generation` (a re-crawl): the previous one's progress goes — seen set, frontier,
     /// host lines, kept records, counters, seed position — and the hosts, the definition and the fetch
     /// history stay. One atomic, synced write: a kill leaves either generation whole.

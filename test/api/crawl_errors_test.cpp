@@ -98,7 +98,7 @@ TEST_F(crawl_errors, a_hook_set_after_async_run_is_refused) {
     EXPECT_THROW(c.set_body_sink([](const record&, std::string_view) {}), std::logic_error);
     EXPECT_THROW(c.set_exchange_sink([](const http_exchange&) {}), std::logic_error);
     EXPECT_THROW(c.set_backpressure([] { return false; }), std::logic_error);
-    EXPECT_THROW(c.set_output_flush([](bool, std::function<void(const std::string&)>) {}), std::logic_error);
+    EXPECT_THROW(c.set_output_flush([](bool, crawler::output_flush_done) {}), std::logic_error);
     run_bounded(ctx);
 }
 
@@ -106,7 +106,7 @@ TEST_F(crawl_errors, an_output_that_cannot_be_flushed_is_output_failed) {
     temp_dir dir{"crawl-errors-flush"};
     config.state.dir = (dir.path / "state").string();
     crawler c{ctx.get_executor(), config};
-    c.set_output_flush([](bool, std::function<void(const std::string&)> done) { done("disk full, say"); });
+    c.set_output_flush([](bool, crawler::output_flush_done done) { done("disk full, say", {}); });
     const auto out = run(c);
     EXPECT_EQ(out.ec, error::output_failed) << out.ec.message();
     EXPECT_EQ(out.ec.category(), error_category());

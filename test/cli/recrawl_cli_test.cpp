@@ -3,9 +3,13 @@
 // removed, one added), crawled again with --recrawl. Every known URL is asked for with its validators, the
 // unchanged ones answer 304, each record says what changed, and the new WARC's revisit records, read by
 // warcio.js, point at the first crawl's captures. A re-crawl killed midway resumes with the same command.
+#include "support/compress.hpp"
 #include "support/nginx_server.hpp"
 #include "support/process.hpp"
 #include "support/temp_dir.hpp"
+
+#include "state/fetch_history.hpp"
+#include "store/state_store.hpp"
 
 #include <boost/json/parse.hpp>
 
@@ -117,6 +121,33 @@ std::string header(const warc_record& r, std::string name) {
     return v != nullptr ? std::string(v->as_string()) : "";
 }
 
+/// URL -> its fetch history entry, as the state directory keeps it.
+std::map<std::string, asiocrawl::detail::fetch_history> read_history(const fs::path& state) {
+    std::map<std::string, asiocrawl::detail::fetch_history> out;
+    asiocrawl::detail::state_lock lock(state);
+    const auto store = asiocrawl::detail::state_store::open(state);
+    store->for_each_history([&](std::string_view url, std::string_view bytes) {
+        auto entry = asiocrawl::detail::decode_fetch_history(bytes);
+        EXPECT_TRUE(entry) << url;
+        if (entry)
+            out.emplace(url, std::move(*entry));
+    });
+    return out;
+}
+
+/// The record at `offset` of a .warc.gz: the one gzip member there, inflated (and only it: `length` bytes).
+std::string warc_record_at(const fs::path& file, std::uint64_t offset, std::uint64_t length) {
+    std::ifstream in(file, std::ios::binary);
+    std::string member(length, '\0');
+    in.seekg(static_cast<std::streamoff>(offset));
+    in.read(member.data(), static_cast<std::streamsize>(length));
+    if (static_cast<std::uint64_t>(in.gcount()) != length)
+        return "(past the end of the file)";
+    bool whole = false;
+    auto out = gunzip_member(member, &whole); // exactly one member, all of it
+    return whole ? out : "(not one whole gzip member)";
+}
+
 struct recrawl_cli : ::testing::Test {
     temp_dir dir{"recrawl-cli"};
     fs::path site = dir.path / "site";
@@ -168,6 +199,22 @@ TEST_F(recrawl_cli, ConditionalRequestsFor304sChangesAndRevisits) {
     }
     const auto requests_before = server.requests().size();
 
+    // The state says which WARC record holds each page: its offset and length there give the member that
+    // inflates to that response record.
+    const auto history1 = read_history(state);
+    for (const auto& [url, r] : gen1) {
+        ASSERT_TRUE(history1.contains(url)) << url;
+        const auto& h = history1.at(url);
+        EXPECT_EQ(h.warc_file, "gen1.warc.gz") << url;
+        const auto text = warc_record_at(dir.path / h.warc_file, h.warc_offset, h.warc_length);
+        EXPECT_TRUE(text.starts_with("WARC/1.1\r\nWARC-Type: response\r\n"))
+            << url << ": " << text.substr(0, 80);
+        EXPECT_NE(text.find("WARC-Record-ID: " + asiocrawl::detail::capture_record_id(h.capture_id) + "\r\n"),
+                  std::string::npos)
+            << url;
+        EXPECT_NE(text.find("WARC-Target-URI: " + url + "\r\n"), std::string::npos) << url;
+    }
+
     // The site changes: b edited (another size: another ETag even within the same second) to link to a new
     // page e instead of f (which stays on the server, linked from nowhere), c removed.
     write_file(site / "b.html", page("b, edited", {"e.html"}));
@@ -210,6 +257,16 @@ TEST_F(recrawl_cli, ConditionalRequestsFor304sChangesAndRevisits) {
     EXPECT_EQ(change_of(gen2.at(o + "/f.html")), "gone");
     EXPECT_EQ(gen2.at(o + "/f.html").at("status").as_int64(), 0);
     EXPECT_EQ(gen2.at(o + "/f.html").at("tries").as_int64(), 0);
+
+    // A 304 stands for the first crawl's capture and keeps its place; a changed page is in the new archive.
+    const auto history2 = read_history(state);
+    EXPECT_EQ(history2.at(o + "/a.html").warc_file, "gen1.warc.gz");
+    EXPECT_EQ(history2.at(o + "/a.html").warc_offset, history1.at(o + "/a.html").warc_offset);
+    EXPECT_EQ(history2.at(o + "/b.html").warc_file, "gen2.warc.gz");
+    const auto& b = history2.at(o + "/b.html");
+    EXPECT_NE(warc_record_at(dir.path / b.warc_file, b.warc_offset, b.warc_length).find("b, edited"),
+              std::string::npos);
+    EXPECT_FALSE(history2.contains(o + "/f.html")) << "gone: forgotten";
 
     const auto c = counters("gen2");
     EXPECT_EQ(c.at("change_unchanged").as_int64(), 3);

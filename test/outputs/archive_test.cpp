@@ -8,6 +8,7 @@
 #include <asiocrawl/outputs/output_set.hpp>
 #include <asiocrawl/outputs/warc.hpp>
 
+#include "support/compress.hpp"
 #include "support/files.hpp"
 #include "support/loopback_crawl.hpp"
 #include "support/temp_dir.hpp"
@@ -127,26 +128,6 @@ TEST(IndexWarcFile, RefusesWhatIsNotWarc) {
 
 // ---- real crawls ----
 
-std::string gunzip_one_member(std::string_view data, bool* whole) {
-    z_stream z{};
-    inflateInit2(&z, 16 + MAX_WBITS);
-    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
-    z.avail_in = static_cast<uInt>(data.size());
-    std::string out;
-    char buffer[4096];
-    int rc = Z_OK;
-    while (rc == Z_OK) {
-        z.next_out = reinterpret_cast<Bytef*>(buffer);
-        z.avail_out = sizeof buffer;
-        rc = inflate(&z, Z_NO_FLUSH);
-        out.append(buffer, sizeof buffer - z.avail_out);
-    }
-    // The range is exactly one member: it ends where the member does.
-    *whole = rc == Z_STREAM_END && z.avail_in == 0;
-    inflateEnd(&z);
-    return out;
-}
-
 std::string sha256_hex(std::string_view data) {
     unsigned char digest[EVP_MAX_MD_SIZE];
     unsigned int n = 0;
@@ -197,7 +178,7 @@ int check_cdxj_against_warcs(const std::vector<std::string>& lines, const fs::pa
         std::string record = warc.substr(offset, length);
         if (file.ends_with(".gz")) {
             bool whole = false;
-            record = gunzip_one_member(record, &whole);
+            record = test::gunzip_member(record, &whole);
             EXPECT_TRUE(whole) << "offset/length is not one whole gzip member";
         } else {
             EXPECT_TRUE(record.ends_with("\r\n\r\n"));

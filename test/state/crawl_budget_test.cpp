@@ -234,6 +234,11 @@ TEST(seed_splitter, resumes_at_a_kept_position) {
     EXPECT_EQ(seed_position::from_text(kept.to_text()).offset, 1234u);
     EXPECT_EQ(seed_position::from_text(kept.to_text()).line, 56u);
     EXPECT_EQ(seed_position::from_text("garbage").offset, 0u);
+    EXPECT_FALSE(seed_position::from_text(kept.to_text()).end);
+    const seed_position at_end{1234, 56, true};
+    EXPECT_EQ(at_end.to_text(), "1234 56 end");
+    EXPECT_TRUE(seed_position::from_text(at_end.to_text()).end);
+    EXPECT_EQ(seed_position::from_text(at_end.to_text()).line, 56u);
     seed_splitter splitter(kept);
     seed_chunk out;
     splitter.feed("http://a.test/\n", out);
@@ -319,6 +324,12 @@ TEST(seeds, a_durable_crawl_commits_the_position_with_the_seeds_and_resumes_ther
     resumed->restore(restored);
     EXPECT_EQ(resumed->seeds_read().offset, 100u);
     EXPECT_EQ(resumed->seeds_read().line, 2u);
+    EXPECT_FALSE(resumed->seeds_read().end)
+        << "a crawl whose seed file was not read to its end is unfinished";
+
+    // The last chunk: the position says the file ended, which a re-crawl reads as "this crawl finished".
+    h->on_seeds(seeds_of({"http://c.test/"}, true, {100, 2}));
+    EXPECT_TRUE(h->take_batch().seed_position.ends_with(" end"));
 }
 
 // ---- autothrottle ----

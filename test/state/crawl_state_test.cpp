@@ -5,6 +5,7 @@
 #include "state/crawl_definition.hpp"
 #include "state/record_codec.hpp"
 #include "support/test_response.hpp"
+#include "util/digest.hpp"
 
 #include <asiocrawl/error.hpp>
 #include <asiocrawl/report.hpp>
@@ -250,6 +251,25 @@ TEST(crawl_state, links_are_admitted_once_with_their_referrer_and_depth) {
     EXPECT_EQ(x.item.depth, 1);
     h.answer(x, page(), {"http://a.test/", "http://a.test/y"});
     EXPECT_EQ(h.find("http://a.test/x")->num_new_urls, 0u) << "both seen before";
+}
+
+TEST(crawl_state, a_payload_digest_is_computed_when_the_records_or_a_fetch_history_want_it) {
+    const std::string body = "<p>digest me</p>";
+    const auto digest_of_root = [&](std::function<void(crawler_config&)> adjust, bool durable) {
+        harness h(std::move(adjust), durable, durable ? 64 : 0);
+        h->start();
+        auto root = h.take("http://a.test/");
+        h.answer(root, page(200, body));
+        const auto* r = h.find("http://a.test/");
+        return r == nullptr ? std::string("no record") : r->payload_digest;
+    };
+    const auto digests_off = [](crawler_config& c) {
+        c.robots.obey = false;
+        c.payload_digests = false;
+    };
+    EXPECT_EQ(digest_of_root(no_robots, false), sha1_base32(body)) << "by default";
+    EXPECT_EQ(digest_of_root(digests_off, false), "") << "nothing reads it: not computed";
+    EXPECT_EQ(digest_of_root(digests_off, true), sha1_base32(body)) << "the fetch history keeps it";
 }
 
 TEST(crawl_state, a_redirect_target_keeps_the_depth_and_names_its_source) {

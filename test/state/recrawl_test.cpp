@@ -84,6 +84,39 @@ TEST(FetchHistory, RoundTripsEveryField) {
     EXPECT_EQ(urn.size(), 47u) << urn; // <urn:uuid:8-4-4-4-12>
     EXPECT_EQ(urn.substr(0, 10), "<urn:uuid:");
     EXPECT_EQ(urn[24], '4') << "version 4";
+    EXPECT_TRUE(with_id->warc_file.empty());
+
+    h.warc_file = "crawl-00003.warc.gz";
+    h.warc_offset = 5'000'000'000; // past 32 bits
+    h.warc_length = 1234;
+    h.warc_payload_digest = "sha1:CODED";
+    const auto placed = decode_fetch_history(encode(h));
+    ASSERT_TRUE(placed);
+    EXPECT_EQ(placed->warc_file, "crawl-00003.warc.gz");
+    EXPECT_EQ(placed->warc_offset, 5'000'000'000u);
+    EXPECT_EQ(placed->warc_length, 1234u);
+    EXPECT_EQ(placed->warc_payload_digest, "sha1:CODED");
+    EXPECT_EQ(placed->capture_id, h.capture_id);
+    EXPECT_EQ(placed->outlinks, h.outlinks);
+}
+
+TEST(FetchHistory, TakesItsPlaceInTheArchiveOnlyForItsOwnCapture) {
+    fetch_history h = known(200, "e", "sha1:DECODED");
+    archived_capture a{"", "http://a.test/", "x.warc.gz", 100, 50, "sha1:DECODED"};
+    EXPECT_FALSE(h.place(a)) << "an entry without a capture id names no record";
+    h.capture_id = new_capture_id();
+    a.record_id = capture_record_id(new_capture_id());
+    EXPECT_FALSE(h.place(a)) << "another capture's place";
+    a.record_id = capture_record_id(h.capture_id);
+    ASSERT_TRUE(h.place(a));
+    EXPECT_EQ(h.warc_file, "x.warc.gz");
+    EXPECT_EQ(h.warc_offset, 100u);
+    EXPECT_EQ(h.warc_length, 50u);
+    EXPECT_TRUE(h.warc_payload_digest.empty()) << "the same digest is not kept twice";
+    EXPECT_EQ(h.archived_payload_digest(), "sha1:DECODED");
+    a.payload_digest = "sha1:GZIPPED"; // a content-coded payload: the archive holds the coded bytes
+    ASSERT_TRUE(h.place(a));
+    EXPECT_EQ(h.archived_payload_digest(), "sha1:GZIPPED");
 }
 
 TEST(FetchHistory, RejectsWhatItDidNotWrite) {
@@ -353,12 +386,88 @@ TEST(Recrawl, ADurableGenerationWritesTheHistoryItLeaves) {
     EXPECT_EQ(h.state->previous("http://a.test/"), nullptr);
 }
 
+TEST(Recrawl, TheHistoryKeepsWhereTheArchivePutEachCapture) {
+    // Generation 1 archived / gzip-coded: its WARC payload digest is not the decoded body's.
+    const std::string same = "<p>same</p>";
+    history_map history;
+    history["http://a.test/"] = known(200, "", sha1_base32(same), 0);
+    history.at("http://a.test/").capture_id = new_capture_id();
+    history.at("http://a.test/").warc_file = "gen1.warc.gz";
+    history.at("http://a.test/").warc_offset = 700;
+    history.at("http://a.test/").warc_payload_digest = "sha1:GZIPPED";
+    recrawl_harness h(std::move(history), true);
+    h.run([&](const std::string& url, std::vector<std::string>&) {
+        return url == "http://a.test/" ? html(same) : html("<p>new</p>");
+    });
+    // The same payload again: the revisit must repeat the archived record's digest, which the archive then
+    // compares with the digest of what it would write.
+    ASSERT_TRUE(h.revisits["http://a.test/"]);
+    EXPECT_EQ(h.revisits["http://a.test/"]->payload_digest, "sha1:GZIPPED");
+
+    auto batch = h.state->take_batch();
+    ASSERT_EQ(batch.history.size(), 1u);
+    auto kept = decode_fetch_history(batch.history[0].second);
+    ASSERT_TRUE(kept);
+    EXPECT_EQ(kept->warc_file, "gen1.warc.gz") << "a revisit keeps the place of the capture it repeats";
+    EXPECT_EQ(kept->warc_offset, 700u);
+
+    // A flush says where this generation's captures went; only the batch entry naming the capture takes it.
+    const auto named = capture_record_id(kept->capture_id);
+    h.state->place_captures(
+        batch, {{capture_record_id(new_capture_id()), "http://a.test/", "other.warc", 1, 1, "sha1:X"}});
+    EXPECT_EQ(decode_fetch_history(batch.history[0].second)->warc_file, "gen1.warc.gz");
+    h.state->place_captures(batch, {{named, "http://a.test/", "gen2.warc.gz", 42, 900, sha1_base32(same)}});
+    kept = decode_fetch_history(batch.history[0].second);
+    ASSERT_TRUE(kept);
+    EXPECT_EQ(kept->warc_file, "gen2.warc.gz");
+    EXPECT_EQ(kept->warc_offset, 42u);
+    EXPECT_EQ(kept->warc_length, 900u);
+    EXPECT_TRUE(kept->warc_payload_digest.empty());
+}
+
 /// An entry written by a crawl that recorded what the URL led to.
 fetch_history linking(fetch_history h, const std::vector<std::string>& to) {
     h.outlinks_known = true;
     for (const auto& url : to)
         h.outlinks.push_back(outlink_fingerprint(url));
     return h;
+}
+
+TEST(Recrawl, AUrlThatNeverAnsweredIsKnownToTheNextGeneration) {
+    // Generation 2: / links to down, which fails (no answer): the history learns it as unanswered.
+    history_map history;
+    history["http://a.test/"] = linking(known(200, "\"root\"", "sha1:R", 0), {});
+    recrawl_harness second(std::move(history), true);
+    second.run([&](const std::string& url, std::vector<std::string>& links) {
+        if (url == "http://a.test/") {
+            links = {"http://a.test/down"};
+            return html("<p>root, edited</p>", "\"root2\"");
+        }
+        test_response failed;
+        failed.error = boost::asio::error::connection_reset;
+        return failed;
+    });
+    EXPECT_EQ(second.at("http://a.test/down").status, 0);
+    history_map next;
+    for (const auto& [url, bytes] : second.state->take_batch().history) {
+        auto entry = decode_fetch_history(bytes);
+        ASSERT_TRUE(entry) << url;
+        next[url] = std::move(*entry);
+    }
+    ASSERT_TRUE(next.contains("http://a.test/down"));
+    EXPECT_EQ(next.at("http://a.test/down").status, 0);
+    EXPECT_EQ(next.at("http://a.test/down").depth, 1);
+
+    // Generation 3: / answers 304, so its links come from the history, and down is asked again: new now.
+    recrawl_harness third(std::move(next), true);
+    std::set<std::string> asked;
+    third.run([&](const std::string& url, std::vector<std::string>&) {
+        asked.insert(url);
+        return url == "http://a.test/" ? status_only(304) : html("<p>up again</p>");
+    });
+    EXPECT_EQ(asked, (std::set<std::string>{"http://a.test/", "http://a.test/down"}));
+    EXPECT_EQ(third.at("http://a.test/down").change, change_kind::added);
+    EXPECT_EQ(third.at("http://a.test/").change, change_kind::unchanged);
 }
 
 TEST(Recrawl, FollowsLinksFromTheHistoryAndReportsWhatNoPageReachesGone) {

@@ -68,4 +68,27 @@ inline std::string gzip_bomb(std::size_t megabytes) {
     return bomb;
 }
 
+/// The first gzip member of `data`, inflated. `whole` (when given) says whether `data` is exactly one
+/// complete member: what a WARC reader gets from a record's offset and length in a ".warc.gz".
+inline std::string gunzip_member(std::string_view data, bool* whole = nullptr) {
+    z_stream z{};
+    if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK)
+        throw std::runtime_error("inflateInit2");
+    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
+    z.avail_in = static_cast<uInt>(data.size());
+    std::string out;
+    char buffer[16384];
+    int rc = Z_OK;
+    while (rc == Z_OK) {
+        z.next_out = reinterpret_cast<Bytef*>(buffer);
+        z.avail_out = sizeof buffer;
+        rc = inflate(&z, Z_NO_FLUSH);
+        out.append(buffer, sizeof buffer - z.avail_out);
+    }
+    if (whole != nullptr)
+        *whole = rc == Z_STREAM_END && z.avail_in == 0;
+    inflateEnd(&z);
+    return out;
+}
+
 } // namespace asiocrawl::test

@@ -114,6 +114,9 @@ public:
     std::vector<std::string> warc_files() const;
 
 private:
+    // flush(), and with `take_archived` the crawl's flush, which hands on where the WARC put its captures.
+    void flush_impl(crawler::output_flush_done done, bool sync, bool take_archived);
+
     struct impl;
     std::unique_ptr<impl> impl_;
 };

@@ -102,6 +102,10 @@ public:
     /// `done` runs on the writer thread once every exchange written before is in the file (write(2)), and
     /// fsync'd when `sync`.
     void barrier(bool sync, std::function<void()> done);
+    /// Where the response records of the exchanges that carried a record_id went (file, offset, length)
+    /// since the last call. Call from a barrier's `done` (it runs on the writer thread, after those writes):
+    /// what the crawl's fetch history keeps (crawler::set_output_flush).
+    std::vector<archived_capture> take_archived();
 
     /// What the constructor repaired or removed when it continued a series ("" lines for a log).
     std::vector<std::string> notes() const;
