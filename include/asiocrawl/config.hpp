@@ -213,6 +213,25 @@ struct politeness_config {
     autothrottle_config autothrottle;
 };
 
+/// Settings for the hosts or URLs one rule matches (crawler_config::hosts, docs/CONTROL.md), overriding the
+/// global ones; an unset field keeps the global setting. The first rule that matches a URL is its rule.
+struct host_rule {
+    /// "example.com" (that host only), "*.example.com" (the host and every subdomain), or a URL prefix
+    /// "https://example.com/docs/" (URLs that start with it, after normalization).
+    std::string match;
+    /// The host's delay between request starts (politeness.delay). A host pattern only: a host is scheduled
+    /// as one.
+    std::optional<std::chrono::milliseconds> delay;
+    /// The host's requests in flight (politeness.max_per_host), at least 1. A host pattern only.
+    std::optional<std::size_t> max_per_host;
+    /// At most this many URLs admitted under the rule (as max_pages counts them), the rule's own count.
+    std::optional<std::size_t> max_pages;
+    /// Fetch and obey robots.txt (robots.obey). A host pattern only: robots.txt governs whole origins.
+    std::optional<bool> obey_robots;
+    /// Request header fields "Name: value" added to the rule's URLs, after fetch.headers.
+    std::vector<std::string> headers;
+};
+
 /// Retries of network failures and of the statuses in `statuses` (429 and 503 by default).
 struct retry_config {
     /// Wait before the second attempt; each further attempt waits `multiplier` times longer. Default 500 ms.
@@ -482,6 +501,8 @@ struct crawler_config {
     bool continuous = false;
     /// The revisit schedule of continuous mode.
     revisit_config revisit;
+    /// Per-host rules (docs/CONTROL.md): the first that matches a URL overrides the global settings for it.
+    std::vector<host_rule> hosts;
 };
 
 /// One problem with a config: the field it concerns and what is wrong with it.

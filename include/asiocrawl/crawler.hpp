@@ -2,6 +2,7 @@
 #pragma once
 
 #include <asiocrawl/config.hpp>
+#include <asiocrawl/control.hpp>
 #include <asiocrawl/error.hpp>
 #include <asiocrawl/report.hpp>
 #include <asiocrawl/sink.hpp>
@@ -11,9 +12,11 @@
 #include <boost/asio/async_result.hpp>
 #include <boost/system/error_code.hpp>
 
+#include <cstddef>
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace asiocrawl {
@@ -114,6 +117,29 @@ public:
     /// Immediate stop: like stop(), and fetches in flight are cancelled too (their URLs count in
     /// report::todo, without records). Safe to call from any thread, any number of times.
     void abort();
+
+    /// Steering a running crawl (docs/CONTROL.md; the CLI's control API calls these). Call them on the
+    /// crawler's executor, before or during async_run. Hosts are named as the crawl keys them: lower case,
+    /// internationalized names in punycode, without the port. They act on this instance only (a shared
+    /// crawl's other instances are not told).
+
+    /// Nothing of `host` starts until resume_host (fetches in flight finish). A host not seen yet is paused
+    /// for when its URLs come. Kept in a durable crawl's state, so a resumed crawl keeps the pause. While a
+    /// paused host has URLs waiting, the crawl does not end (stop() ends it).
+    void pause_host(std::string_view host);
+    /// Undoes pause_host. False when the host was not paused.
+    bool resume_host(std::string_view host);
+    /// Changes a host's delay and requests in flight from now on (kept in a durable crawl's state too).
+    /// Throws std::invalid_argument for a max_per_host of 0 or a negative delay.
+    void set_host_limits(std::string_view host, const host_limits& limits);
+    /// Admits URLs as links are admitted (depth 0, the same scope rules, filters and max_pages), not as
+    /// roots: they never widen the scope.
+    std::vector<seed_verdict> add_seeds(const std::vector<std::string>& urls);
+    /// Every host seen (or paused, or limited), in the order first seen.
+    std::vector<host_status> hosts() const;
+    /// The failures crawler::urls() can list, the latest ones.
+    static constexpr std::size_t kept_failures = 1000;
+    url_page urls(const url_query& query) const;
 
 private:
     struct impl;

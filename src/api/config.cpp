@@ -1,11 +1,13 @@
 #include <asiocrawl/config.hpp>
 
+#include "policy/host_rules.hpp"
 #include "policy/revisit_schedule.hpp"
 
 #include "policy/scope.hpp"
 #include "url/url.hpp"
 
 #include "http/fetch_settings.hpp"
+#include "util/ascii.hpp"
 
 #include <string>
 #include <string_view>
@@ -257,6 +259,38 @@ std::vector<std::string> problem_messages(const crawler_config& config) {
 
     if (config.requisites.span_hosts && !config.requisites.enabled)
         problems.emplace_back("requisites.span_hosts needs requisites.enabled (--page-requisites)");
+
+    for (std::size_t i = 0; i < config.hosts.size(); ++i) {
+        const host_rule& rule = config.hosts[i];
+        const std::string name = "hosts[" + std::to_string(i) + "]";
+        std::string problem;
+        const auto pattern = detail::parse_rule_pattern(rule.match, problem);
+        if (rule.match.empty())
+            problems.push_back(name + ".match must be a host, *.DOMAIN or an http(s) URL prefix");
+        else if (!pattern)
+            problems.push_back(name + ".match: " + problem);
+        else if (pattern->what == detail::rule_pattern::kind::url_prefix &&
+                 (rule.delay || rule.max_per_host || rule.obey_robots))
+            problems.push_back(name + ": delay, max_per_host and obey_robots need a host pattern, not a URL "
+                                      "prefix (a host is scheduled, and robots.txt read, as a whole)");
+        if (rule.delay && rule.delay->count() < 0)
+            problems.push_back(name + ".delay must not be negative");
+        if (rule.max_per_host && *rule.max_per_host < 1)
+            problems.push_back(name + ".max_per_host must be at least 1");
+        for (std::size_t h = 0; h < rule.headers.size(); ++h)
+            if (auto parsed = detail::parse_header_option(rule.headers[h]); !parsed.field)
+                problems.push_back(name + ".headers[" + std::to_string(h) + "]: " + parsed.problem);
+            else if (const auto& field = parsed.field->name;
+                     detail::ascii::iequals(field, "user-agent") ||
+                     detail::ascii::iequals(field, "accept-encoding") ||
+                     detail::ascii::iequals(field, "cookie") || detail::ascii::iequals(field, "accept"))
+                problems.push_back(
+                    name + ".headers[" + std::to_string(h) + "]: " + field +
+                    " is set for the whole crawl (fetch.headers, fetch.user_agent), not per rule");
+        if (!rule.delay && !rule.max_per_host && !rule.max_pages && !rule.obey_robots && rule.headers.empty())
+            problems.push_back(name +
+                               " sets nothing: give delay, max_per_host, max_pages, obey_robots or headers");
+    }
 
     return problems;
 }

@@ -142,6 +142,14 @@ private:
             (shape == value_shape::scalar ? value.scalar : value.items.emplace_back()) = node.Scalar();
         } else if (node.IsSequence() && shape == value_shape::list) {
             for (const auto& item : node) {
+                if (item.IsMap() && key.codec.item_maps) {
+                    std::string line;
+                    if (!item_map_text(key, value.items.size(), item, line))
+                        return;
+                    value.items.push_back(std::move(line));
+                    item_marks.push_back(item.Mark());
+                    continue;
+                }
                 if (!item.IsScalar()) {
                     fail(item.Mark(), std::string(key.path), type_error(key, describe(item) + " as an item"));
                     return;
@@ -162,6 +170,17 @@ private:
             fail(mark, std::string(key.path), type_error(key, describe(node)));
             return;
         }
+        if (key.codec.item_maps) {
+            // Each rule on its own: the problem named at the rule that has it.
+            for (std::size_t i = 0; i < value.items.size(); ++i) {
+                std::string problem;
+                if (!parse_host_rule(value.items[i], problem)) {
+                    fail(i < item_marks.size() ? item_marks[i] : mark, std::string(key.path),
+                         std::string(key.path) + "[" + std::to_string(i) + "]: " + problem);
+                    return;
+                }
+            }
+        }
         if (!key.codec.set(config_, value)) {
             fail(mark, std::string(key.path), type_error(key, describe(node)));
             return;
@@ -174,12 +193,80 @@ private:
                     std::string(source_), item_marks[i].line + 1, item_marks[i].column + 1};
     }
 
+    /// One rule's YAML map as its one-line form; false (and the problem, placed at its field) when a field is
+    /// unknown or not a scalar (headers: a list of them).
+    bool item_map_text(const config_key& key, std::size_t index, const YAML::Node& item, std::string& line) {
+        const std::string where = std::string(key.path) + "[" + std::to_string(index) + "]";
+        const auto escaped = [](const std::string& value) {
+            std::string out;
+            for (const char c : value) {
+                if (c == ';' || c == '\\')
+                    out += '\\';
+                out += c;
+            }
+            return out;
+        };
+        for (const auto& entry : item) {
+            if (!entry.first.IsScalar()) {
+                fail(entry.first.Mark(), std::string(key.path), where + ": a field must be a plain name");
+                return false;
+            }
+            const std::string name = entry.first.Scalar();
+            const std::string fields(host_rule_fields);
+            if (name != "match" && name != "delay" && name != "max_per_host" && name != "max_pages" &&
+                name != "obey_robots" && name != "headers") {
+                fail(entry.first.Mark(), std::string(key.path),
+                     where + ": unknown field \"" + name + "\" (" + fields + ")");
+                return false;
+            }
+            std::vector<std::string> values;
+            if (name == "headers" && entry.second.IsSequence()) {
+                for (const auto& h : entry.second) {
+                    if (!h.IsScalar()) {
+                        fail(h.Mark(), std::string(key.path), where + ".headers: each is \"Name: value\"");
+                        return false;
+                    }
+                    values.push_back(h.Scalar());
+                }
+            } else if (entry.second.IsScalar()) {
+                values.push_back(entry.second.Scalar());
+            } else {
+                fail(entry.second.Mark(), std::string(key.path),
+                     where + "." + name + ": expected a value, got " + describe(entry.second));
+                return false;
+            }
+            for (const auto& v : values) {
+                std::string problem;
+                const std::string field = (name == "headers" ? "header" : name) + "=" + escaped(v);
+                // A field alone parses as a rule once it has a match: the problem is then this field's.
+                if (name != "match" && !parse_host_rule("match=x; " + field, problem)) {
+                    fail(entry.second.Mark(), std::string(key.path), where + "." + problem);
+                    return false;
+                }
+                line += (line.empty() ? "" : "; ") + field;
+            }
+        }
+        return true;
+    }
+
     std::string_view source_;
     app_config& config_;
     config_origins* origins_;
     std::vector<config_error> errors_;
     std::map<std::string, int> seen_;
 };
+
+/// For a key of rules (hosts): the first rule that does not parse, "hosts[1]: ..." ("" when all do).
+std::string rule_problem(const config_key& key, const raw_value& value) {
+    if (!key.codec.item_maps)
+        return {};
+    for (std::size_t i = 0; i < value.items.size(); ++i) {
+        std::string problem;
+        if (!parse_host_rule(value.items[i], problem))
+            return std::string(key.path) + "[" + std::to_string(i) + "]: " + problem;
+    }
+    return {};
+}
 
 config_error file_error(const std::string& path, std::string message) {
     config_error error;
@@ -238,7 +325,12 @@ std::vector<config_error> apply_text(std::string_view key_path, std::string_view
         error.message = "unknown key \"" + std::string(key_path) + "\"";
         return {error};
     }
-    if (!key->codec.set(config, raw_from_text(key->codec.shape, text, key->codec.separators))) {
+    const raw_value value = raw_from_text(key->codec.shape, text, key->codec.separators);
+    if (auto problem = rule_problem(*key, value); !problem.empty()) {
+        error.message = std::move(problem);
+        return {error};
+    }
+    if (!key->codec.set(config, value)) {
         error.message = type_error(*key, quote(text));
         return {error};
     }
@@ -260,6 +352,13 @@ std::vector<config_error> apply_items(std::string_view key_path, const std::vect
     for (const auto& text : texts) {
         auto items = raw_from_text(value_shape::list, text, key->codec.separators).items;
         value.items.insert(value.items.end(), items.begin(), items.end());
+    }
+    if (auto problem = rule_problem(*key, value); !problem.empty()) {
+        config_error error;
+        error.source = source;
+        error.key = key_path;
+        error.message = std::move(problem);
+        return {error};
     }
     if (!key->codec.set(config, value)) {
         config_error error;

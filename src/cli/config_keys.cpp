@@ -259,6 +259,39 @@ key_codec lines(Access access) {
     return codec;
 }
 
+/// Per-host rules: YAML maps, or their one-line form (host_rule_text).
+template <class Access>
+key_codec host_rules_codec(Access access) {
+    key_codec codec;
+    codec.shape = value_shape::list;
+    codec.expected =
+        "a list of rules such as {match: \"*.example.com\", delay: 2s, max_per_host: 1} (fields: " +
+        std::string(host_rule_fields) + ")";
+    codec.value_name = "RULE";
+    codec.quoted = true;
+    codec.item_maps = true;
+    codec.separators = "\n\r";
+    codec.set = [access](app_config& config, const raw_value& value) {
+        std::vector<host_rule> rules;
+        for (const auto& item : value.items) {
+            std::string problem;
+            auto rule = parse_host_rule(item, problem);
+            if (!rule)
+                return false;
+            rules.push_back(std::move(*rule));
+        }
+        access(config) = std::move(rules);
+        return true;
+    };
+    codec.get = [access](const app_config& config) {
+        raw_value value;
+        for (const auto& rule : access(config))
+            value.items.push_back(host_rule_text(rule));
+        return value;
+    };
+    return codec;
+}
+
 /// HTTP statuses: a list of whole numbers (range checked by validate()).
 template <class Access>
 key_codec statuses(Access access) {
@@ -375,6 +408,116 @@ std::string mask_link_url(std::string_view url) {
     return mask_url_password(url);
 }
 
+} // namespace
+
+namespace {
+
+std::string escape_rule_value(std::string_view value) {
+    std::string out;
+    for (const char c : value) {
+        if (c == ';' || c == '\\')
+            out += '\\';
+        out += c;
+    }
+    return out;
+}
+
+} // namespace
+
+std::string host_rule_text(const host_rule& rule) {
+    std::string text = "match=" + escape_rule_value(rule.match);
+    if (rule.delay)
+        text += "; delay=" + format_duration(*rule.delay);
+    if (rule.max_per_host)
+        text += "; max_per_host=" + std::to_string(*rule.max_per_host);
+    if (rule.max_pages)
+        text += "; max_pages=" + std::to_string(*rule.max_pages);
+    if (rule.obey_robots)
+        text += std::string("; obey_robots=") + (*rule.obey_robots ? "true" : "false");
+    for (const auto& header : rule.headers)
+        text += "; header=" + escape_rule_value(header);
+    return text;
+}
+
+std::optional<host_rule> parse_host_rule(std::string_view text, std::string& problem) {
+    host_rule rule;
+    bool has_match = false;
+    std::size_t at = 0;
+    while (at <= text.size()) {
+        // One field up to an unescaped ';'.
+        std::string field;
+        for (; at < text.size() && text[at] != ';'; ++at) {
+            if (text[at] == '\\' && at + 1 < text.size())
+                ++at;
+            field += text[at];
+        }
+        ++at;
+        const std::string_view trimmed = trim(field);
+        if (trimmed.empty())
+            continue;
+        const auto eq = trimmed.find('=');
+        if (eq == std::string_view::npos) {
+            problem = "\"" + std::string(trimmed) + "\" is not NAME=VALUE";
+            return std::nullopt;
+        }
+        const std::string_view name = trim(trimmed.substr(0, eq));
+        const std::string_view value = trim(trimmed.substr(eq + 1));
+        const auto number = [&](std::optional<std::size_t>& out) {
+            std::size_t n = 0;
+            const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+            if (value.empty() || ec != std::errc{} || end != value.data() + value.size()) {
+                problem = std::string(name) + ": expected a whole number, got \"" + std::string(value) + "\"";
+                return false;
+            }
+            out = n;
+            return true;
+        };
+        if (name == "match") {
+            rule.match = std::string(value);
+            has_match = true;
+        } else if (name == "delay") {
+            rule.delay = parse_duration(value);
+            if (!rule.delay) {
+                problem =
+                    "delay: expected a duration such as 500ms, 10s or 2m, got \"" + std::string(value) + "\"";
+                return std::nullopt;
+            }
+        } else if (name == "max_per_host") {
+            if (!number(rule.max_per_host))
+                return std::nullopt;
+        } else if (name == "max_pages") {
+            if (!number(rule.max_pages))
+                return std::nullopt;
+        } else if (name == "obey_robots") {
+            if (value == "true" || value == "yes" || value == "on" || value == "1")
+                rule.obey_robots = true;
+            else if (value == "false" || value == "no" || value == "off" || value == "0")
+                rule.obey_robots = false;
+            else {
+                problem = "obey_robots: expected true or false, got \"" + std::string(value) + "\"";
+                return std::nullopt;
+            }
+        } else if (name == "header" || name == "headers") {
+            rule.headers.emplace_back(value);
+        } else {
+            problem = "unknown field \"" + std::string(name) + "\" (" + std::string(host_rule_fields) + ")";
+            return std::nullopt;
+        }
+    }
+    if (!has_match) {
+        problem = "a rule needs match=HOST, *.DOMAIN or an http(s) URL prefix";
+        return std::nullopt;
+    }
+    return rule;
+}
+
+namespace {
+
+/// A value that is all secret (the control API's token).
+std::string mask_all(std::string_view) {
+    return std::string(masked_secret);
+}
+
 /// fetch.credentials values: "user:password" -> "user:***".
 std::string mask_user_password(std::string_view userinfo) {
     const auto colon = userinfo.find(':');
@@ -484,6 +627,7 @@ const std::vector<config_key>& config_keys() {
         {"politeness.autothrottle.start_delay", none,                      polite,   duration(FIELD(crawl.politeness.autothrottle.start_delay)), "a host's delay before its first answer is measured"},
         {"politeness.autothrottle.max_delay",  none,                       polite,   duration(FIELD(crawl.politeness.autothrottle.max_delay)), "the largest delay autothrottle sets"},
         {"politeness.autothrottle.target_concurrency", none,               polite,   real(FIELD(crawl.politeness.autothrottle.target_concurrency)), "requests in flight to one host that autothrottle aims at"},
+        {"hosts",                              "host-rule",                polite,   host_rules_codec(FIELD(crawl.hosts)),              "per-host rule, first match wins: 'match=HOST|*.DOMAIN|URL-PREFIX; delay=2s; max_per_host=1; max_pages=N; obey_robots=false; header=Name: value' (repeatable)"},
         {"traps.max_url_length",               none,                       scope,    whole(FIELD(crawl.traps.max_url_length)),          "longest discovered URL; 0: no limit"},
         {"traps.max_path_segments",            none,                       scope,    whole(FIELD(crawl.traps.max_path_segments)),       "most path segments; 0: no limit"},
         {"traps.max_segment_repetitions",      none,                       scope,    whole(FIELD(crawl.traps.max_segment_repetitions)), "most repeats of one path segment; 0: no limit"},
@@ -520,7 +664,9 @@ const std::vector<config_key>& config_keys() {
         {"output.cdxj",                        "cdxj",                     output,   boolean(FIELD(output.cdxj)),                       "write a CDXJ index beside each WARC file (needs --warc)"},
         {"output.wacz",                        "wacz",                     output,   named(text(FIELD(output.wacz)), "FILE"),                          "package the WARC files, CDXJ and page list as this WACZ file (needs --warc)"},
         {"output.save_dir",                    "save-dir",                 output,   named(text(FIELD(output.save_dir)), "DIR"),                      "store response bodies under DIR/host/path"},
-        {"output.metrics_listen",              "metrics-listen",           output,   named(text(FIELD(output.metrics_listen)), "HOST:PORT"),                "serve Prometheus /metrics and /healthz on HOST:PORT"},
+        {"output.metrics_listen",              "listen",                   output,   named(text(FIELD(output.metrics_listen)), "HOST:PORT"),                "serve Prometheus /metrics, /healthz and the control API /api/ on HOST:PORT (--metrics-listen: the same)"},
+        {"output.listen_token",                "listen-token",             output,   secret(named(text(FIELD(output.listen_token)), "TOKEN"), mask_all), "the control API's bearer token (needed off loopback; also ASIOCRAWL_LISTEN_TOKEN)"},
+        {"output.listen_token_file",           "listen-token-file",        output,   named(text(FIELD(output.listen_token_file)), "FILE"),              "read the control API's bearer token from this file's first line"},
         {"output.progress",                    "progress",                 output,   choice(FIELD(output.progress), progress_names),    "progress line on stderr: on a terminal, else a line every --progress-interval (-q: none)"},
         {"output.progress_interval",           "progress-interval",        output,   duration(FIELD(output.progress_interval)),         "how often the progress line is logged when stderr is not a terminal"},
         {"output.queue_limit",                 none,                       output,   bytes(FIELD(output.queue_limit_bytes)),            "most bytes an output writer thread may hold waiting before the crawl pauses"},

@@ -47,6 +47,10 @@ struct key_codec {
     std::function<bool(app_config&, const raw_value&)> set;
     /// The field's value in canonical form: `set(c, get(c))` leaves c unchanged.
     std::function<raw_value(const app_config&)> get;
+    /// A list whose items may be YAML maps (`hosts:`): the loader turns each into its one-line form
+    /// (host_rule_text), which is also what --print-config writes, a flag takes and an environment variable
+    /// holds (one per line).
+    bool item_maps = false;
     /// Keys that may hold a secret (a password in a URL, credentials, a Cookie header): the value with each
     /// secret replaced by "***", for --print-config and error messages. Empty for keys that hold none.
     std::function<raw_value(raw_value)> mask;
@@ -113,6 +117,15 @@ std::string mask_url_password(std::string_view url, std::string_view authority_e
 /// or a name with token, secret, password, api-key or auth in it) with its value masked; an Authorization
 /// field keeps its scheme ("Authorization: Bearer ***"). Other fields are returned unchanged.
 std::string mask_header_field(std::string_view field);
+
+/// A per-host rule (crawler_config::hosts) in one line: "match=*.example.com; delay=2s; max_per_host=1;
+/// max_pages=100; obey_robots=false; header=X-A: b", a ';' inside a value written "\;". Parsing names the
+/// problem ("" when there is none).
+std::string host_rule_text(const host_rule& rule);
+std::optional<host_rule> parse_host_rule(std::string_view text, std::string& problem);
+/// The fields a rule's YAML map may have, in their one-line names.
+inline constexpr std::string_view host_rule_fields =
+    "match, delay, max_per_host, max_pages, obey_robots, headers";
 
 /// Levenshtein distance, for "did you mean" suggestions.
 std::size_t edit_distance(std::string_view a, std::string_view b);

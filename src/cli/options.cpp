@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
+#include <fstream>
 #include <map>
 #include <sstream>
 
@@ -257,6 +258,13 @@ parse_outcome parse_command_line(int argc, const char* const argv[],
                                  const std::vector<std::string>& environment) {
     std::vector<std::string> args(argv + (argc > 0 ? 1 : 0), argv + argc);
     const int verbosity_shift = take_verbosity(args);
+    // --metrics-listen, the listener's name before it served the control API too, is --listen.
+    for (auto& arg : args) {
+        if (arg == "--")
+            break;
+        if (arg == "--metrics-listen" || arg.starts_with("--metrics-listen="))
+            arg.replace(0, 16, "--listen");
+    }
     const app_config defaults;
     if (auto error = rewrite_wget_spellings(args, takes_value); !error.empty())
         return usage_error{error};
@@ -509,6 +517,24 @@ parse_outcome parse_command_line(int argc, const char* const argv[],
     for (const auto& variable : environment)
         if (variable.starts_with(password_variable))
             config.crawl.state.redis_password = variable.substr(password_variable.size());
+    // The control API's token: the key, else the first line of the key's file, else the environment.
+    auto& token = config.output.listen_token;
+    if (token.empty() && !config.output.listen_token_file.empty()) {
+        std::ifstream in(config.output.listen_token_file);
+        if (!in || !std::getline(in, token))
+            return fail("output.listen_token_file: cannot read a token from " +
+                        config.output.listen_token_file);
+        while (!token.empty() && (token.back() == '\r' || token.back() == ' '))
+            token.pop_back();
+        if (token.empty())
+            return fail("output.listen_token_file: the first line of " + config.output.listen_token_file +
+                        " is empty");
+    }
+    constexpr std::string_view token_variable = "ASIOCRAWL_LISTEN_TOKEN=";
+    if (token.empty())
+        for (const auto& variable : environment)
+            if (variable.starts_with(token_variable))
+                token = variable.substr(token_variable.size());
     return options;
 }
 

@@ -132,6 +132,7 @@ void engine::log(log_level level, const std::string& message) {
 
 asio::awaitable<void> engine::crawl() {
     using namespace asio::experimental::awaitable_operators;
+    crawling = true;
     pump.pump();
     co_await (until_no_work() && workers_then_last_commit() && pump.run() && feeder.run() && commits.run());
 }
@@ -295,6 +296,73 @@ void crawler::stop() {
 
 void crawler::abort() {
     asio::dispatch(impl_->executor, [self = impl_] { self->request_abort(); });
+}
+
+// ---- steering (docs/CONTROL.md) ----
+
+namespace {
+
+/// Host names as the crawl keys them: the control API's callers may write them in capitals.
+std::string host_key(std::string_view host) {
+    std::string key(host);
+    for (auto& c : key)
+        if (c >= 'A' && c <= 'Z')
+            c = static_cast<char>(c - 'A' + 'a');
+    return key;
+}
+
+} // namespace
+
+void detail::engine::steered() {
+    // Before async_run nothing pumps yet; after the crawl closed nothing may be queued.
+    if (crawling && stopping == stop_level::none)
+        pump.pump();
+    else if (state.durable())
+        commits.want();
+}
+
+void crawler::pause_host(std::string_view host) {
+    impl_->state.pause_host(host_key(host));
+    impl_->steered();
+}
+
+bool crawler::resume_host(std::string_view host) {
+    const bool was = impl_->state.resume_host(host_key(host));
+    impl_->steered();
+    return was;
+}
+
+void crawler::set_host_limits(std::string_view host, const host_limits& limits) {
+    std::optional<detail::crawl_state::clock_type::duration> delay;
+    if (limits.delay)
+        delay = *limits.delay;
+    impl_->state.set_host_limits(host_key(host), delay, limits.max_per_host);
+    impl_->steered();
+}
+
+std::vector<seed_verdict> crawler::add_seeds(const std::vector<std::string>& urls) {
+    std::vector<seed_verdict> out;
+    out.reserve(urls.size());
+    for (const auto& url : urls) {
+        seed_verdict v;
+        v.url = url;
+        if (!impl_->crawling || impl_->stopping != detail::stop_level::none)
+            v.reason = impl_->crawling ? "stopping" : "not_running";
+        else
+            v.reason = impl_->state.admit_seed(url);
+        v.admitted = v.reason.empty();
+        out.push_back(std::move(v));
+    }
+    impl_->steered();
+    return out;
+}
+
+std::vector<host_status> crawler::hosts() const {
+    return impl_->state.host_statuses();
+}
+
+url_page crawler::urls(const url_query& query) const {
+    return impl_->state.list_urls(query);
 }
 
 namespace {

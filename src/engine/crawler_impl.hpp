@@ -220,6 +220,8 @@ struct engine {
     /// A part failed (a store): recorded for run() to rethrow, and the crawl aborts.
     void fail(std::exception_ptr failure);
     crawl_progress snapshot() const;
+    /// The control API changed the state (crawler::pause_host...): hand out what may start now, and commit.
+    void steered();
     void log(log_level level, const std::string& message);
 
     /// Runs `f` on the storage thread; the awaiting coroutine resumes on the crawler's executor. Not a
@@ -254,7 +256,8 @@ struct engine {
     std::function<bool()> busy;
     crawler::output_flush output_flush;
     logger state_log;
-    bool started = false; ///< async_run was called
+    bool started = false;  ///< async_run was called
+    bool crawling = false; ///< the state is open and started: the control API may admit and pump
     stop_level stopping = stop_level::none;
     std::exception_ptr storage_failure;
 

@@ -88,6 +88,7 @@ fetch_options worker_pool::options_for(const work_item& item) const {
         options.truncate_body_at = e_.config.robots.max_bytes;
     if (item.kind == item_kind::page && !e_.config.accept_types.empty())
         options.accept_types = &e_.config.accept_types;
+    options.extra_fields = e_.state.rule_fields(item.url);
     if (item.kind != item_kind::robots) {
         if (const auto* before = e_.state.conditional_basis(item.url)) {
             // A re-crawl asks whether the page changed since (RFC 9110 13.1.1, 13.1.3). The views stay valid

@@ -201,8 +201,9 @@ asio::awaitable<error_code> http1_transport::send(connection& c, std::string_vie
                                                   const std::string& origin, const fetch_options& options,
                                                   std::unique_ptr<fetch_result>& out) {
     std::pair<std::size_t, std::size_t> proxy_fields;
-    std::string request = writer_.request(url, origin, c.http_proxy, proxy_fields,
-                                          {options.if_none_match, options.if_modified_since});
+    std::string request =
+        writer_.request(url, origin, c.http_proxy, proxy_fields,
+                        {options.if_none_match, options.if_modified_since, options.extra_fields});
     c.deadline = clock_type::now() + config_.request_timeout;
     c.request_started = std::chrono::system_clock::now();
     const error_code ec = co_await waits_.write_all(c, request);

@@ -86,6 +86,7 @@ std::string request_writer::request(std::string_view url_text, const std::string
         r.append("/");
     r.append(target);
     r.append(" HTTP/1.1\r\nHost: ").append(host_and_port).append("\r\n").append(fixed_fields_);
+    r.append(conditional.extra_fields);
     if (!user_if_none_match_ && sendable_validator(conditional.if_none_match))
         r.append("If-None-Match: ").append(conditional.if_none_match).append("\r\n");
     if (!user_if_modified_since_ && sendable_validator(conditional.if_modified_since))

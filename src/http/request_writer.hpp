@@ -24,6 +24,8 @@ namespace asiocrawl::detail {
 struct conditional_fields {
     std::string_view if_none_match;
     std::string_view if_modified_since;
+    /// More header fields for this request, each "Name: value\r\n" (a per-host rule's headers, validated).
+    std::string_view extra_fields;
 };
 
 /// Longest validator sent back (bytes). An ETag is typically under 100 bytes and an HTTP date is 29; a value

@@ -43,6 +43,9 @@ struct fetch_options {
     /// an earlier capture's ETag and Last-Modified (a re-crawl). Views valid until the attempt completes.
     std::string_view if_none_match;
     std::string_view if_modified_since;
+    /// More header fields, each "Name: value\r\n" (crawler_config::hosts headers). Valid until the attempt
+    /// completes.
+    std::string_view extra_fields;
 };
 
 /// Counters a benchmark or test can read.

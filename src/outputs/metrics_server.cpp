@@ -1,5 +1,6 @@
 // The metrics endpoint: a thin acceptor and one coroutine per connection; what it serves is rendered by the
-// registry, which tests check without sockets.
+// registry, and the control API's answers by its handler (src/control/control_api.cpp), which tests check
+// without sockets. Every request is bounded: head 8 KiB, body max_body, 10 s to read it.
 #include <asiocrawl/outputs/metrics.hpp>
 
 #include <boost/asio/as_tuple.hpp>
@@ -8,6 +9,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
@@ -27,6 +29,8 @@ struct metrics_server::state {
 
     tcp::acceptor acceptor;
     std::function<std::string()> render;
+    listener_handler handler;
+    std::size_t max_body = 1u << 20;
     bool started = false;
     bool stopped = false;
     std::uint64_t next_connection = 0;
@@ -44,6 +48,11 @@ metrics_server::~metrics_server() {
 
 tcp::endpoint metrics_server::local_endpoint() const {
     return state_->acceptor.local_endpoint();
+}
+
+void metrics_server::set_handler(listener_handler handler, std::size_t max_body) {
+    state_->handler = std::move(handler);
+    state_->max_body = max_body;
 }
 
 void metrics_server::start() {
@@ -82,16 +91,60 @@ boost::asio::awaitable<void> metrics_server::serve(std::shared_ptr<state> s, tcp
     const std::uint64_t id = s->next_connection++;
     s->connections.emplace(id, &stream);
     boost::beast::flat_buffer buffer;
+    std::string peer;
+    {
+        boost::system::error_code ec;
+        const auto remote = stream.socket().remote_endpoint(ec);
+        if (!ec)
+            peer = remote.address().to_string();
+    }
     while (!s->stopped) {
-        http::request<http::string_body> request;
-        stream.expires_after(std::chrono::seconds{30});
-        auto [read_ec, read_bytes] = co_await http::async_read(stream, buffer, request, tuple);
-        if (read_ec)
+        http::request_parser<http::string_body> parser;
+        parser.header_limit(8 * 1024);
+        parser.body_limit(s->max_body);
+        // One deadline for the whole request: a slow sender cannot hold the connection open longer.
+        stream.expires_after(std::chrono::seconds{10});
+        auto [read_ec, read_bytes] = co_await http::async_read(stream, buffer, parser, tuple);
+        if (read_ec) {
+            if (read_ec == http::error::body_limit || read_ec == http::error::header_limit) {
+                http::response<http::string_body> refused{read_ec == http::error::body_limit
+                                                              ? http::status::payload_too_large
+                                                              : http::status::request_header_fields_too_large,
+                                                          11};
+                refused.set(http::field::content_type, "application/json");
+                refused.body() = read_ec == http::error::body_limit
+                                     ? "{\"error\":\"request body too large\"}\n"
+                                     : "{\"error\":\"request head too large\"}\n";
+                refused.keep_alive(false);
+                refused.prepare_payload();
+                stream.expires_after(std::chrono::seconds{10});
+                co_await http::async_write(stream, refused, tuple);
+            }
             break;
+        }
+        stream.expires_never();
+        http::request<http::string_body> request = parser.release();
         http::response<http::string_body> response{http::status::ok, request.version()};
         const std::string_view target{request.target().data(), request.target().size()};
         const std::string_view path = target.substr(0, target.find('?'));
-        if (request.method() != http::verb::get && request.method() != http::verb::head) {
+        if (path.starts_with("/api/") && s->handler) {
+            const auto method = request.method_string();
+            const auto authorization = request[http::field::authorization];
+            listener_request call{{method.data(), method.size()},
+                                  target,
+                                  {authorization.data(), authorization.size()},
+                                  request.body(),
+                                  peer};
+            auto answer = s->handler(call);
+            response.result(answer.status);
+            response.set(http::field::content_type, answer.content_type);
+            response.set(http::field::cache_control, "no-store");
+            if (!answer.allow.empty())
+                response.set(http::field::allow, answer.allow);
+            if (!answer.www_authenticate.empty())
+                response.set(http::field::www_authenticate, answer.www_authenticate);
+            response.body() = std::move(answer.body);
+        } else if (request.method() != http::verb::get && request.method() != http::verb::head) {
             response.result(http::status::method_not_allowed);
             response.set(http::field::allow, "GET, HEAD");
             response.set(http::field::content_type, "text/plain; charset=utf-8");
@@ -111,6 +164,7 @@ boost::asio::awaitable<void> metrics_server::serve(std::shared_ptr<state> s, tcp
         response.prepare_payload();
         if (request.method() == http::verb::head)
             response.body().clear();
+        stream.expires_after(std::chrono::seconds{10});
         auto [write_ec, written] = co_await http::async_write(stream, response, tuple);
         if (write_ec || !response.keep_alive())
             break;

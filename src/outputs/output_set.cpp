@@ -5,6 +5,7 @@
 #include "policy/scope.hpp"
 #include <asiocrawl/error.hpp>
 #include <asiocrawl/outputs/archive.hpp>
+#include <asiocrawl/outputs/control_api.hpp>
 #include <asiocrawl/outputs/metrics.hpp>
 #include <asiocrawl/outputs/progress.hpp>
 #include <asiocrawl/outputs/save_dir.hpp>
@@ -189,6 +190,11 @@ struct output_set::impl {
             refuse_existing_outputs();
         // The port first: binding creates no file, and a busy port is the likeliest failure.
         if (!config.metrics_listen.empty()) {
+            (void)parse_listen_address(config.metrics_listen); // its own message for an address that is none
+            if (config.listen_token.empty() && needs_token(config.metrics_listen))
+                throw std::invalid_argument("output.metrics_listen: " + config.metrics_listen +
+                                            " is not a loopback address: the control API there needs a token "
+                                            "(output.listen_token, docs/CONTROL.md)");
             sink_state->metrics = std::make_shared<metrics_registry>();
             try {
                 // Rendered on the executor at scrape time, so the gauges are live without any lock.
@@ -395,6 +401,12 @@ output_set::~output_set() {
 void output_set::attach(crawler& crawl, record_sink also, std::function<bool()> also_busy) {
     impl& self = *impl_;
     self.attached = &crawl;
+    if (self.server) { // the control API on the same listener (docs/CONTROL.md)
+        self.server->set_handler(
+            [api = std::make_shared<control_api>(crawl, self.config.listen_token, self.log)](
+                const listener_request& request) { return api->handle(request); },
+            64 * 1024);
+    }
     if (!crawl.config().roots.empty())
         self.first_root = crawl.config().roots.front();
     const std::shared_ptr<record_outputs> state = self.sink_state;

@@ -42,6 +42,14 @@ std::string crawl_definition_json(const crawler_config& config) {
     doc["traps.max_query_params"] = config.traps.max_query_params;
     doc["traps.max_links_per_page"] = config.traps.max_links_per_page;
     doc["traps.skip_query_permutations"] = config.traps.skip_query_permutations;
+    // Per-host rules: their matches, in order, since a resumed crawl's per-rule counts (max_pages) follow
+    // them; their settings may change between runs.
+    if (!config.hosts.empty()) {
+        json::array matches;
+        for (const auto& rule : config.hosts)
+            matches.emplace_back(rule.match);
+        doc["hosts.match"] = std::move(matches);
+    }
     // Written only when on, so that a state made before requisites existed still resumes unchanged.
     if (config.requisites.enabled) {
         doc["requisites.enabled"] = true;

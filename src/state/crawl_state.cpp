@@ -1,6 +1,7 @@
 #include "state/crawl_state.hpp"
 
 #include "http/decoder.hpp"
+#include "http/fetch_settings.hpp"
 #include "state/record_codec.hpp"
 
 #include "html/charset.hpp"
@@ -15,6 +16,7 @@
 #include <asiocrawl/error.hpp>
 #include <asiocrawl/version.hpp>
 
+#include <boost/json/array.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <boost/url/parse.hpp>
@@ -36,6 +38,20 @@ std::vector<boost::urls::url> parse_roots(const crawler_config& config) {
         roots.push_back(std::move(*parsed));
     }
     return roots;
+}
+
+std::vector<std::string> rule_header_lines(const crawler_config& config) {
+    std::vector<std::string> out;
+    for (const auto& rule : config.hosts) {
+        std::string& lines = out.emplace_back();
+        for (const auto& text : rule.headers) {
+            auto parsed = parse_header_option(text);
+            if (!parsed.field)
+                throw std::invalid_argument("hosts: " + parsed.problem);
+            lines.append(parsed.field->name).append(": ").append(parsed.field->value).append("\r\n");
+        }
+    }
+    return out;
 }
 
 bool is_retry_status(const retry_config& retry, int status) {
@@ -88,6 +104,9 @@ crawl_state::crawl_state(const crawler_config& config, hooks h, bool durable, st
     , wall_now_(wall_now)
     , roots_(parse_roots(config))
     , scope_(roots_, config)
+    , rules_(config.hosts)
+    , rule_pages_(config.hosts.size(), 0)
+    , rule_fields_(rule_header_lines(config))
     , frontier_(config.politeness.max_per_host,
                 config.politeness.autothrottle.enabled
                     ? autothrottle(config.politeness.autothrottle, config.politeness.delay).initial()
@@ -143,6 +162,11 @@ void crawl_state::restore(const restored_state& restored) {
             pages_admitted_ = pages->to_number<std::size_t>();
             pages_admitted_known_ = true;
         }
+        if (const auto* controls = doc.if_contains("host_controls"))
+            restore_controls(controls->as_object());
+        if (const auto* pages = doc.if_contains("rule_pages")) // the rules are part of the crawl definition
+            for (std::size_t i = 0; i < pages->as_array().size() && i < rule_pages_.size(); ++i)
+                rule_pages_[i] = pages->as_array()[i].to_number<std::size_t>();
     }
     if (!pages_admitted_known_)
         pages_admitted_ = seen_.size(); // a state from before the count was kept: robots.txt included
@@ -228,8 +252,18 @@ host_id crawl_state::host_number(std::string_view host) {
         refill_from_.push_back(0);
         durable_waiting_.push_back(0);
         line_changed_.push_back(false);
+        robots_delay_.push_back(clock_type::duration::zero());
+        host_done_.push_back(0);
+        host_failures_.push_back(0);
+        const host_rule* rule = rules_.for_host(host);
+        host_rule_.push_back(rule);
+        obeys_robots_.push_back(rule && rule->obey_robots ? *rule->obey_robots : config_.robots.obey);
         if (durable_)
             batch_.new_hosts.emplace_back(it->second, it->first);
+        if (const auto control = controls_.find(host); control != controls_.end())
+            apply_control(it->second, control->second);
+        else if (rule && (rule->delay || rule->max_per_host))
+            apply_control(it->second, host_control{});
     }
     return it->second;
 }
@@ -263,12 +297,22 @@ bool crawl_state::admit(std::string_view key, std::uint64_t fp, const std::strin
         skip("max_pages");
         return false;
     }
+    std::optional<std::size_t> rule;
+    if (counted && !rules_.empty()) {
+        rule = rules_.index_for_url(key);
+        if (rule && config_.hosts[*rule].max_pages && rule_pages_[*rule] >= *config_.hosts[*rule].max_pages) {
+            skip("rule_max_pages");
+            return false;
+        }
+    }
     const bool for_next_run = stopping_;
     if (!for_next_run && !shared_ && !hooks_.hold())
         return false;
     seen_.insert(fp);
     if (counted) {
         ++pages_admitted_;
+        if (rule)
+            ++rule_pages_[*rule];
         counters_changed_ = true;
     }
     work_item item;
@@ -338,7 +382,7 @@ std::optional<crawl_state::ticket> crawl_state::next() {
     const auto now = now_();
     while (auto popped = frontier_.pop(now)) {
         ticket t{std::move(popped->item), std::move(popped->taken), {}, std::nullopt, {}, false, {}};
-        if (!config_.robots.obey || t.item.kind == item_kind::robots)
+        if (!obeys_robots_[t.slot.host()] || t.item.kind == item_kind::robots)
             return t;
         const std::string origin(origin_of(t.item.url));
         auto [it, inserted] = robots_.try_emplace(origin);
@@ -472,6 +516,7 @@ void crawl_state::emit(record r) {
     if (r.failed() && r.error != error::robots_denied && r.error != error::type_rejected)
         ++failures_;
     count_record(result_.stats, r);
+    count_for_host(r);
     counters_changed_ = true;
     if (hooks_.emit)
         hooks_.emit(r);
@@ -536,6 +581,14 @@ std::string crawl_state::counters_json() const {
     doc["runs"] = result_.runs;
     doc["started_at_us"] =
         std::chrono::duration_cast<std::chrono::microseconds>(result_.started_at.time_since_epoch()).count();
+    if (!controls_.empty())
+        doc["host_controls"] = controls_json();
+    if (!rule_pages_.empty()) {
+        boost::json::array pages;
+        for (const auto n : rule_pages_)
+            pages.emplace_back(n);
+        doc["rule_pages"] = std::move(pages);
+    }
     return boost::json::serialize(doc);
 }
 
@@ -1055,7 +1108,7 @@ void crawl_state::on_links(ticket& t, record& r, const resolved_links& links) {
         ++result_.stats["html_parser_gave_up"];
         say(log_level::warning, t.item.url, ": the HTML parser gave up on this page (no links taken)");
     }
-    if (r.nofollow && config_.robots.obey) {
+    if (r.nofollow && obeys_robots_[t.slot.host()]) {
         // The page asks that its links not be followed; its requisites are part of the page, not links.
         std::unordered_set<std::string_view> distinct;
         for (const auto& link : links.urls)
@@ -1264,8 +1317,8 @@ void crawl_state::robots_fetched(ticket& t, const fetch_outcome& response) {
         const auto effective = std::max<clock_type::duration>(
             config_.politeness.delay, std::min<clock_type::duration>(*delay, config_.robots.max_crawl_delay));
         const host_id origin_host = host_number(host_of(origin));
-        frontier_.set_delay(origin_host, throttle_ ? throttle_->set_floor(origin_host, effective) : effective,
-                            now_());
+        robots_delay_[origin_host] = std::min<clock_type::duration>(*delay, config_.robots.max_crawl_delay);
+        apply_delay(origin_host, false);
         if (shared_) // the shared frontier spaces the host's leases, whichever instance takes them
             batch_.host_delays.emplace_back(host_of(origin),
                                             std::chrono::duration_cast<std::chrono::milliseconds>(effective));

@@ -13,17 +13,21 @@
 #include "state/state_batch.hpp"
 #include "state/work_item.hpp"
 
+#include "policy/host_rules.hpp"
 #include "policy/robots.hpp"
 #include "policy/scope.hpp"
 #include <asiocrawl/config.hpp>
+#include <asiocrawl/control.hpp>
 #include <asiocrawl/report.hpp>
 #include <asiocrawl/sink.hpp>
 
+#include <boost/json/object.hpp>
 #include <boost/url/url.hpp>
 
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <optional>
@@ -243,6 +247,29 @@ public:
     /// counts as failed) and the crawl goes on.
     void internal_error(ticket& t, std::string_view failure);
 
+    // ---- steering (crawl_state_control.cpp, docs/CONTROL.md) ----
+
+    /// What the control API changed for a host, by host name (a host not seen yet included): kept in the
+    /// counters of a durable crawl, applied when the host gets its number.
+    struct host_control {
+        bool paused = false;
+        std::optional<clock_type::duration> delay;
+        std::optional<std::size_t> max_per_host;
+    };
+    void pause_host(std::string_view host);
+    /// False when the host was not paused.
+    bool resume_host(std::string_view host);
+    void set_host_limits(std::string_view host, std::optional<clock_type::duration> delay,
+                         std::optional<std::size_t> max_per_host);
+    /// Admits a URL as a link (depth 0, scope and filters, max_pages). Empty when admitted, else why not.
+    std::string admit_seed(std::string_view url);
+    std::vector<host_status> host_statuses() const;
+    /// The header fields of the rule `url` falls under (crawler_config::hosts), "Name: value\r\n" each.
+    std::string_view rule_fields(std::string_view url) const;
+    url_page list_urls(const url_query& query) const;
+    /// The failures list_urls() keeps.
+    static constexpr std::size_t kept_failures = 1000;
+
 private:
     struct origin_robots {
         enum class state { unknown, fetching, known } status = state::unknown;
@@ -264,6 +291,13 @@ private:
     }
 
     void skip(std::string_view reason, std::uint64_t n = 1);
+    /// A host's delay from the configured one (or its control's), its robots.txt Crawl-delay and
+    /// autothrottle, into the frontier.
+    void apply_delay(host_id host, bool from_last_start);
+    void apply_control(host_id host, const host_control& control);
+    void count_for_host(const record& r);
+    boost::json::object controls_json() const;
+    void restore_controls(const boost::json::object& saved);
     host_id host_number(std::string_view host);
     bool admit(const boost::urls::url& url, const std::string& referrer, int redirects_left, int depth,
                item_kind kind, bool from_sitemap, requisite_kind requisite = requisite_kind::image,
@@ -336,6 +370,11 @@ private:
     std::vector<boost::urls::url> roots_;
     std::unordered_set<std::string> root_origins_;
     scope scope_;
+    host_rules rules_;                        // crawler_config::hosts
+    std::vector<std::size_t> rule_pages_;     // per rule: URLs admitted under it (its max_pages)
+    std::vector<std::string> rule_fields_;    // per rule: its headers as request lines
+    std::vector<const host_rule*> host_rule_; // per host: its host-pattern rule, or null
+    std::vector<char> obeys_robots_;          // per host: robots.obey, or its rule's obey_robots
     fingerprint_set seen_;
     // The URLs max_pages counts (roots, links, redirect targets, requisites): not robots.txt or sitemaps.
     // Persisted with the counters; a state from before it was kept starts from seen_'s size.
@@ -400,6 +439,19 @@ private:
     // A sitemap's hints for URLs not fetched yet: their <changefreq> gives their first interval.
     std::unordered_map<std::string, sitemap_hints, url_hash, std::equal_to<>> sitemap_hints_;
     bool continuous_hold_ = false;
+    // Steering: controls by host name (persisted with the counters), robots.txt Crawl-delay floors, per-host
+    // counts for host_statuses(), and the latest failures for list_urls().
+    std::map<std::string, host_control, std::less<>> controls_;
+    std::vector<clock_type::duration> robots_delay_;
+    std::vector<std::uint64_t> host_done_;
+    std::vector<std::uint64_t> host_failures_;
+    struct failed_url {
+        std::string url;
+        std::string error_kind;
+        int status = 0;
+        std::string detail;
+    };
+    std::deque<failed_url> recent_failures_;
     // Budgets (crawler_config::quota, max_time).
     std::optional<time_point> deadline_;
     bool budget_spent_ = false;

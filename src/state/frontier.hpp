@@ -160,6 +160,42 @@ public:
     /// rather than the delay itself. Empty: the delay.
     void set_spread(std::function<duration(duration)> spread) { spread_ = std::move(spread); }
 
+    /// A paused host hands nothing out, not even urgent items, until resume() (the control API's pause).
+    void pause(host_id host) { state(host).paused = true; }
+    void resume(host_id host, time_point now) {
+        auto& h = state(host);
+        h.paused = false;
+        refresh(host, h, now);
+    }
+    bool paused(host_id host) const { return host < hosts_.size() && hosts_[host].paused; }
+
+    /// A host's own limit of requests in flight (at least 1), instead of the frontier's.
+    void set_max_per_host(host_id host, std::size_t n, time_point now) {
+        auto& h = state(host);
+        h.max_active = n < 1 ? 1 : n;
+        refresh(host, h, now);
+    }
+    std::size_t max_per_host(host_id host) const {
+        return host < hosts_.size() && hosts_[host].max_active != 0 ? hosts_[host].max_active : max_per_host_;
+    }
+    /// The host's delay in force.
+    duration delay(host_id host) const { return host < hosts_.size() ? hosts_[host].delay : default_delay_; }
+    /// Items of a host held in memory and not waiting for a backoff (urgent ones included).
+    std::size_t held(host_id host) const {
+        return host < hosts_.size() ? hosts_[host].urgent.size() + hosts_[host].waiting.size() : 0;
+    }
+    /// Calls `f(item)` for at most `count` items of a host held in memory, from the `skip`th, in the order
+    /// they would start (urgent ones first; those waiting for a backoff are not listed). Costs `skip` +
+    /// `count` steps at most (deques index in constant time).
+    template <class F>
+    void for_each_waiting(host_id host, std::size_t skip, std::size_t count, F&& f) const {
+        if (host >= hosts_.size())
+            return;
+        const auto& h = hosts_[host];
+        for (std::size_t i = skip; i < h.urgent.size() + h.waiting.size() && count > 0; ++i, --count)
+            f(i < h.urgent.size() ? h.urgent[i] : h.waiting[i - h.urgent.size()]);
+    }
+
     /// A blocked host hands nothing out (its robots.txt is being fetched) until unblock().
     void block(host_id host) { state(host).blocked = true; }
     void unblock(host_id host, time_point now) {
@@ -311,6 +347,8 @@ private:
         bool awaiting_start = false;
         bool in_ready = false;
         bool blocked = false;
+        bool paused = false;
+        std::size_t max_active = 0; // 0: the frontier's max_per_host
         bool refill_pending = false;
         std::optional<time_point> timed_at; // the wake-up already scheduled for this host
     };
@@ -340,10 +378,11 @@ private:
     }
 
     bool has_slot(const host_state& h) const noexcept {
-        return h.active < max_per_host_ && !(h.delay > duration::zero() && h.awaiting_start);
+        return h.active < (h.max_active != 0 ? h.max_active : max_per_host_) &&
+               !(h.delay > duration::zero() && h.awaiting_start);
     }
     static bool has_work(const host_state& h) noexcept {
-        return !h.urgent.empty() || (!h.blocked && !h.waiting.empty());
+        return !h.paused && (!h.urgent.empty() || (!h.blocked && !h.waiting.empty()));
     }
     bool eligible(const host_state& h, time_point now) const noexcept {
         return has_work(h) && has_slot(h) && now >= h.next_start;

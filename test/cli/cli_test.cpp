@@ -434,7 +434,7 @@ TEST(cli, config_errors_exit_2_before_any_request) {
          "environment variable ASIOCRAWL_FETCH_REQUEST_TIMEOUT: "},
         {{"--metrics-listen", "9100"},
          {},
-         "option --metrics-listen: output.metrics_listen must be HOST:PORT"},
+         "option --listen: output.metrics_listen must be HOST:PORT"}, // --metrics-listen is --listen
         {{"--delay", "-1s"}, {}, "option --delay: politeness.delay: expected a duration"},
         {{"--wacz", "site.wacz"},
          {},

@@ -129,6 +129,14 @@ app_config every_key_changed() {
     c.crawl.robots.obey_rel_nofollow = true;
     c.crawl.politeness.max_per_host = 9;
     c.crawl.politeness.delay = 100ms;
+    c.crawl.hosts.resize(2);
+    c.crawl.hosts[0].match = "*.example.com";
+    c.crawl.hosts[0].delay = 2s;
+    c.crawl.hosts[0].max_per_host = 1;
+    c.crawl.hosts[0].obey_robots = false;
+    c.crawl.hosts[0].headers = {"X-Team: crawl; night shift", "X-Path: a\\b"};
+    c.crawl.hosts[1].match = "https://docs.example.org/api/";
+    c.crawl.hosts[1].max_pages = 50;
     c.crawl.traps.max_url_length = 0;
     c.crawl.traps.max_path_segments = 5;
     c.crawl.traps.max_segment_repetitions = 0;
@@ -147,6 +155,8 @@ app_config every_key_changed() {
     c.output.wacz = "out/site.wacz";
     c.output.save_dir = "~";
     c.output.metrics_listen = "[::1]:9100";
+    c.output.listen_token = "t0ken";
+    c.output.listen_token_file = "secrets/token";
     c.output.progress = progress_mode::never;
     c.output.progress_interval = 30s;
     c.output.mode = open_mode::overwrite;
@@ -409,6 +419,20 @@ TEST(config_errors, a_wrong_value_names_the_key_the_expected_form_and_what_was_s
         {"max_tasks:", 1, 1, {"max_tasks:", "got nothing"}},
         {"max_tasks: 1\nmax_tasks: 2\n", 2, 1, {"max_tasks is given twice (first on line 1)"}},
         {"- a\n- b\n", 1, 1, {"expected a map of keys", "got a list"}},
+        // Per-host rules: the problem at the rule's field, or at the rule.
+        {"hosts:\n  - {match: a.example, dealy: 2s}\n",
+         2,
+         24,
+         {"hosts[0]: unknown field \"dealy\" (match, delay, max_per_host, max_pages, obey_robots, headers)"}},
+        {"hosts:\n  - match: a.example\n  - match: b.example\n    delay: soon\n",
+         4,
+         12,
+         {"hosts[1].delay: expected a duration", "got \"soon\""}},
+        {"hosts:\n  - {match: a.example, headers: [{a: b}]}\n",
+         2,
+         34,
+         {"hosts[0].headers: each is \"Name: value\""}},
+        {"hosts:\n  - delay=2s\n", 2, 5, {"hosts[0]: a rule needs match="}},
     };
     for (const auto& c : cases) {
         app_config config;
@@ -430,6 +454,10 @@ TEST(config_errors, out_of_range_values_are_located_at_their_key) {
          2,
          3,
          {"fetch.user_agent must not contain control"}},
+        {"hosts:\n  - {match: a.example, delay: 1s}\n  - {match: \"a b\", max_pages: 3}\n",
+         3,
+         5,
+         {"hosts[1].match: \"a b\" is not a host name"}},
         {"run:\n  grace_period: 0\n  log_level: off\nmax_redirect: -1\n",
          4,
          1,
@@ -804,6 +832,36 @@ TEST(config_precedence, list_flags_repeat_and_patterns_keep_their_commas) {
     const app_config yaml = parsed_config({"--config", file.path});
     EXPECT_EQ(yaml.crawl.exclude, std::vector<std::string>{"\\?sort="});
     EXPECT_EQ(yaml.crawl.include, (std::vector<std::string>{"/docs/", "/blog/"}));
+}
+
+TEST(config_precedence, host_rules_come_from_yaml_maps_flags_and_the_environment_alike) {
+    temp_file file{
+        "roots: [a.example]\nhosts:\n  - {match: \"*.a.example\", delay: 2s, max_per_host: 1}\n"
+        "  - match: https://b.example/docs/\n    max_pages: 10\n    headers: [\"X-A: 1; 2\", \"X-B: c\"]\n"
+        "  - \"match=c.example; obey_robots=false\"\n"};
+    const app_config yaml = parsed_config({"--config", file.path});
+    ASSERT_EQ(yaml.crawl.hosts.size(), 3u);
+    EXPECT_EQ(yaml.crawl.hosts[0].match, "*.a.example");
+    EXPECT_EQ(yaml.crawl.hosts[0].delay, 2s);
+    EXPECT_EQ(yaml.crawl.hosts[0].max_per_host, 1u);
+    EXPECT_EQ(yaml.crawl.hosts[1].max_pages, 10u);
+    EXPECT_EQ(yaml.crawl.hosts[1].headers, (std::vector<std::string>{"X-A: 1; 2", "X-B: c"}));
+    EXPECT_EQ(yaml.crawl.hosts[2].obey_robots, false);
+    // The flag takes the one-line form, repeated; the environment one rule a line.
+    const app_config flags =
+        parsed_config({"--host-rule", "match=*.a.example; delay=2s; max_per_host=1", "--host-rule",
+                       "match=c.example; header=X-A: 1\\; 2", "a.example"});
+    ASSERT_EQ(flags.crawl.hosts.size(), 2u);
+    EXPECT_EQ(flags.crawl.hosts[0].delay, 2s);
+    EXPECT_EQ(flags.crawl.hosts[1].headers, std::vector<std::string>{"X-A: 1; 2"});
+    const app_config env = parsed_config(
+        {"a.example"}, {"ASIOCRAWL_HOSTS=match=a.example; delay=1s\nmatch=b.example; max_pages=3"});
+    ASSERT_EQ(env.crawl.hosts.size(), 2u);
+    EXPECT_EQ(env.crawl.hosts[1].max_pages, 3u);
+    // A rule that does not parse names itself and what is wrong.
+    const auto refused = parse_arguments({"--host-rule", "match=a.example; delay=soon", "a.example"});
+    ASSERT_TRUE(std::holds_alternative<usage_error>(refused));
+    EXPECT_THAT(std::get<usage_error>(refused).message, HasSubstr("hosts[0]: delay: expected a duration"));
 }
 
 TEST(config_precedence, bad_patterns_roots_and_classes_name_their_source) {

@@ -247,6 +247,7 @@ std::vector<std::string> sample_values() {
             "robots=off",
             "4xx",
             "X-A: b",
+            "match=a.example; delay=2s",
             "redis://127.0.0.1:6379/0",
             files().yaml,
             files().records,
@@ -518,7 +519,7 @@ TEST(command_line, help_says_defaults_value_names_subcommands_and_fits_the_termi
     EXPECT_THAT(help, HasSubstr("(default: off)"));
     EXPECT_THAT(help, HasSubstr("--save-dir DIR"));
     EXPECT_THAT(help, HasSubstr("-o [ --output ] FILE"));
-    EXPECT_THAT(help, HasSubstr("--metrics-listen HOST:PORT"));
+    EXPECT_THAT(help, HasSubstr("--listen HOST:PORT"));
     EXPECT_THAT(help, Not(HasSubstr("--warc TEXT")));
 }
 

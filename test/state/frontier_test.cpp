@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <unordered_map>
@@ -171,4 +172,55 @@ TEST_F(host_frontier_test, many_hosts_cost_no_scan) {
     ASSERT_EQ(out.size(), 1u);
     EXPECT_EQ(out[0], (std::pair<std::string, int>{"h4242", -4242}));
     EXPECT_EQ(f.hosts(), 10'000u);
+}
+
+TEST_F(host_frontier_test, a_paused_host_hands_out_nothing_not_even_urgent_items_until_resumed) {
+    frontier f{4, 0ms};
+    std::vector<frontier::slot> held;
+    f.pause(id("a"));
+    for (int i = 0; i < 3; ++i)
+        f.push(id("a"), i, t0);
+    f.push_urgent(id("a"), 9, t0);
+    f.push(id("b"), 5, t0);
+    EXPECT_TRUE(f.paused(id("a")));
+    EXPECT_EQ(pop_all(f, held, t0), (std::vector<std::pair<std::string, int>>{{"b", 5}}));
+    EXPECT_EQ(f.held(id("a")), 4u);
+    f.resume(id("a"), t0);
+    EXPECT_FALSE(f.paused(id("a")));
+    const auto after = pop_all(f, held, t0);
+    ASSERT_EQ(after.size(), 4u);
+    EXPECT_EQ(after[0].second, 9); // the urgent one first
+}
+
+TEST_F(host_frontier_test, a_hosts_own_max_per_host_replaces_the_frontiers) {
+    frontier f{4, 0ms};
+    std::vector<frontier::slot> held;
+    f.set_max_per_host(id("a"), 1, t0);
+    for (int i = 0; i < 3; ++i) {
+        f.push(id("a"), i, t0);
+        f.push(id("b"), i, t0);
+    }
+    EXPECT_EQ(f.max_per_host(id("a")), 1u);
+    EXPECT_EQ(f.max_per_host(id("b")), 4u);
+    const auto first = pop_all(f, held, t0);
+    EXPECT_EQ(std::count_if(first.begin(), first.end(), [](const auto& p) { return p.first == "a"; }), 1);
+    EXPECT_EQ(std::count_if(first.begin(), first.end(), [](const auto& p) { return p.first == "b"; }), 3);
+}
+
+TEST_F(host_frontier_test, waiting_items_are_listed_a_page_at_a_time) {
+    frontier f{1, 0ms};
+    f.push_urgent(id("a"), 100, t0);
+    for (int i = 0; i < 5; ++i)
+        f.push(id("a"), i, t0);
+    std::vector<int> page;
+    f.for_each_waiting(id("a"), 0, 3, [&](int item) { page.push_back(item); });
+    EXPECT_EQ(page, (std::vector<int>{100, 0, 1}));
+    page.clear();
+    f.for_each_waiting(id("a"), 4, 10, [&](int item) { page.push_back(item); });
+    EXPECT_EQ(page, (std::vector<int>{3, 4}));
+    page.clear();
+    f.for_each_waiting(id("a"), 6, 10, [&](int item) { page.push_back(item); });
+    EXPECT_TRUE(page.empty());
+    EXPECT_EQ(f.held(id("a")), 6u);
+    EXPECT_EQ(f.held(id("nobody")), 0u);
 }

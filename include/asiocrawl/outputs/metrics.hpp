@@ -51,6 +51,24 @@ private:
 /// Parses "host:port" or "[v6]:port" into an endpoint. Throws std::invalid_argument naming the problem.
 boost::asio::ip::tcp::endpoint parse_listen_address(std::string_view host_port);
 
+/// One request to the listener's other paths (the control API, /api/...), read whole and bounded.
+struct listener_request {
+    std::string_view method; ///< "GET", "POST"...
+    std::string_view target; ///< path and query, as sent
+    std::string_view authorization;
+    std::string_view body;
+    std::string peer; ///< the caller's address, for the log
+};
+/// What to answer to a listener_request.
+struct listener_response {
+    unsigned status = 200;
+    std::string content_type = "application/json";
+    std::string body;
+    std::string allow;            ///< an Allow field (405)
+    std::string www_authenticate; ///< a WWW-Authenticate field (401)
+};
+using listener_handler = std::function<listener_response(const listener_request&)>;
+
 /// GET /metrics -> the text from `render`; GET /healthz -> "ok"; anything else 404. HTTP/1.1 keep-alive.
 /// Runs on one executor (the crawler's: rendering reads crawl state without locks). Call members there.
 class metrics_server {
@@ -65,6 +83,11 @@ public:
     metrics_server& operator=(const metrics_server&) = delete;
 
     boost::asio::ip::tcp::endpoint local_endpoint() const;
+
+    /// Requests under /api/ go to `handler` (the control API, docs/CONTROL.md): any method, a head of at
+    /// most 8 KiB, a body of at most `max_body` bytes (413 past it), all of it within 10 s. Without one they
+    /// get 404. Set before start().
+    void set_handler(listener_handler handler, std::size_t max_body = 1u << 20);
 
     /// Starts accepting.
     void start();

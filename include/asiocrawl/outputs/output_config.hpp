@@ -69,6 +69,11 @@ struct output_config {
     std::string save_dir;
     /// host:port for a Prometheus /metrics and /healthz HTTP endpoint. Empty: none. Default empty.
     std::string metrics_listen;
+    /// The bearer token the control API on metrics_listen asks of every caller (docs/CONTROL.md). Empty: none
+    /// is asked, which output_set refuses on an address other than loopback. Default empty.
+    std::string listen_token;
+    /// A file whose first line is listen_token (the CLI reads it). Default empty.
+    std::string listen_token_file;
     /// Progress line on stderr. Default automatic.
     progress_mode progress = progress_mode::automatic;
     /// How often the progress line is written when stderr is not a terminal (a heartbeat in a log); a
