@@ -16,8 +16,7 @@ tsan_env=(TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1)
 # TSan runs only the layers whose processes run a second thread: TSan reports races between threads, and the
 # sans-io layers' tests (url, policy, html, state...) cannot have one; they run under ASan+UBSan. engine: the
 # parse pool, the seed reader; outputs: the writer threads; store and control (its crawls keep a state
-# directory): the RocksDB storage thread; cli: the
-# TSan-built CLI as a child process. The CLI cases that kill, resume and share crawls between several CLI
+# directory): the RocksDB storage thread; cli: the TSan-built CLI as a child process. The CLI cases that kill, resume and share crawls between several CLI
 # processes (resume_kill, shared_crawl*, state_disk) test processes, not threads, and stay in asan.
 tsan_tests=(engine_tests outputs_tests store_tests cli_tests control_tests)
 tsan_label="^($(IFS='|'; echo "${tsan_tests[*]}"))\$"

@@ -26,7 +26,7 @@ constexpr std::uint32_t min_header_bytes = 1024;
 // More parser threads than this only contend for the crawl thread that feeds them.
 constexpr std::size_t max_parse_threads = 256;
 
-bool is_blank(std::string_view text) noexcept {
+bool is_c_blank(std::string_view text) noexcept {
     return text.find_first_not_of(" \t\n\v\f\r") == std::string_view::npos;
 }
 
@@ -87,7 +87,7 @@ std::vector<std::string> problem_messages(const crawler_config& config) {
     }
     for (std::size_t i = 0; i < config.roots.size(); ++i) {
         const std::string name = "roots[" + std::to_string(i) + "]";
-        if (is_blank(config.roots[i])) {
+        if (is_c_blank(config.roots[i])) {
             problems.push_back(name + " must not be empty");
         } else if (auto parsed = parse_root(config.roots[i]); !parsed) {
             problems.push_back(name + " must be an http or https URL (" + parsed.error().message() +
@@ -114,7 +114,7 @@ std::vector<std::string> problem_messages(const crawler_config& config) {
     check_domains("exclude_domains", config.exclude_domains);
     const auto check_names = [&](std::string_view key, const std::vector<std::string>& names) {
         for (std::size_t i = 0; i < names.size(); ++i)
-            if (is_blank(names[i]) || names[i].find('/') != std::string::npos)
+            if (is_c_blank(names[i]) || names[i].find('/') != std::string::npos)
                 problems.push_back(std::string(key) + "[" + std::to_string(i) +
                                    "] must be a file-name suffix or pattern such as pdf or *.jpg (no '/'), "
                                    "got \"" +
@@ -168,7 +168,7 @@ std::vector<std::string> problem_messages(const crawler_config& config) {
         problems.emplace_back("fetch.idle_timeout must not be negative");
     }
     for (const auto& [host, address] : fetch.host_overrides) {
-        if (is_blank(host))
+        if (is_c_blank(host))
             problems.emplace_back("fetch.host_overrides has an empty host name");
         if (!is_ip_address(address))
             problems.push_back("fetch.host_overrides[\"" + host +

@@ -53,11 +53,8 @@ GumboOutput* parse_or_give_up(const GumboOptions& options, const char* buffer, s
 }
 
 // HTML's "ASCII whitespace" is what the spec skips in attribute micro-syntaxes (no vertical tab).
+using detail::ascii::is_html_blank;
 using detail::ascii::trim_html_whitespace;
-
-bool is_blank(std::string_view text) noexcept {
-    return trim_html_whitespace(text).empty();
-}
 
 // gumbo's memory for one parse, from a bump allocator over a list of chunks: allocating is a pointer bump,
 // freeing is nothing, and the whole tree goes at once when the parse is done (no gumbo_destroy_output, which
@@ -163,7 +160,7 @@ const char* attribute_value(const GumboElement& element, const char* name) noexc
 void add_reference(page_links& links, const char* value) {
     // The raw value is kept (the crawler cleans references itself); only values that cannot name anything
     // but the page itself are dropped.
-    if (value != nullptr && !is_blank(value)) {
+    if (value != nullptr && !is_html_blank(value)) {
         links.references.emplace_back(value);
     }
 }
@@ -195,7 +192,8 @@ public:
         case GUMBO_TAG_A:
         case GUMBO_TAG_AREA:
             if (skip_rel_nofollow_ && rel_has(attribute_value(element, "rel"), "nofollow")) {
-                if (const char* href = attribute_value(element, "href"); href != nullptr && !is_blank(href))
+                if (const char* href = attribute_value(element, "href");
+                    href != nullptr && !is_html_blank(href))
                     ++links_.rel_nofollow;
                 break;
             }
@@ -231,7 +229,7 @@ private:
             return;
         }
         seen_base_href_ = true;
-        if (!is_blank(href)) {
+        if (!is_html_blank(href)) {
             links_.base_href.emplace(href);
         }
     }
@@ -240,7 +238,7 @@ private:
         // The first <link rel=canonical> with a non-blank href, in document order.
         if (links_.canonical || !rel_has(attribute_value(element, "rel"), "canonical"))
             return;
-        if (const char* href = attribute_value(element, "href"); href != nullptr && !is_blank(href))
+        if (const char* href = attribute_value(element, "href"); href != nullptr && !is_html_blank(href))
             links_.canonical.emplace(href);
     }
 
@@ -258,7 +256,7 @@ private:
         if (content == nullptr) {
             return;
         }
-        if (auto target = parse_meta_refresh(content); target && !is_blank(*target)) {
+        if (auto target = parse_meta_refresh(content); target && !is_html_blank(*target)) {
             links_.references.push_back(std::move(*target));
         }
     }

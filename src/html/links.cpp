@@ -11,12 +11,9 @@ namespace asiocrawl {
 namespace {
 
 // HTML's "ASCII whitespace" is what the spec skips in attribute micro-syntaxes (no vertical tab).
+using detail::ascii::is_html_blank;
 using detail::ascii::is_html_whitespace;
 using detail::ascii::trim_html_whitespace;
-
-bool is_blank(std::string_view text) noexcept {
-    return trim_html_whitespace(text).empty();
-}
 
 page_links extract_links_fast(std::string_view html, const extract_options& options) {
     detail::html::extractor_options extractor;
@@ -36,7 +33,7 @@ page_links extract_links_fast(std::string_view html, const extract_options& opti
             break;
         case detail::html::entry_kind::base:
             // The first <base> with an href decides, even when that href is blank.
-            if (!seen_base && !is_blank(found.value(entry)))
+            if (!seen_base && !is_html_blank(found.value(entry)))
                 links.base_href.emplace(found.value(entry));
             seen_base = true;
             break;

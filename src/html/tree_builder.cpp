@@ -52,13 +52,6 @@ constexpr tag_set grouping{address, article,  aside,      blockquote, center,  d
                            dl,      fieldset, figcaption, figure,     footer,  header,  hgroup, main,
                            menu,    nav,      ol,         section,    summary, ul};
 
-bool is_blank(std::string_view text) noexcept {
-    for (const char c : text)
-        if (!ascii::is_html_whitespace(c))
-            return false;
-    return true;
-}
-
 } // namespace
 
 inline std::uint32_t tree_builder::new_element(tag name, space ns) {
@@ -433,13 +426,13 @@ inline void tree_builder::emit_link_attribute(const token& t, std::string_view n
         return;
     if (options_.skip_rel_nofollow) {
         if (const attribute* rel = t.find("rel"); rel != nullptr && rel_has(decoded(*rel), "nofollow")) {
-            if (!is_blank(decoded(*a)) && !references_are_inert())
+            if (!ascii::is_html_blank(decoded(*a)) && !references_are_inert())
                 ++out_.rel_nofollow;
             return; // no link, and none for a clone to make again
         }
     }
     const std::string_view value = decoded(*a);
-    if (is_blank(value))
+    if (ascii::is_html_blank(value))
         return;
     const auto offset = static_cast<std::uint32_t>(out_.text.size());
     const auto length = static_cast<std::uint32_t>(value.size());
@@ -457,14 +450,14 @@ inline void tree_builder::emit_requisite_attribute(const token& t, std::string_v
                                                    std::uint32_t before) {
     if (const attribute* a = t.find(name)) {
         const std::string_view value = decoded(*a);
-        if (!is_blank(value))
+        if (!ascii::is_html_blank(value))
             emit(entry_kind::requisite, kind, value, before);
     }
 }
 
 inline void tree_builder::emit_css(std::string_view css, std::uint32_t before) {
     for (const css_reference& r : extract_css_references(css))
-        if (!is_blank(r.url))
+        if (!ascii::is_html_blank(r.url))
             emit(entry_kind::requisite, r.import ? requisite_kind::stylesheet : requisite_kind::style, r.url,
                  before);
 }
@@ -527,7 +520,7 @@ inline void tree_builder::emit_references(element& e, const token& t, std::uint3
         case link:
             if (const attribute* rel = t.find("rel"); rel != nullptr && rel_has(decoded(*rel), "canonical"))
                 if (const attribute* href = t.find("href"))
-                    if (const std::string_view value = decoded(*href); !is_blank(value))
+                    if (const std::string_view value = decoded(*href); !ascii::is_html_blank(value))
                         emit(entry_kind::canonical, requisite_kind::image, value, before);
             break;
         case meta:
@@ -550,7 +543,8 @@ inline void tree_builder::emit_references(element& e, const token& t, std::uint3
                                                     [](char x, char y) { return ascii::to_lower(x) == y; }))
                     if (const attribute* content = t.find("content")) {
                         const std::string refresh_content(decoded(*content));
-                        if (auto target = parse_meta_refresh(refresh_content); target && !is_blank(*target))
+                        if (auto target = parse_meta_refresh(refresh_content);
+                            target && !ascii::is_html_blank(*target))
                             emit(entry_kind::link, requisite_kind::image, *target, before);
                     }
             }
@@ -566,7 +560,7 @@ inline void tree_builder::emit_references(element& e, const token& t, std::uint3
         const attribute* link = href == nullptr || (xlink != nullptr && xlink < href) ? xlink : href;
         if (link != nullptr) {
             const std::string_view value = decoded(*link);
-            if (!is_blank(value))
+            if (!ascii::is_html_blank(value))
                 emit(entry_kind::link, requisite_kind::image, value, before);
         }
     }

@@ -8,7 +8,7 @@ namespace asiocrawl {
 namespace {
 
 // The same bytes clean_reference() trims: a Location made only of them names nothing.
-bool is_blank(std::string_view value) noexcept {
+bool names_nothing(std::string_view value) noexcept {
     for (char c : value) {
         if (static_cast<unsigned char>(c) > 0x20) {
             return false;
@@ -35,7 +35,7 @@ bool is_redirect_status(int status) noexcept {
 redirect_decision decide_redirect(boost::urls::url_view request_url, std::optional<std::string_view> location,
                                   int redirects_left) {
     redirect_decision decision;
-    if (!location || is_blank(*location)) {
+    if (!location || names_nothing(*location)) {
         decision.error = make_error_code(error::missing_location);
         return decision;
     }

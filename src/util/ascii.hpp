@@ -68,6 +68,11 @@ constexpr bool is_html_whitespace(char c) noexcept {
     return c == ' ' || c == '\n' || c == '\t' || c == '\f' || c == '\r';
 }
 
+/// True when `text` is empty or only HTML's ASCII whitespace.
+constexpr bool is_html_blank(std::string_view text) noexcept {
+    return text.find_first_not_of(html_whitespace) == std::string_view::npos;
+}
+
 /// `text` without leading and trailing characters from `characters`.
 constexpr std::string_view trim(std::string_view text, std::string_view characters) noexcept {
     const auto first = text.find_first_not_of(characters);

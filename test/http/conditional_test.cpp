@@ -224,7 +224,7 @@ TEST(request_writer, sends_the_validators_after_the_fixed_fields) {
     std::pair<std::size_t, std::size_t> proxy_fields;
     EXPECT_EQ(
         writer.request("http://h/p", "http://h:80", nullptr, proxy_fields,
-                       {"W/\"weak\"", "Sat, 29 Oct 1994 19:43:31 GMT"}),
+                       {"W/\"weak\"", "Sat, 29 Oct 1994 19:43:31 GMT", {}}),
         "GET /p HTTP/1.1\r\nHost: h\r\nUser-Agent: t\r\nAccept: text/html,application/xhtml+xml,*/*;q=0.8\r\n"
         "Accept-Encoding: identity\r\nIf-None-Match: W/\"weak\"\r\n"
         "If-Modified-Since: Sat, 29 Oct 1994 19:43:31 GMT\r\n\r\n");
@@ -246,7 +246,8 @@ TEST(request_writer, a_validator_that_could_split_the_head_is_not_sent) {
                                        std::string(detail::max_validator_bytes + 1, 'e')};
     for (const auto& value : bad) {
         EXPECT_FALSE(detail::sendable_validator(value)) << value;
-        EXPECT_EQ(writer.request("http://h/", "http://h:80", nullptr, proxy_fields, {value, value}), plain)
+        EXPECT_EQ(writer.request("http://h/", "http://h:80", nullptr, proxy_fields, {value, value, {}}),
+                  plain)
             << "sent as a plain GET: " << value;
     }
     EXPECT_TRUE(detail::sendable_validator(std::string(detail::max_validator_bytes, 'e')));
@@ -260,7 +261,7 @@ TEST(request_writer, a_validator_set_with_fetch_headers_wins) {
     const detail::request_writer writer(config, nullptr);
     std::pair<std::size_t, std::size_t> proxy_fields;
     const std::string r = writer.request("http://h/", "http://h:80", nullptr, proxy_fields,
-                                         {"\"from-history\"", "Sat, 29 Oct 1994 19:43:31 GMT"});
+                                         {"\"from-history\"", "Sat, 29 Oct 1994 19:43:31 GMT", {}});
     EXPECT_NE(r.find("If-None-Match: \"from-the-user\"\r\n"), std::string::npos) << r;
     EXPECT_EQ(r.find("from-history"), std::string::npos) << "one If-None-Match field, never two: " << r;
     EXPECT_NE(r.find("If-Modified-Since: Sat, 29 Oct 1994 19:43:31 GMT\r\n"), std::string::npos) << r;
