@@ -197,15 +197,6 @@ private:
     /// unknown or not a scalar (headers: a list of them).
     bool item_map_text(const config_key& key, std::size_t index, const YAML::Node& item, std::string& line) {
         const std::string where = std::string(key.path) + "[" + std::to_string(index) + "]";
-        const auto escaped = [](const std::string& value) {
-            std::string out;
-            for (const char c : value) {
-                if (c == ';' || c == '\\')
-                    out += '\\';
-                out += c;
-            }
-            return out;
-        };
         for (const auto& entry : item) {
             if (!entry.first.IsScalar()) {
                 fail(entry.first.Mark(), std::string(key.path), where + ": a field must be a plain name");
@@ -237,7 +228,7 @@ private:
             }
             for (const auto& v : values) {
                 std::string problem;
-                const std::string field = (name == "headers" ? "header" : name) + "=" + escaped(v);
+                const std::string field = (name == "headers" ? "header" : name) + "=" + escape_rule_value(v);
                 // A field alone parses as a rule once it has a match: the problem is then this field's.
                 if (name != "match" && !parse_host_rule("match=x; " + field, problem)) {
                     fail(entry.second.Mark(), std::string(key.path), where + "." + problem);

@@ -410,8 +410,6 @@ std::string mask_link_url(std::string_view url) {
 
 } // namespace
 
-namespace {
-
 std::string escape_rule_value(std::string_view value) {
     std::string out;
     for (const char c : value) {
@@ -421,8 +419,6 @@ std::string escape_rule_value(std::string_view value) {
     }
     return out;
 }
-
-} // namespace
 
 std::string host_rule_text(const host_rule& rule) {
     std::string text = "match=" + escape_rule_value(rule.match);

@@ -122,6 +122,8 @@ std::string mask_header_field(std::string_view field);
 /// max_pages=100; obey_robots=false; header=X-A: b", a ';' inside a value written "\;". Parsing names the
 /// problem ("" when there is none).
 std::string host_rule_text(const host_rule& rule);
+/// A value as a --host-rule field holds it: ';' and '\\' escaped with a '\\'.
+std::string escape_rule_value(std::string_view value);
 std::optional<host_rule> parse_host_rule(std::string_view text, std::string& problem);
 /// The fields a rule's YAML map may have, in their one-line names.
 inline constexpr std::string_view host_rule_fields =

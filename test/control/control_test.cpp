@@ -49,11 +49,12 @@ json::object body_of(const listener_response& r) {
     return json::parse(r.body).as_object();
 }
 
-const host_status* find_host(const std::vector<host_status>& hosts, std::string_view name) {
+/// The host's entry of a crawler::hosts() answer (a copy: the answer is a temporary).
+std::optional<host_status> find_host(const std::vector<host_status>& hosts, std::string_view name) {
     for (const auto& h : hosts)
         if (h.host == name)
-            return &h;
-    return nullptr;
+            return h;
+    return std::nullopt;
 }
 
 crawler_config two_host_config(unsigned short a_port, unsigned short b_port) {
@@ -202,7 +203,7 @@ TEST(control_crawl, a_paused_host_gets_no_request_while_another_goes_on_and_a_re
                 co_await b_root_done.async_wait(asio::as_tuple(asio::use_awaitable));
             if (++a_requests == 6) {
                 b_requests_when_a_was_done = b.requests();
-                if (const auto* h = find_host(crawl->hosts(), "b.test"))
+                if (const auto h = find_host(crawl->hosts(), "b.test"))
                     b_waiting_when_a_was_done = h->waiting;
                 b_page_when_a_was_done =
                     call(*api, "GET", "/api/urls?state=waiting&host=b.test&offset=1&limit=1").body;
@@ -236,8 +237,8 @@ TEST(control_crawl, a_paused_host_gets_no_request_while_another_goes_on_and_a_re
               "http://b.test:" + std::to_string(b.port()) + "/b2");
     EXPECT_EQ(b.requests(), 4u); // the resume let them go
     EXPECT_EQ(result->todo, 0u);
-    const auto* h = find_host(crawl->hosts(), "b.test");
-    ASSERT_NE(h, nullptr);
+    const auto h = find_host(crawl->hosts(), "b.test");
+    ASSERT_TRUE(h.has_value());
     EXPECT_FALSE(h->paused);
     EXPECT_EQ(h->done, 4u);
 }
@@ -301,8 +302,8 @@ TEST(control_crawl, a_hosts_delay_set_through_the_api_is_held) {
     // millisecond.
     for (std::size_t i = 1; i < arrivals.size(); ++i)
         EXPECT_GE(arrivals[i] - arrivals[i - 1], 75ms) << i;
-    const auto* h = find_host(crawl.hosts(), "127.0.0.1");
-    ASSERT_NE(h, nullptr);
+    const auto h = find_host(crawl.hosts(), "127.0.0.1");
+    ASSERT_TRUE(h.has_value());
     EXPECT_EQ(h->delay, 100ms);
     EXPECT_EQ(h->max_per_host, 4u);
 }
@@ -360,8 +361,8 @@ TEST(control_crawl, a_pause_outlives_the_process_through_the_state_directory) {
                         [&](const http_request&) -> asio::awaitable<std::optional<http_response>> {
                             if (++a_requests == 2) {
                                 b_requests_when_a_was_done = b.requests();
-                                const auto* h = find_host(crawl->hosts(), "b.test");
-                                b_paused_when_a_was_done = h != nullptr && h->paused;
+                                const auto h = find_host(crawl->hosts(), "b.test");
+                                b_paused_when_a_was_done = h && h->paused;
                                 crawl->resume_host("b.test");
                             }
                             co_return make_response(200, "<p>a</p>");
@@ -440,8 +441,8 @@ TEST(control_listener, a_wrong_token_is_401_the_right_one_200_and_a_body_past_th
     EXPECT_THAT(answers[3], ::testing::StartsWith("HTTP/1.1 413"));
     EXPECT_THAT(answers[4], ::testing::StartsWith("HTTP/1.1 200"));
     EXPECT_THAT(answers[4], HasSubstr("metrics"));
-    const auto* h = find_host(crawl.hosts(), "a.test");
-    ASSERT_NE(h, nullptr);
+    const auto h = find_host(crawl.hosts(), "a.test");
+    ASSERT_TRUE(h.has_value());
     EXPECT_TRUE(h->paused);
 }
 
@@ -483,8 +484,8 @@ TEST(control_rules, a_hosts_rule_sets_its_delay_page_budget_robots_and_headers) 
     // The rule's delay, with a quarter left for an arrival's lag (as in the API delay test).
     for (std::size_t i = 1; i < arrivals.size(); ++i)
         EXPECT_GE(arrivals[i].second - arrivals[i - 1].second, 60ms) << arrivals[i].first;
-    const auto* h = find_host(crawl.hosts(), "127.0.0.1");
-    ASSERT_NE(h, nullptr);
+    const auto h = find_host(crawl.hosts(), "127.0.0.1");
+    ASSERT_TRUE(h.has_value());
     EXPECT_EQ(h->delay, 80ms);
     EXPECT_EQ(h->max_per_host, 3u);
 }

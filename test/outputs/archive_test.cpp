@@ -207,26 +207,7 @@ int check_cdxj_against_warcs(const std::vector<std::string>& lines, const fs::pa
 std::size_t count_records(const std::string& warc_path, std::string_view type) {
     std::string text = read_file(warc_path);
     if (warc_path.ends_with(".gz")) {
-        std::string all;
-        std::string_view rest = text;
-        while (!rest.empty()) {
-            z_stream z{};
-            inflateInit2(&z, 16 + MAX_WBITS);
-            z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(rest.data()));
-            z.avail_in = static_cast<uInt>(rest.size());
-            char buffer[4096];
-            int rc = Z_OK;
-            while (rc == Z_OK) {
-                z.next_out = reinterpret_cast<Bytef*>(buffer);
-                z.avail_out = sizeof buffer;
-                rc = inflate(&z, Z_NO_FLUSH);
-                all.append(buffer, sizeof buffer - z.avail_out);
-            }
-            rest.remove_prefix(z.total_in);
-            inflateEnd(&z);
-            if (rc != Z_STREAM_END)
-                break;
-        }
+        std::string all = test::gunzip_members(text);
         text = std::move(all);
     }
     std::size_t n = 0;
@@ -236,12 +217,33 @@ std::size_t count_records(const std::string& warc_path, std::string_view type) {
     return n;
 }
 
-struct archive_crawl : testing::Test {
+/// A crawl of a loopback site into outputs.
+struct archive_crawl_base : testing::Test {
     asio::io_context ctx;
     crawler_config config = test::loopback_crawl_config();
     test::loopback_site site{ctx.get_executor()};
     test::temp_dir dir{"archive-crawl"};
 
+    /// Crawls `config.roots` with `outputs`; the report, or nullopt (a failure) when the crawl did not end.
+    std::optional<report> crawl(const output_config& outputs) {
+        crawler c{ctx.get_executor(), config};
+        output_set out{ctx.get_executor(), outputs};
+        out.attach(c);
+        out.start();
+        auto result = test::run_crawl(ctx, c, [&] {
+            out.stop();
+            site.stop();
+        });
+        if (!result)
+            ADD_FAILURE() << "the crawl did not end";
+        else
+            EXPECT_THAT(out.finish(*result), testing::IsEmpty());
+        return result;
+    }
+};
+
+/// The site most archive tests crawl: titles, a repeated payload, an image, a query, a missing page.
+struct archive_crawl : archive_crawl_base {
     archive_crawl() {
         config.roots = {site.origin() + "/"};
         site.add("/", "<html><head><title>Home &amp; garden</title></head><body><h1>Welcome home</h1>"
@@ -260,20 +262,19 @@ struct archive_crawl : testing::Test {
         site.add("/img.png", "PNG", "image/png");
         site.add("/q?z=1&a=2", "<p>query page</p>");
     }
-
-    void crawl(const output_config& outputs) {
-        crawler c{ctx.get_executor(), config};
-        output_set out{ctx.get_executor(), outputs};
-        out.attach(c);
-        out.start();
-        auto result = test::run_crawl(ctx, c, [&] {
-            out.stop();
-            site.stop();
-        });
-        ASSERT_TRUE(result.has_value());
-        EXPECT_THAT(out.finish(*result), testing::IsEmpty());
-    }
 };
+output_set out{ctx.get_executor(), outputs};
+out.attach(c);
+out.start();
+auto result = test::run_crawl(ctx, c, [&] {
+    out.stop();
+    site.stop();
+});
+ASSERT_TRUE(result.has_value());
+EXPECT_THAT(out.finish(*result), testing::IsEmpty());
+}
+}
+;
 
 TEST_F(archive_crawl, CdxjOfACompressedWarcPointsAtEachRecordsGzipMember) {
     output_config outputs;
@@ -310,11 +311,9 @@ TEST_F(archive_crawl, CdxjOfAPlainWarcPointsAtEachRecord) {
 
 // br and zstd pages are decoded for their links and archived as they came, coded, as gzip ones are: the
 // WARC's payload digest is that of the coded bytes (WARC 1.1: the content coding is kept).
-TEST(ArchiveCodings, BrotliAndZstdPagesAreFollowedAndArchivedCoded) {
-    asio::io_context ctx;
-    crawler_config config = test::loopback_crawl_config();
-    test::loopback_site site{ctx.get_executor()};
-    test::temp_dir dir{"archive-codings"};
+using archive_codings = archive_crawl_base;
+
+TEST_F(archive_codings, BrotliAndZstdPagesAreFollowedAndArchivedCoded) {
     const std::string br = test::brotli(test::links_page({"/z.html"}) + std::string(300, ' '));
     const std::string zs = test::zstd(test::links_page({"/end.html"}) + std::string(300, ' '));
     auto coded = [](const std::string& body, const char* coding) {
@@ -329,16 +328,8 @@ TEST(ArchiveCodings, BrotliAndZstdPagesAreFollowedAndArchivedCoded) {
     output_config outputs;
     outputs.warc.path = (dir.path / "crawl.warc").string();
     outputs.warc.revisits = false;
-    crawler c{ctx.get_executor(), config};
-    output_set out{ctx.get_executor(), outputs};
-    out.attach(c);
-    out.start();
-    auto result = test::run_crawl(ctx, c, [&] {
-        out.stop();
-        site.stop();
-    });
+    const auto result = crawl(outputs);
     ASSERT_TRUE(result.has_value());
-    EXPECT_THAT(out.finish(*result), testing::IsEmpty());
     EXPECT_THAT(site.requested(), testing::UnorderedElementsAre("/", "/z.html", "/end.html"));
     for (const auto& r : result->records)
         EXPECT_FALSE(r.error) << r.url << ": " << r.error.message() << " " << r.error_detail;

@@ -3,6 +3,7 @@
 #include <asiocrawl/error.hpp>
 
 #include "http/fetcher.hpp"
+#include "support/compress.hpp"
 #include "support/files.hpp"
 #include "support/hostile_server.hpp"
 #include "support/loopback.hpp"
@@ -137,32 +138,11 @@ TEST(WarcRecordBytes, ExactLayout) {
               "GET / HTTP/1.1\r\n\r\n\r\n\r\n");
 }
 
-// Inflates every gzip member in turn, as a WARC reader does.
+// Inflates every gzip member in turn, as a WARC reader does; each must end.
 std::string gunzip_all(std::string_view data, int* members = nullptr) {
-    std::string out;
-    int count = 0;
-    while (!data.empty()) {
-        z_stream stream{};
-        EXPECT_EQ(inflateInit2(&stream, 15 + 16), Z_OK);
-        stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
-        stream.avail_in = static_cast<uInt>(data.size());
-        char buffer[4096];
-        int result = Z_OK;
-        while (result == Z_OK) {
-            stream.next_out = reinterpret_cast<Bytef*>(buffer);
-            stream.avail_out = sizeof buffer;
-            result = inflate(&stream, Z_NO_FLUSH);
-            out.append(buffer, sizeof buffer - stream.avail_out);
-        }
-        EXPECT_EQ(result, Z_STREAM_END);
-        data.remove_prefix(stream.total_in);
-        inflateEnd(&stream);
-        ++count;
-        if (result != Z_STREAM_END)
-            break;
-    }
-    if (members)
-        *members = count;
+    bool complete = false;
+    auto out = test::gunzip_members(data, members, &complete);
+    EXPECT_TRUE(complete);
     return out;
 }
 

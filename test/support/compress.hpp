@@ -73,8 +73,10 @@ inline std::string gzip_bomb(std::size_t megabytes) {
 }
 
 /// The first gzip member of `data`, inflated. `whole` (when given) says whether `data` is exactly one
-/// complete member: what a WARC reader gets from a record's offset and length in a ".warc.gz".
-inline std::string gunzip_member(std::string_view data, bool* whole = nullptr) {
+/// complete member: what a WARC reader gets from a record's offset and length in a ".warc.gz". `consumed`
+/// (when given) is the member's length when it ended, 0 when it did not.
+inline std::string gunzip_member(std::string_view data, bool* whole = nullptr,
+                                 std::size_t* consumed = nullptr) {
     z_stream z{};
     if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK)
         throw std::runtime_error("inflateInit2");
@@ -91,7 +93,29 @@ inline std::string gunzip_member(std::string_view data, bool* whole = nullptr) {
     }
     if (whole != nullptr)
         *whole = rc == Z_STREAM_END && z.avail_in == 0;
+    if (consumed != nullptr)
+        *consumed = rc == Z_STREAM_END ? static_cast<std::size_t>(z.total_in) : 0;
     inflateEnd(&z);
+    return out;
+}
+
+/// Every gzip member of `data` in turn, inflated and concatenated, as a WARC reader reads a ".warc.gz".
+/// `members` counts them; `complete` is false when one did not end (the rest is not read).
+inline std::string gunzip_members(std::string_view data, int* members = nullptr, bool* complete = nullptr) {
+    std::string out;
+    int count = 0;
+    bool ended = true;
+    while (!data.empty() && ended) {
+        std::size_t used = 0;
+        out += gunzip_member(data, nullptr, &used);
+        ++count;
+        ended = used > 0;
+        data.remove_prefix(used);
+    }
+    if (members != nullptr)
+        *members = count;
+    if (complete != nullptr)
+        *complete = ended;
     return out;
 }
 
