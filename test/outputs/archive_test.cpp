@@ -263,18 +263,6 @@ struct archive_crawl : archive_crawl_base {
         site.add("/q?z=1&a=2", "<p>query page</p>");
     }
 };
-output_set out{ctx.get_executor(), outputs};
-out.attach(c);
-out.start();
-auto result = test::run_crawl(ctx, c, [&] {
-    out.stop();
-    site.stop();
-});
-ASSERT_TRUE(result.has_value());
-EXPECT_THAT(out.finish(*result), testing::IsEmpty());
-}
-}
-;
 
 TEST_F(archive_crawl, CdxjOfACompressedWarcPointsAtEachRecordsGzipMember) {
     output_config outputs;
