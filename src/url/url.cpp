@@ -494,32 +494,7 @@ void append_without_dot_segments(std::string& output, std::string_view path) {
 // What reference_resolver's one pass takes before the fragment: characters RFC 3986 allows raw in a path or
 // query, which clean_reference() leaves as they are ('%' aside: its triplets need normalizing).
 bool is_plain_reference_character(char c) noexcept {
-    if (is_alpha(c) || is_digit(c))
-        return true;
-    switch (c) {
-    case '-':
-    case '.':
-    case '_':
-    case '~':
-    case '!':
-    case '$':
-    case '&':
-    case '\'':
-    case '(':
-    case ')':
-    case '*':
-    case '+':
-    case ',':
-    case ';':
-    case '=':
-    case ':':
-    case '@':
-    case '/':
-    case '?':
-        return true;
-    default:
-        return false;
-    }
+    return detail::is_unreserved_or_sub_delim(c) || c == ':' || c == '@' || c == '/' || c == '?';
 }
 
 // Four decimal octets as RFC 3986's IPv4address has them (no leading zero, none above 255): Boost.URL reads

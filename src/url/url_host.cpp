@@ -84,31 +84,6 @@ bool is_forbidden_in_domain(char c) noexcept {
     }
 }
 
-bool is_allowed_raw_in_reg_name(char c) noexcept {
-    if (ascii::is_alpha(c) || is_digit(c))
-        return true;
-    switch (c) {
-    case '-':
-    case '.':
-    case '_':
-    case '~':
-    case '!':
-    case '$':
-    case '&':
-    case '\'':
-    case '(':
-    case ')':
-    case '*':
-    case '+':
-    case ',':
-    case ';':
-    case '=':
-        return true;
-    default:
-        return false;
-    }
-}
-
 /// An ASCII name is only lowercased, "xn--" labels included: browsers take an ASCII label as written, valid
 /// Punycode or not (web-platform-tests' toascii.json: "xn--a" stays "xn--a").
 bool needs_uts46(std::string_view name) noexcept {
@@ -256,7 +231,7 @@ std::string host_for_url(std::string_view ascii_host) {
     out.reserve(ascii_host.size() + 2);
     for (std::size_t i = 0; i < ascii_host.size(); ++i) {
         const char c = ascii_host[i];
-        if (is_allowed_raw_in_reg_name(c) && !(i == 0 && escape_first)) {
+        if (is_unreserved_or_sub_delim(c) && !(i == 0 && escape_first)) {
             out += c;
             continue;
         }

@@ -4,6 +4,8 @@
 // may not hold. Used by url.cpp's normalization; sans-io.
 #pragma once
 
+#include "util/ascii.hpp"
+
 #include <boost/system/result.hpp>
 
 #include <array>
@@ -13,6 +15,33 @@
 #include <string_view>
 
 namespace asiocrawl::detail {
+
+/// RFC 3986's unreserved characters and sub-delims: what a reg-name takes raw, and (with ':', '@', '/' and
+/// '?') a path or a query.
+constexpr bool is_unreserved_or_sub_delim(char c) noexcept {
+    if (ascii::is_alpha(c) || ascii::is_digit(c))
+        return true;
+    switch (c) {
+    case '-':
+    case '.':
+    case '_':
+    case '~':
+    case '!':
+    case '$':
+    case '&':
+    case '\'':
+    case '(':
+    case ')':
+    case '*':
+    case '+':
+    case ',':
+    case ';':
+    case '=':
+        return true;
+    default:
+        return false;
+    }
+}
 
 /// The canonical ASCII form of a host written as a registered name (percent-encoded, as in a URL): the
 /// percent-decoded UTF-8 name mapped and converted with UTS #46 (nontransitional, no STD3 rules, no DNS
