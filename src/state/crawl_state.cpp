@@ -295,6 +295,7 @@ bool crawl_state::admit(std::string_view key, std::uint64_t fp, const std::strin
     const bool counted = kind == item_kind::page || kind == item_kind::requisite;
     if (counted && config_.max_pages && pages_admitted_ >= *config_.max_pages) {
         skip("max_pages");
+        remember_kept_out(key, fp, referrer, depth, kind, from_sitemap, requisite);
         return false;
     }
     std::optional<std::size_t> rule;
@@ -302,6 +303,7 @@ bool crawl_state::admit(std::string_view key, std::uint64_t fp, const std::strin
         rule = rules_.index_for_url(key);
         if (rule && config_.hosts[*rule].max_pages && rule_pages_[*rule] >= *config_.hosts[*rule].max_pages) {
             skip("rule_max_pages");
+            remember_kept_out(key, fp, referrer, depth, kind, from_sitemap, requisite);
             return false;
         }
     }
@@ -504,6 +506,33 @@ void crawl_state::remember_unanswered(const work_item& item) {
         forget_known(found); // reached in this generation
         return;
     }
+    record unanswered;
+    unanswered.url = item.url;
+    batch_.history.emplace_back(item.url, encode(history_of(unanswered, item, nullptr, generation_)));
+}
+
+namespace {
+// A budget that keeps out more URLs than this remembers only the first ones: the next generation reaches the
+// others through the pages it fetches in full (8 bytes a URL in memory, an entry each in the state).
+constexpr std::size_t max_kept_out_remembered = 1'000'000;
+} // namespace
+
+void crawl_state::remember_kept_out(std::string_view url, std::uint64_t fp, const std::string& referrer,
+                                    int depth, item_kind kind, bool from_sitemap, requisite_kind requisite) {
+    // A budget (max_pages) kept the URL out: the next generation must still know it, so that a 304 page's
+    // links (which name URLs by fingerprint) lead to it when that generation's budget has room. Known to the
+    // history already: it keeps its last answer.
+    if (!durable_ || schedule_ || history_.contains(url) || kept_out_.size() >= max_kept_out_remembered ||
+        !kept_out_.insert(fp))
+        return;
+    work_item item;
+    item.url = std::string(url);
+    item.referrer = referrer;
+    item.redirects_left = -1; // the config's max_redirect
+    item.depth = depth;
+    item.kind = kind;
+    item.from_sitemap = from_sitemap;
+    item.requisite = requisite;
     record unanswered;
     unanswered.url = item.url;
     batch_.history.emplace_back(item.url, encode(history_of(unanswered, item, nullptr, generation_)));

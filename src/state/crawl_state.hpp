@@ -355,6 +355,8 @@ private:
     void forget_known(history_map::iterator entry);
     void name_capture(ticket& t, const fetch_history* before, fetch_history& after);
     void remember_unanswered(const work_item& item);
+    void remember_kept_out(std::string_view url, std::uint64_t fp, const std::string& referrer, int depth,
+                           item_kind kind, bool from_sitemap, requisite_kind requisite);
     void compare_with_history(ticket& t, record& r);
     void schedule_revisit(const record& r, const fetch_history* before, fetch_history& after);
     void release_due_revisits();
@@ -376,6 +378,9 @@ private:
     std::vector<const host_rule*> host_rule_; // per host: its host-pattern rule, or null
     std::vector<char> obeys_robots_;          // per host: robots.obey, or its rule's obey_robots
     fingerprint_set seen_;
+    // URLs a budget kept from being admitted and whose unanswered history entry is written already (at most
+    // max_kept_out_remembered of them).
+    fingerprint_set kept_out_;
     // The URLs max_pages counts (roots, links, redirect targets, requisites): not robots.txt or sitemaps.
     // Persisted with the counters; a state from before it was kept starts from seen_'s size.
     std::size_t pages_admitted_ = 0;

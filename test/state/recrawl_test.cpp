@@ -242,8 +242,9 @@ TEST(RecrawlSource, ReadsRecordsAndCdxj) {
 
 /// A state over a previous generation's history (generation 2 begun), driven as the engine drives it.
 struct recrawl_harness : state_harness {
-    explicit recrawl_harness(history_map history, bool durable = false)
-        : state_harness({}, durable, 64, &asiocrawl::test::manual_wall_clock) {
+    explicit recrawl_harness(history_map history, bool durable = false,
+                             const std::function<void(crawler_config&)>& adjust = {})
+        : state_harness(adjust, durable, 64, &asiocrawl::test::manual_wall_clock) {
         state->set_history(std::move(history), 2, true);
         state->start();
     }
@@ -468,6 +469,48 @@ TEST(Recrawl, AUrlThatNeverAnsweredIsKnownToTheNextGeneration) {
     EXPECT_EQ(asked, (std::set<std::string>{"http://a.test/", "http://a.test/down"}));
     EXPECT_EQ(third.at("http://a.test/down").change, change_kind::added);
     EXPECT_EQ(third.at("http://a.test/").change, change_kind::unchanged);
+}
+
+TEST(Recrawl, LinksABudgetKeptOutAreReachedByTheNextGenerationThroughA304) {
+    // Generation 2 under max_pages 2: / and a are fetched; b and c, linked from /, are kept out.
+    history_map history;
+    history["http://a.test/"] = linking(known(200, "\"root\"", "sha1:R", 0), {});
+    recrawl_harness second(std::move(history), true, [](crawler_config& c) { c.max_pages = 2; });
+    second.run([&](const std::string& url, std::vector<std::string>& links) {
+        if (url == "http://a.test/") {
+            links = {"http://a.test/a", "http://a.test/b", "http://a.test/c"};
+            return html("<p>root, edited</p>", "\"root2\"");
+        }
+        links = {"http://a.test/b"};
+        return html("<p>" + url + "</p>");
+    });
+    EXPECT_EQ(second.records.size(), 2u);
+    EXPECT_EQ(second.state->result().stats.at("skipped_max_pages"), 3u);
+    history_map next;
+    std::size_t entries = 0;
+    for (const auto& [url, bytes] : second.state->take_batch().history) {
+        auto entry = decode_fetch_history(bytes);
+        ASSERT_TRUE(entry) << url;
+        next[url] = std::move(*entry);
+        ++entries;
+    }
+    EXPECT_EQ(entries, 4u) << "b is remembered once, though kept out by / and by a";
+    ASSERT_TRUE(next.contains("http://a.test/b"));
+    EXPECT_EQ(next.at("http://a.test/b").status, 0);
+    EXPECT_EQ(next.at("http://a.test/c").depth, 1);
+    EXPECT_EQ(next.at("http://a.test/c").referrer, "http://a.test/");
+
+    // Generation 3 without the budget: / answers 304, and its links from the history lead to b and c.
+    recrawl_harness third(std::move(next), true);
+    std::set<std::string> asked;
+    third.run([&](const std::string& url, std::vector<std::string>&) {
+        asked.insert(url);
+        return url == "http://a.test/" ? status_only(304) : html("<p>" + url + "</p>");
+    });
+    EXPECT_EQ(asked, (std::set<std::string>{"http://a.test/", "http://a.test/a", "http://a.test/b",
+                                            "http://a.test/c"}));
+    EXPECT_EQ(third.at("http://a.test/c").change, change_kind::added);
+    EXPECT_EQ(third.at("http://a.test/a").change, change_kind::unchanged);
 }
 
 TEST(Recrawl, FollowsLinksFromTheHistoryAndReportsWhatNoPageReachesGone) {
