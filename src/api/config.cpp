@@ -228,10 +228,6 @@ std::vector<std::string> problem_messages(const crawler_config& config) {
 
     if (config.state.window < 1)
         problems.emplace_back("state.window must be at least 1");
-    if (config.state.recrawl && !config.state.redis.empty())
-        problems.emplace_back(
-            "state.recrawl works with state.dir only for now: a shared crawl keeps its fetch "
-            "history in Redis, but starting a new generation there is not implemented");
     if (config.state.recrawl && config.state.dir.empty() && config.state.redis.empty())
         problems.emplace_back("state.recrawl needs a state (state.dir or state.redis): without one, give the "
                               "previous run's records with state.recrawl_from");

@@ -460,6 +460,7 @@ asio::awaitable<report> crawler::impl::run(std::shared_ptr<impl> self) {
             // The roots are in the shared frontier before any instance may find the crawl over.
             const auto roots = state.take_batch();
             co_await self->leases.commit(roots);
+            co_await self->leases.admit_known_urls(); // a re-crawl's new generation
         }
     } catch (...) {
         self->rethrow_store_failure(std::current_exception());

@@ -186,7 +186,11 @@ private:
 class lease_loop {
 public:
     explicit lease_loop(engine& e);
+    /// Joins the shared crawl, and the generation under way (or begins the next one: a re-crawl).
     boost::asio::awaitable<void> open();
+    /// A new generation of a shared re-crawl: every URL of the fetch history is admitted, a chunk at a time,
+    /// before this instance leases any (nothing to do otherwise).
+    boost::asio::awaitable<void> admit_known_urls();
     /// Leases URLs as workers have room for them and renews the leases held here; returns when the crawl-wide
     /// unfinished counter reaches zero, or on a stop.
     boost::asio::awaitable<void> run();
@@ -203,6 +207,7 @@ private:
 
     engine& e_;
     std::unordered_set<std::uint64_t> leased_ids_; // leased here, not yet finished in Redis
+    std::optional<std::string> admit_from_;        // admit_known_urls() from this history scan cursor
     async_event poked_;
 };
 

@@ -79,6 +79,48 @@ asio::awaitable<void> lease_loop::open() {
     e_.state.set_seed(seed);
     e_.log(log_level::info, "joined the shared crawl " + settings.crawl_id + " at " +
                                 redis::redacted(*where.value) + " as " + settings.instance);
+    const auto generation = co_await e_.shared->begin_generation(e_.config.state.recrawl);
+    if (generation.generation > 1) {
+        // The history stays in Redis: each leased URL brings its own entry (lease with_history).
+        e_.state.set_history({}, generation.generation, false); // admitted by admit_known_urls()
+        e_.log(log_level::info,
+               std::string(generation.admit && generation.admit_from == "0" ? "re-crawl: began generation "
+                                                                            : "joined generation ") +
+                   std::to_string(generation.generation) + " of the shared crawl");
+    }
+    if (generation.admit)
+        admit_from_ = generation.admit_from;
+}
+
+asio::awaitable<void> lease_loop::admit_known_urls() {
+    if (!admit_from_)
+        co_return;
+    std::string cursor = std::exchange(admit_from_, std::nullopt).value();
+    std::size_t admitted = 0;
+    std::size_t known = 0;
+    do {
+        auto scanned = co_await e_.shared->scan_history(cursor, 1000);
+        history_map chunk;
+        for (auto& [url, bytes] : scanned.second) {
+            auto h = decode_fetch_history(bytes);
+            if (!h)
+                throw crawl_error(error::store_damaged,
+                                  "shared crawl: the fetch history of " + url + " does not decode (damaged)");
+            chunk.emplace(std::move(url), std::move(*h));
+        }
+        known += chunk.size();
+        admitted += e_.state.admit_known_from(chunk);
+        co_await commit(e_.state.take_batch());
+        cursor = std::move(scanned.first);
+        if (cursor != "0")
+            co_await e_.shared->admitted_to(cursor);
+    } while (cursor != "0" && !e_.aborting());
+    if (cursor != "0")
+        co_return; // aborted: the next instance that joins goes on from the cursor
+    co_await e_.shared->end_admission();
+    e_.log(log_level::info, "re-crawl, generation " + std::to_string(e_.state.generation()) + ": " +
+                                std::to_string(admitted) + " of " + std::to_string(known) +
+                                " known URLs admitted to fetch again");
 }
 
 /// Commits a batch to Redis, again and again while Redis is away (the client reconnects with backoff):
@@ -189,7 +231,7 @@ asio::awaitable<void> lease_loop::run() {
                     co_await e_.shared->renew(held);
                     renewed_at = clock_type::now();
                 }
-                answer = co_await e_.shared->lease(ask.room, ask.idle);
+                answer = co_await e_.shared->lease(ask.room, ask.idle, e_.state.recrawling());
             } catch (const redis::connection_lost& e) {
                 e_.log(log_level::warning, std::string(e.what()) + ": retrying");
                 continue;
@@ -201,7 +243,7 @@ asio::awaitable<void> lease_loop::run() {
             const std::size_t leased = answer.items.size();
             for (auto& taken : answer.items) {
                 const auto id = taken.id;
-                if (e_.state.take_leased(id, std::move(taken.item)))
+                if (e_.state.take_leased(id, std::move(taken.item), std::move(taken.before)))
                     leased_ids_.insert(id);
             }
             if (leased > 0)

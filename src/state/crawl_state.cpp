@@ -348,9 +348,11 @@ bool crawl_state::admit(std::string_view key, std::uint64_t fp, const std::strin
     return true;
 }
 
-bool crawl_state::take_leased(std::uint64_t id, work_item item) {
+bool crawl_state::take_leased(std::uint64_t id, work_item item, std::optional<fetch_history> before) {
     if (stopping_ || !hooks_.hold())
         return false;
+    if (before && recrawling_)
+        history_.insert_or_assign(item.url, std::move(*before));
     seen_.insert(url_fingerprint(item.url, seed_));
     const host_id host = host_number(host_of(item.url));
     item.seq = id;
@@ -741,10 +743,15 @@ void crawl_state::wrap_up_generation() {
 }
 
 void crawl_state::admit_known() {
+    const auto admitted = admit_known_from(history_);
+    say(log_level::info, "re-crawl, generation ", generation_, ": ", admitted, " known URLs to fetch again");
+}
+
+std::size_t crawl_state::admit_known_from(const history_map& known_urls) {
     // Shallow URLs first, as the crawl that found them went: a budget (max_pages) keeps the same pages.
     std::vector<const history_map::value_type*> known;
-    known.reserve(history_.size());
-    for (const auto& entry : history_)
+    known.reserve(known_urls.size());
+    for (const auto& entry : known_urls)
         known.push_back(&entry);
     std::sort(known.begin(), known.end(), [](const auto* a, const auto* b) {
         return std::tie(a->second.depth, a->first) < std::tie(b->second.depth, b->first);
@@ -761,7 +768,7 @@ void crawl_state::admit_known() {
                   h.kind, h.from_sitemap, h.requisite))
             ++admitted;
     }
-    say(log_level::info, "re-crawl, generation ", generation_, ": ", admitted, " known URLs to fetch again");
+    return admitted;
 }
 
 void crawl_state::compare_with_history(ticket& t, record& r) {

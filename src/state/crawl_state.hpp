@@ -204,6 +204,10 @@ public:
     /// Reports every known URL this generation did not reach as gone (no fetch: status 0, tries 0), forgets
     /// them, and releases the unit of work that kept the crawl open.
     void wrap_up_generation();
+    /// A shared re-crawl's new generation (docs/RECRAWL.md, "Shared crawls"): admits the known URLs of
+    /// `known`, one chunk of the history at a time, as admit_known() admits the whole history; returns how
+    /// many were admitted.
+    std::size_t admit_known_from(const history_map& known);
     /// Continuous mode (crawler_config::continuous): URLs scheduled for a revisit and not yet due.
     std::size_t revisits_scheduled() const noexcept { return due_.size(); }
 
@@ -217,7 +221,9 @@ public:
     bool shared() const noexcept { return shared_; }
     /// A URL this instance leased from the shared frontier, under the shared frontier's `id` (its seq: the
     /// batch's finished entries name it). Counted by hooks::hold; false when the crawl is closing.
-    bool take_leased(std::uint64_t id, work_item item);
+    /// `before`: the URL's last fetch in a re-crawl (shared_store::lease with_history), kept until its record
+    /// is made as previous() answers it.
+    bool take_leased(std::uint64_t id, work_item item, std::optional<fetch_history> before = std::nullopt);
     /// The changes since the last call (empty when not durable).
     state_batch take_batch();
     /// Where the archive put the captures named in `batch` (the outputs' flush before its commit): their

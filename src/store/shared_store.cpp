@@ -52,7 +52,9 @@ for _ = 1, n do
     redis.call('HSET', p .. 'items', id, item)
     redis.call('HSET', p .. 'hostof', id, host)
     redis.call('RPUSH', p .. 'q:' .. host, id)
-    redis.call('ZADD', p .. 'ready', 'NX', tonumber(redis.call('HGET', p .. 'next', host) or '0'), host)
+    -- LT: a host marked full (an hour ahead, by a lease) whose last URL finished while its line was empty is
+    -- looked at again now that its line has one.
+    redis.call('ZADD', p .. 'ready', 'LT', tonumber(redis.call('HGET', p .. 'next', host) or '0'), host)
     redis.call('INCR', p .. 'unfinished')
     added = added + 1
   end
@@ -180,6 +182,45 @@ end
 return renewed
 )lua";
 
+// ARGV: prefix, recrawl ('1' or '0'). Returns {generation, admit (0/1), cursor}. The seen set's buckets are
+// s:0 .. s:4095 (a fingerprint's top 12 bits, commit_script).
+constexpr const char* generation_script = R"lua(
+local p, recrawl = ARGV[1], ARGV[2] == '1'
+local gen = tonumber(redis.call('HGET', p .. 'meta', 'generation') or '1')
+local cursor = redis.call('HGET', p .. 'meta', 'admit_cursor')
+if cursor then
+  return {gen, 1, cursor}
+end
+if recrawl and tonumber(redis.call('GET', p .. 'unfinished') or '0') == 0 and
+    redis.call('HLEN', p .. 'history') > 0 then
+  gen = gen + 1
+  redis.call('HSET', p .. 'meta', 'generation', gen)
+  for bucket = 0, 4095 do
+    redis.call('DEL', p .. 's:' .. bucket)
+  end
+  redis.call('DEL', p .. 'counters', p .. 'ready')
+  redis.call('HSET', p .. 'meta', 'admit_cursor', '0')
+  redis.call('INCR', p .. 'unfinished')
+  return {gen, 1, '0'}
+end
+return {gen, 0, ''}
+)lua";
+
+// ARGV: prefix, 'to' cursor | 'end'. Nothing once the admission has ended (another instance ended it).
+constexpr const char* admission_script = R"lua(
+local p, op = ARGV[1], ARGV[2]
+if redis.call('HEXISTS', p .. 'meta', 'admit_cursor') == 0 then
+  return 0
+end
+if op == 'end' then
+  redis.call('HDEL', p .. 'meta', 'admit_cursor')
+  redis.call('DECR', p .. 'unfinished')
+else
+  redis.call('HSET', p .. 'meta', 'admit_cursor', ARGV[3])
+end
+return 1
+)lua";
+
 std::string hex64(std::uint64_t v) {
     char buffer[17];
     std::snprintf(buffer, sizeof buffer, "%016llx", static_cast<unsigned long long>(v));
@@ -221,7 +262,9 @@ shared_store::shared_store(redis::client& client, settings s)
     , prefix_("asiocrawl:{" + settings_.crawl_id + "}:")
     , commit_{commit_script, {}}
     , lease_{lease_script, {}}
-    , renew_{renew_script, {}} {}
+    , renew_{renew_script, {}}
+    , generation_{generation_script, {}}
+    , admission_{admission_script, {}} {}
 
 asio::awaitable<std::uint64_t> shared_store::join(std::uint64_t fresh_seed, std::string definition) {
     std::vector<redis::command> commands{{"HSETNX", prefix_ + "meta", "seed", std::to_string(fresh_seed)},
@@ -287,7 +330,45 @@ asio::awaitable<void> shared_store::commit(const state_batch& batch) {
     co_await commit_.run(client_, std::move(args));
 }
 
-asio::awaitable<shared_store::lease_answer> shared_store::lease(std::size_t max, std::size_t max_delayed) {
+asio::awaitable<shared_store::generation_answer> shared_store::begin_generation(bool recrawl) {
+    std::vector<std::string> args{prefix_, recrawl ? std::string("1") : std::string("0")};
+    auto r = co_await generation_.run(client_, std::move(args));
+    if (r.elements.size() != 3)
+        throw std::runtime_error("shared crawl: the generation script answered something unexpected");
+    generation_answer out;
+    out.generation = static_cast<std::uint32_t>(r.elements[0].integer);
+    out.admit = r.elements[1].integer != 0;
+    out.admit_from = r.elements[2].str;
+    co_return out;
+}
+
+asio::awaitable<std::pair<std::string, std::vector<std::pair<std::string, std::string>>>>
+shared_store::scan_history(const std::string& cursor, std::size_t count) {
+    redis::command scan{"HSCAN", prefix_ + "history", cursor, "COUNT", std::to_string(count)};
+    const auto answer = co_await client_.call(std::move(scan));
+    redis::checked(answer);
+    if (answer.elements.size() != 2)
+        throw std::runtime_error("shared crawl: HSCAN answered something unexpected");
+    std::vector<std::pair<std::string, std::string>> entries;
+    const auto& flat = answer.elements[1].elements;
+    entries.reserve(flat.size() / 2);
+    for (std::size_t i = 0; i + 1 < flat.size(); i += 2)
+        entries.emplace_back(flat[i].str, flat[i + 1].str);
+    co_return std::pair{answer.elements[0].str, std::move(entries)};
+}
+
+asio::awaitable<void> shared_store::admitted_to(const std::string& cursor) {
+    std::vector<std::string> args{prefix_, "to", cursor};
+    co_await admission_.run(client_, std::move(args));
+}
+
+asio::awaitable<void> shared_store::end_admission() {
+    std::vector<std::string> args{prefix_, "end"};
+    co_await admission_.run(client_, std::move(args));
+}
+
+asio::awaitable<shared_store::lease_answer> shared_store::lease(std::size_t max, std::size_t max_delayed,
+                                                                bool with_history) {
     std::vector<std::string> args{prefix_,
                                   settings_.instance,
                                   std::to_string(max),
@@ -305,11 +386,29 @@ asio::awaitable<shared_store::lease_answer> shared_store::lease(std::size_t max,
         if (!item)
             throw crawl_error(error::store_damaged,
                               "shared crawl: a leased URL does not decode (Redis holds something else)");
-        out.items.push_back({std::stoull(flat[i].str), std::move(*item)});
+        out.items.push_back({std::stoull(flat[i].str), std::move(*item), std::nullopt});
     }
     out.unfinished = r.elements[1].integer;
     out.wait_ms = r.elements[2].integer;
+    if (with_history && !out.items.empty())
+        co_await add_history(out.items);
     co_return out;
+}
+
+asio::awaitable<void> shared_store::add_history(std::vector<leased>& items) {
+    redis::command get{"HMGET", prefix_ + "history"};
+    for (const auto& taken : items)
+        get.push_back(taken.item.url);
+    const auto answer = co_await client_.call(std::move(get));
+    redis::checked(answer);
+    for (std::size_t i = 0; i < items.size() && i < answer.elements.size(); ++i) {
+        if (answer.elements[i].type != redis::reply::kind::string)
+            continue; // not known: a new URL
+        items[i].before = decode_fetch_history(answer.elements[i].str);
+        if (!items[i].before)
+            throw crawl_error(error::store_damaged,
+                              "shared crawl: the fetch history of " + items[i].item.url + " does not decode");
+    }
 }
 
 asio::awaitable<void> shared_store::renew(const std::vector<std::uint64_t>& ids) {

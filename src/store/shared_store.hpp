@@ -22,6 +22,7 @@
 //   robots-fetch:URL    string: the instance fetching that robots.txt now (expires)
 #pragma once
 
+#include "state/fetch_history.hpp"
 #include "state/state_batch.hpp"
 #include "state/work_item.hpp"
 #include "store/redis_client.hpp"
@@ -61,9 +62,34 @@ public:
     /// Safe to repeat after a lost connection: a second run of the same batch changes nothing.
     boost::asio::awaitable<void> commit(const state_batch& batch);
 
+    /// Which generation of the crawl this instance joins (docs/RECRAWL.md, "Shared crawls").
+    struct generation_answer {
+        std::uint32_t generation = 1;
+        /// Every known URL is to be admitted to the new generation, from the history's scan cursor
+        /// `admit_from`: this instance began the generation, or joined one whose admission is unfinished (its
+        /// admitter may have been killed: admitting twice is harmless, the seen set takes each URL once).
+        bool admit = false;
+        std::string admit_from;
+    };
+    /// A re-crawl (`recrawl`) of a finished shared crawl that has a fetch history begins its next
+    /// generation: the seen set and the instances' counters are cleared, and the crawl is held open (one
+    /// unit of unfinished work) until every known URL is admitted (end_admission). Otherwise the generation
+    /// under way is joined.
+    boost::asio::awaitable<generation_answer> begin_generation(bool recrawl);
+    /// Up to about `count` history entries (URL, bytes) from the scan cursor `cursor`, and the next cursor
+    /// ("0" after the last).
+    boost::asio::awaitable<std::pair<std::string, std::vector<std::pair<std::string, std::string>>>>
+    scan_history(const std::string& cursor, std::size_t count);
+    /// The admission has reached `cursor` (what a killed admitter's successor starts from).
+    boost::asio::awaitable<void> admitted_to(const std::string& cursor);
+    /// Every known URL is admitted: the hold begin_generation() took is released (once, whoever calls).
+    boost::asio::awaitable<void> end_admission();
+
     struct leased {
         std::uint64_t id;
         work_item item;
+        /// The URL's last fetch, for a re-crawl's conditional request and comparison (lease(with_history)).
+        std::optional<fetch_history> before;
     };
     struct lease_answer {
         std::vector<leased> items;
@@ -74,7 +100,9 @@ public:
     /// Leases up to `max` URLs whose host may start a fetch now (crawl-wide cap and delay), of which at most
     /// `max_delayed` of hosts with a delay (the workers idle now: a delay runs from the lease, so such a URL
     /// must start at once), and first hands expired leases of any instance back to their host's line.
-    boost::asio::awaitable<lease_answer> lease(std::size_t max, std::size_t max_delayed);
+    /// `with_history`: each leased URL comes with its entry in the fetch history, if it has one (a re-crawl).
+    boost::asio::awaitable<lease_answer> lease(std::size_t max, std::size_t max_delayed,
+                                               bool with_history = false);
     /// Extends the leases this instance holds.
     boost::asio::awaitable<void> renew(const std::vector<std::uint64_t>& ids);
     /// Ends the leases this instance holds now (a graceful stop): other instances take the URLs at once.
@@ -106,6 +134,7 @@ public:
     const std::string& prefix() const noexcept { return prefix_; }
 
 private:
+    boost::asio::awaitable<void> add_history(std::vector<leased>& items);
     boost::asio::awaitable<void> renew_for(const std::vector<std::uint64_t>& ids,
                                            std::chrono::milliseconds lease);
 
@@ -121,6 +150,8 @@ private:
     script commit_;
     script lease_;
     script renew_;
+    script generation_;
+    script admission_;
 };
 
 /// The combined report of a shared crawl from every instance's counters (crawl_state's counters JSON, as

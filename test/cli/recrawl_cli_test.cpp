@@ -6,6 +6,7 @@
 #include "support/compress.hpp"
 #include "support/nginx_server.hpp"
 #include "support/process.hpp"
+#include "support/redis_server.hpp"
 #include "support/temp_dir.hpp"
 
 #include "state/fetch_history.hpp"
@@ -383,6 +384,71 @@ TEST_F(recrawl_cli, RecrawlFromAPreviousRunsRecords) {
     auto refused = run_process({cli, root, "--recrawl", "--no-report", "-q"}, 60s);
     EXPECT_EQ(refused.exit_code, 2);
     EXPECT_NE(refused.err.find("recrawl_from"), std::string::npos) << refused.err;
+}
+
+TEST_F(recrawl_cli, ASharedCrawlRecrawlsThroughRedisFromEveryInstance) {
+    write_file(site / "index.html", page("home", {"a.html", "b.html", "c.html"}));
+    write_file(site / "a.html", page("a", {}));
+    write_file(site / "b.html", page("b", {}));
+    write_file(site / "c.html", page("c", {}));
+    nginx_server server(site);
+    redis_server redis;
+    const std::string root = server.origin() + "/index.html";
+    const auto instance = [&](const std::string& name, const std::string& generation, bool recrawl,
+                              const char* delay = "0") {
+        std::vector<std::string> argv{
+            cli,           root,   "--redis",    redis.url(),
+            "--crawl-id",  "site", "--instance", name,
+            "--lease",     "2s",   "-o",         (dir.path / (generation + "-" + name + ".jsonl")).string(),
+            "--no-report", "-q"};
+        if (recrawl)
+            argv.emplace_back("--recrawl");
+        argv.insert(argv.end(), {"--delay", delay});
+        return std::make_unique<child_process>(argv);
+    };
+    auto first = instance("one", "gen1", false)->wait(60s);
+    ASSERT_EQ(first.exit_code, 0) << first.err;
+    ASSERT_EQ(read_records(dir.path / "gen1-one.jsonl").size(), 4u);
+    const auto requests_before = server.requests().size();
+
+    write_file(site / "b.html", page("b, edited", {}));
+    fs::remove(site / "c.html");
+    // Two instances begin the re-crawl at once: one begins the generation, the other joins it (a delay keeps
+    // the generation going for two seconds at least: one that ended before an instance came would be followed
+    // by the next).
+    auto one = instance("one", "gen2", true, "500ms");
+    auto two = instance("two", "gen2", true, "500ms");
+    for (auto* child : {one.get(), two.get()}) {
+        const auto result = child->wait(60s);
+        EXPECT_EQ(result.exit_code, 0) << result.err;
+    }
+    auto gen2 = read_records(dir.path / "gen2-one.jsonl");
+    gen2.merge(read_records(dir.path / "gen2-two.jsonl"));
+    const auto o = server.origin();
+    ASSERT_EQ(gen2.size(), 4u);
+    EXPECT_EQ(change_of(gen2.at(o + "/index.html")), "unchanged");
+    EXPECT_EQ(change_of(gen2.at(o + "/a.html")), "unchanged");
+    EXPECT_EQ(change_of(gen2.at(o + "/b.html")), "changed");
+    EXPECT_EQ(change_of(gen2.at(o + "/c.html")), "gone");
+    std::map<std::string, int> asked;
+    const auto all = server.requests();
+    for (std::size_t i = requests_before; i < all.size(); ++i) {
+        ++asked[all[i].uri];
+        if (all[i].uri != "/robots.txt") {
+            EXPECT_FALSE(all[i].if_none_match.empty()) << all[i].uri << " was not asked conditionally";
+        }
+    }
+    for (const char* known : {"/index.html", "/a.html", "/b.html", "/c.html"})
+        EXPECT_EQ(asked[known], 1) << known << ": once, by one of the instances";
+
+    // Run again after the generation is done: a third one begins (nothing changed: all unchanged).
+    auto third = instance("one", "gen3", true)->wait(60s);
+    ASSERT_EQ(third.exit_code, 0) << third.err;
+    const auto gen3 = read_records(dir.path / "gen3-one.jsonl");
+    EXPECT_EQ(change_of(gen3.at(o + "/b.html")), "unchanged");
+    EXPECT_EQ(gen3.at(o + "/b.html").at("status").as_int64(), 304);
+    EXPECT_EQ(gen3.at(o + "/c.html").at("status").as_int64(), 404);
+    EXPECT_EQ(gen3.size(), 4u);
 }
 
 TEST_F(recrawl_cli, ContinuousModeRevisitsUntilStopped) {
