@@ -362,18 +362,18 @@ TEST(FastExtractorBounds, HostileNestingStaysLinear) {
 }
 
 TEST(FastExtractorBounds, TheLinkCapBoundsMemoryAndKeepsDocumentOrder) {
-    // A million links, cut at ten thousand: the kept ones are the first in document order, even when a later
-    // link is fostered before earlier ones.
+    // A hundred thousand links, cut at a thousand: the kept ones are the first in document order, even when a
+    // later link is fostered before earlier ones.
     std::string html = "<table><tr><td>";
-    for (int i = 0; i < 1'000'000; ++i)
+    for (int i = 0; i < 100'000; ++i)
         html += "<a href=/" + std::to_string(i) + ">";
     html += "</td></tr><a href=/fostered></table>";
-    const page_links links = extract_links(html, 10'000);
-    ASSERT_EQ(links.references.size(), 10'000u);
+    const page_links links = extract_links(html, 1'000);
+    ASSERT_EQ(links.references.size(), 1'000u);
     EXPECT_EQ(links.references[0], "/fostered");
     EXPECT_EQ(links.references[1], "/0");
-    EXPECT_EQ(links.references.back(), "/9998");
-    EXPECT_EQ(links.dropped_references, 1'000'001u - 10'000u);
+    EXPECT_EQ(links.references.back(), "/998");
+    EXPECT_EQ(links.dropped_references, 100'001u - 1'000u);
 }
 
 TEST(HtmlTags, TheExtractorKnowsGumbosNamesOnly) {

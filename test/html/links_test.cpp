@@ -423,8 +423,8 @@ TEST(ExtractLinksArena, SmallPagesAfterABigOneAreParsedAlike) {
     const auto before = gumbo(small).references;
     EXPECT_THAT(before, ElementsAre("/one", "/two"));
     // Far more than the arena keeps between parses.
-    const std::string big = numbered("<div><a href=/big/", ">x</a></div>", 300'000);
-    EXPECT_EQ(gumbo(big).references.size(), 300'000u);
+    const std::string big = numbered("<div><a href=/big/", ">x</a></div>", 30'000); // MBs of tree
+    EXPECT_EQ(gumbo(big).references.size(), 30'000u);
     for (int i = 0; i < 3; ++i)
         EXPECT_EQ(gumbo(small).references, before);
     EXPECT_TRUE(gumbo("").references.empty());
@@ -666,14 +666,14 @@ INSTANTIATE_TEST_SUITE_P(Documents, ExtractLinksCapped,
                                     parser_name(std::get<1>(info.param));
                          });
 
-TEST(ExtractLinksCapped, AMillionLinksAreCutAtTheCap) {
+TEST(ExtractLinksCapped, AHundredTimesTheCapIsCutAtTheCap) {
     std::string html = "<html><body>";
-    for (int i = 0; i < 1'000'000; ++i)
+    for (int i = 0; i < 100'000; ++i)
         html += "<a href=" + std::to_string(i) + ">y</a>";
     for (const html_parser parser : {html_parser::fast, html_parser::gumbo}) {
-        const page_links links = extract_with(parser, html, 10'000);
-        EXPECT_EQ(links.references.size(), 10'000u) << parser_name(parser);
-        EXPECT_EQ(links.dropped_references, 990'000u) << parser_name(parser);
+        const page_links links = extract_with(parser, html, 1'000);
+        EXPECT_EQ(links.references.size(), 1'000u) << parser_name(parser);
+        EXPECT_EQ(links.dropped_references, 99'000u) << parser_name(parser);
     }
 }
 
