@@ -26,11 +26,33 @@ generator=()
 if command -v ninja >/dev/null 2>&1; then generator=(-G Ninja); fi
 
 stage_started=0
+phase_started=0
+phase_cpu=0
+# CPU seconds (user + system) of every child this script waited for so far: cutime + cstime of its own
+# /proc/PID/stat ($$ is this shell even inside a command substitution).
+clock_ticks=$(getconf CLK_TCK)
+children_cpu() { awk -v hz="$clock_ticks" '{ printf "%d", ($16 + $17) / hz }' "/proc/$$/stat"; }
+# What each phase (a build, a test run) cost: wall time and the CPU its processes used, which says how far a phase
+# keeps the two cores busy (docs/TESTING.md).
+phase() {
+  local now cpu
+  now=$SECONDS
+  cpu=$(children_cpu)
+  if [ -n "${1:-}" ]; then
+    echo "== test.sh: $1 took $((now - phase_started)) s wall, $((cpu - phase_cpu)) s CPU" >&2
+  fi
+  phase_started=$now
+  phase_cpu=$cpu
+}
 begin() {
   stage_started=$SECONDS
+  phase
   echo "== test.sh: stage $1" >&2
 }
-end() { echo "== test.sh: stage $1 took $((SECONDS - stage_started)) s" >&2; }
+end() {
+  phase "$1: tests"
+  echo "== test.sh: stage $1 took $((SECONDS - stage_started)) s" >&2
+}
 
 # Build options, sanitizer settings and the TSan selection, shared with scripts/ci-profile.sh.
 source scripts/ci-settings.sh
@@ -56,17 +78,20 @@ for stage in "${stages[@]}"; do
       ;;
     plain)
       scripts/build.sh --target hostile_cli_test
+      phase "plain: build"
       ctest --test-dir build --output-on-failure -j 2 -L '^hostile_cli_test$'
       ;;
     asan)
       configure build-asan -DASIOCRAWL_SANITIZE=address
       cmake --build build-asan -j "$jobs"
+      phase "asan: build"
       env "${asan_env[@]}" ctest --test-dir build-asan --output-on-failure -j 2
       ;;
     tsan)
       configure build-tsan -DASIOCRAWL_SANITIZE=thread
       # The threaded layers only (scripts/ci-settings.sh says which and why).
       cmake --build build-tsan -j "$jobs" --target "${tsan_tests[@]}"
+      phase "tsan: build"
       env "${tsan_env[@]}" ctest --test-dir build-tsan --output-on-failure -j 2 -L "$tsan_label" -E "$tsan_skipped"
       ;;
     fuzz)
