@@ -66,6 +66,22 @@ asio::awaitable<std::vector<archived_capture>> committer::flush_outputs() {
     co_return std::move(archived);
 }
 
+asio::awaitable<void> committer::save_known_hosts() {
+    const auto* hsts = e_.fetch.hsts();
+    if (hsts == nullptr || e_.config.state.dir.empty())
+        co_return;
+    const auto changes = hsts->store().changes();
+    if (!known_hosts_saved_) // the hosts loaded at the start are in the file already
+        known_hosts_saved_ = changes;
+    if (changes == *known_hosts_saved_)
+        co_return;
+    known_hosts_saved_ = changes;
+    auto write = [path = (std::filesystem::path(e_.config.state.dir) / state_hsts_file).string(),
+                  text = hsts->known_hosts_text()] { return hsts_transport::write_known_hosts(path, text); };
+    if (auto problem = co_await e_.on_storage(write))
+        e_.log(log_level::error, *problem);
+}
+
 asio::awaitable<void> committer::run() {
     if (phase_ == phase::idle)
         co_return; // not durable: nothing to write
@@ -93,6 +109,7 @@ asio::awaitable<void> committer::run() {
                         store->write(batch, sync);
                     };
                     co_await e_.on_storage(write);
+                    co_await save_known_hosts();
                 }
             }
             for (const auto& refill : refills) {

@@ -169,6 +169,9 @@ public:
 
 private:
     boost::asio::awaitable<std::vector<archived_capture>> flush_outputs();
+    /// HSTS learned a host since the last save: the state directory's known hosts are written again, so that
+    /// a killed crawl keeps what it learned up to its last commit.
+    boost::asio::awaitable<void> save_known_hosts();
 
     /// idle: not durable, never runs. running: writes as changes come. finishing: finish() came, writes what
     /// is left. ended: run() returned (also after a failure).
@@ -180,6 +183,7 @@ private:
     std::uint64_t commits_started_ = 0;
     std::uint64_t commits_done_ = 0;
     std::size_t done_awaiting_commit_ = 0;
+    std::optional<std::uint64_t> known_hosts_saved_; // hsts_store::changes() at the last save
 };
 
 /// A shared crawl (state.redis, docs/DEPLOY.md): the Redis side of the crawl.

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <sstream>
 #include <stdexcept>
 #include <system_error>
 
@@ -54,11 +55,21 @@ boost::asio::awaitable<void> hsts_transport::fetch_into(std::string_view url, fe
 }
 
 std::optional<std::string> hsts_transport::save(const std::string& path) const {
+    return write_known_hosts(path, known_hosts_text());
+}
+
+std::string hsts_transport::known_hosts_text() const {
+    std::ostringstream out;
+    store_.save(out, hsts_store::clock::now());
+    return std::move(out).str();
+}
+
+std::optional<std::string> hsts_transport::write_known_hosts(const std::string& path,
+                                                             const std::string& text) {
     const std::string temporary = path + ".tmp";
     {
         std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-        if (out)
-            store_.save(out, hsts_store::clock::now());
+        out << text;
         out.flush();
         if (!out) {
             std::remove(temporary.c_str());

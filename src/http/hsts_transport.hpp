@@ -41,6 +41,11 @@ public:
 
     /// Writes the known hosts to `path` (a temporary file renamed over it); what went wrong, if anything.
     std::optional<std::string> save(const std::string& path) const;
+    /// The known hosts as save() writes them, for write_known_hosts() on another thread (a file write
+    /// must not block the crawler's executor).
+    std::string known_hosts_text() const;
+    /// Writes `text` to `path` through a temporary file renamed over it; what went wrong, if anything.
+    static std::optional<std::string> write_known_hosts(const std::string& path, const std::string& text);
 
     const hsts_store& store() const noexcept { return store_; }
 

@@ -159,6 +159,8 @@ bool hsts_store::entry::expired(clock::time_point now) const {
 void hsts_store::note(std::string host, entry e) {
     auto it = entries_.find(host);
     if (it != entries_.end()) {
+        if (it->second.include_subdomains != e.include_subdomains || it->second.port != e.port)
+            ++changes_;
         it->second = e;
         return;
     }
@@ -167,6 +169,7 @@ void hsts_store::note(std::string host, entry e) {
         return;
     }
     entries_.emplace(std::move(host), e);
+    ++changes_;
 }
 
 bool hsts_store::observe(std::string_view host, std::uint16_t port, std::string_view field_value,
@@ -179,7 +182,7 @@ bool hsts_store::observe(std::string_view host, std::uint16_t port, std::string_
         return false;
     std::string key = ascii::to_lower(host);
     if (directives->max_age == 0) {
-        entries_.erase(key);
+        changes_ += entries_.erase(key);
         return true;
     }
     entry e;

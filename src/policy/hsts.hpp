@@ -72,6 +72,9 @@ public:
     void save(std::ostream& out, clock::time_point now) const;
 
     std::size_t size() const noexcept { return entries_.size(); }
+    /// Counts the changes to which hosts are known and how (a host noted or forgotten, its includeSubDomains
+    /// or port changed), not a known host's max-age refreshed: what is worth saving at once.
+    std::uint64_t changes() const noexcept { return changes_; }
     /// Headers not remembered because the store was full.
     std::size_t refused() const noexcept { return refused_; }
 
@@ -88,6 +91,7 @@ private:
     std::size_t max_hosts_;
     std::unordered_map<std::string, entry> entries_;
     std::size_t refused_ = 0;
+    std::uint64_t changes_ = 0;
 };
 
 } // namespace asiocrawl::detail

@@ -11,8 +11,11 @@
 #include <asiocrawl/crawler.hpp>
 #include <asiocrawl/error.hpp>
 
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/ssl/context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/http/field.hpp>
 #include <boost/url/parse.hpp>
 
@@ -403,4 +406,43 @@ TEST_F(hsts_crawl, a_crawl_with_a_state_dir_keeps_known_hosts_there_for_its_next
     EXPECT_EQ(std::get<0>(again.records["http://" + again.origin + "/next"]), 307);
     EXPECT_EQ(std::get<0>(again.records["https://" + again.origin + "/next"]), 200);
     EXPECT_NE(read_file(state_dir / "hsts.txt").find("\nlocalhost "), std::string::npos);
+}
+
+TEST_F(hsts_crawl, a_host_learned_is_in_the_state_dir_while_the_crawl_runs) {
+    // A kill loses nothing learned before the last commit: /next (reached after "/" taught the host) answers
+    // only once the state directory's file names the host, or after five seconds, while the crawl still runs.
+    const auto state_dir = dir.path / "state";
+    const auto known_hosts = state_dir / "hsts.txt";
+    auto port = std::make_shared<std::string>();
+    auto seen_while_running = std::make_shared<bool>(false);
+    demo::http_server server{
+        ctx.get_executor(),
+        [port, seen_while_running,
+         known_hosts](const http_request& req) -> asio::awaitable<std::optional<http_response>> {
+            if (req.target() == "/") {
+                auto res = make_response(200, links_page({"http://localhost:" + *port + "/next"}));
+                res.set(http::field::strict_transport_security, "max-age=1000");
+                co_return res;
+            }
+            asio::steady_timer poll(co_await asio::this_coro::executor);
+            for (int i = 0; i < 500 && !*seen_while_running; ++i) {
+                *seen_while_running = read_file(known_hosts).find("\nlocalhost ") != std::string::npos;
+                poll.expires_after(std::chrono::milliseconds(10));
+                co_await poll.async_wait(asio::as_tuple(asio::use_awaitable));
+            }
+            co_return make_response(200, "<p>next</p>");
+        },
+        server_tls};
+    *port = std::to_string(server.port());
+    crawler_config c = loopback_crawl_config();
+    c.roots = {"https://localhost:" + *port + "/"};
+    c.fetch.tls.ca_file = ca_file->path().string();
+    c.fetch.host_overrides["localhost"] = "127.0.0.1";
+    c.state.dir = state_dir.string();
+    crawler crawl{ctx.get_executor(), c};
+    auto report = run_crawl(ctx, crawl, [&] { server.stop(); });
+    ctx.restart();
+    ASSERT_TRUE(report);
+    EXPECT_EQ(report->done, 3u);
+    EXPECT_TRUE(*seen_while_running) << "the known hosts were written only when the crawl ended";
 }
