@@ -104,7 +104,7 @@ function svg(name, attributes, text) {
 
 function drawChart() {
   const chart = $('rate-chart');
-  const width = 640, height = 180, left = 44, bottom = 22, top = 8, right = 8;
+  const width = 960, height = 200, left = 44, bottom = 22, top = 8, right = 8;
   const points = [];
   for (let i = 1; i < samples.length; ++i) {
     const dt = samples[i][0] - samples[i - 1][0];
