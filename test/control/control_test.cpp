@@ -636,6 +636,54 @@ TEST(control_listener, a_wrong_token_is_401_the_right_one_200_and_a_body_past_th
     EXPECT_TRUE(h->paused);
 }
 
+TEST(control_crawl, the_dashboards_history_errors_and_latency_come_from_the_crawls_records) {
+    asio::io_context ctx;
+    std::optional<crawler> crawl;
+    std::optional<control_api> api;
+    loopback_site site{ctx.get_executor()};
+    site.add("/", links_page({"/a", "/gone"}));
+    site.add("/a", "<p>a</p>");
+    // A port nothing listens on (bound, then closed): its root fails with connection_refused.
+    unsigned short closed = 0;
+    {
+        asio::ip::tcp::acceptor probe{ctx, {asio::ip::make_address("127.0.0.1"), 0}};
+        closed = probe.local_endpoint().port();
+    }
+    auto config = two_host_config(site.port(), closed);
+    config.roots = {"http://a.test:" + std::to_string(site.port()) + "/",
+                    "http://b.test:" + std::to_string(closed) + "/"};
+    config.max_tries = 1;
+    crawl.emplace(ctx.get_executor(), config);
+    api.emplace(*crawl, "", logger{});
+    crawl->set_record_sink([&](const record& r) { api->observe(r); });
+    const auto result = run_crawl(ctx, *crawl, [&] { site.stop(); });
+    ASSERT_TRUE(result);
+    ASSERT_EQ(result->done, 4u);
+
+    const auto status = body_of(call(*api, "GET", "/api/status"));
+    const auto& classes = status.at("status_classes").as_object();
+    EXPECT_EQ(classes.at("2xx").as_int64(), 2);
+    EXPECT_EQ(classes.at("4xx").as_int64(), 1); // an answer, not a failure
+    EXPECT_EQ(classes.at("none").as_int64(), 1);
+    EXPECT_EQ(status.at("failures_by_kind").as_object().at("connection_refused").as_int64(), 1);
+    const auto& slowest = status.at("slowest_hosts").as_array();
+    ASSERT_EQ(slowest.size(), 2u);
+    EXPECT_EQ(slowest[0].at("requests").as_int64() + slowest[1].at("requests").as_int64(), 4);
+
+    const auto errors = body_of(call(*api, "GET", "/api/errors"));
+    EXPECT_EQ(errors.at("total").as_int64(), 1);
+    ASSERT_EQ(errors.at("errors").as_array().size(), 1u);
+    EXPECT_EQ(errors.at("errors").as_array()[0].at("url").as_string(), config.roots[1]);
+
+    // The first record took the first sample, with the crawl's counters then: one record (a sample taken
+    // only by the API call here would count all four).
+    const auto history = body_of(call(*api, "GET", "/api/history"));
+    const auto& samples = history.at("samples").as_array();
+    ASSERT_FALSE(samples.empty());
+    EXPECT_EQ(samples.front().as_array()[1].as_int64(), 1);
+    EXPECT_LE(samples.back().as_array()[1].as_int64(), 4);
+}
+
 // ---- per-host rules (crawler_config::hosts) ----
 
 TEST(control_rules, a_hosts_rule_sets_its_delay_page_budget_robots_and_headers) {
