@@ -145,6 +145,23 @@ function hostAction(host, paused) {
   return button;
 }
 
+// Fills the controls' host fields with this host's limits, for Set limits.
+function limitsAction(h) {
+  const button = document.createElement('button');
+  button.type = 'button';
+  button.textContent = 'Limits…';
+  button.dataset.host = h.host;
+  button.dataset.action = 'limits';
+  button.setAttribute('aria-label', `Set the limits of ${h.host}`);
+  button.addEventListener('click', () => {
+    $('limits-host').value = h.host;
+    $('limits-delay').value = `${h.delay_ms}ms`;
+    $('limits-max').value = String(h.max_per_host);
+    $('limits-delay').focus();
+  });
+  return button;
+}
+
 function renderStatus(s) {
   const [rate, byteRate] = recentRates();
   setField('records', integer.format(s.records), s.records);
@@ -185,7 +202,10 @@ function renderStatus(s) {
     cell(row, integer.format(h.failures), 'num');
     const state = cell(row, h.paused ? 'paused' : 'running', h.paused ? 'paused' : '');
     state.dataset.paused = String(h.paused);
-    cell(row, '').appendChild(hostAction(h.host, h.paused));
+    const actions = cell(row, '');
+    actions.appendChild(hostAction(h.host, h.paused));
+    actions.append(' ');
+    actions.appendChild(limitsAction(h));
   }, 'No hosts yet.');
 
   fillTable('slowest', s.slowest_hosts, (row, h) => {

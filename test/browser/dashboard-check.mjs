@@ -132,6 +132,21 @@ try {
   console.log(`dashboard-check: the page shows ${JSON.stringify(shown)} as /api/status does; ` +
     `classes ${JSON.stringify(classes)}, failures by kind ${JSON.stringify(kinds)}`);
 
+  step = 'limits through the page';
+  await page.click(`${row} button[data-action="limits"]`);
+  const filled = await page.$eval('#limits-host', (e) => e.value);
+  if (filled !== host) throw new Error(`Limits… filled in "${filled}"`);
+  // The delay field has the focus: the keyboard replaces its value and submits the form.
+  await page.keyboard.down('Control');
+  await page.keyboard.press('KeyA');
+  await page.keyboard.up('Control');
+  await page.keyboard.type('200ms');
+  await page.keyboard.press('Enter');
+  await until(`${host}'s delay set (API)`, async () => (await hostOf())?.delay_ms === 200);
+  await page.waitForSelector(`${row} td:nth-child(4)`, { timeout });
+  await page.waitForFunction((selector) => document.querySelector(selector)?.textContent === '200 ms',
+    { timeout }, `${row} td:nth-child(4)`);
+
   step = 'resume through the page';
   await page.click(`${row} button[data-action="resume"]`);
   await until(`${host} resumed (API)`, async () => (await hostOf())?.paused === false);
