@@ -33,10 +33,11 @@ async function api(method, path, body) {
   return answer;
 }
 
+// The state line is announced (aria-live) when it changes, not at every poll: the time goes apart.
 function setState(kind, text) {
   const state = $('state');
   state.dataset.state = kind;
-  state.textContent = text;
+  if (state.textContent !== text) state.textContent = text;
 }
 
 const integer = new Intl.NumberFormat('en');
@@ -258,7 +259,8 @@ async function poll() {
     if (status.waiting === 0 && status.in_flight === 0 && status.records > 0)
       setState('idle', 'Nothing waiting or in flight: the crawl is finishing.');
     else
-      setState('running', `Running: updated ${new Date().toLocaleTimeString()}.`);
+      setState('running', 'Running.');
+    $('updated').textContent = `Updated ${new Date().toLocaleTimeString()}.`;
   } catch (error) {
     if (error instanceof Unauthorized) {
       $('main').hidden = true;
