@@ -140,7 +140,7 @@ void crawl_history::observe(const record& r) {
     if (r.failed() && r.error != error::robots_denied && r.error != error::type_rejected) {
         ++errors_seen_;
         std::string kind(error_kind(r.error));
-        if (!kinds_.contains(kind) && kinds_.size() >= max_error_kinds)
+        if (!kinds_.contains(kind) && kinds_.size() >= max_error_kinds - 1) // room for "other"
             kind = "other";
         ++kinds_[kind];
         if (errors_.size() >= max_errors)
@@ -158,7 +158,7 @@ void crawl_history::observe(const record& r) {
         auto found = hosts_.find(host);
         if (found == hosts_.end()) {
             if (hosts_.size() >= max_latency_hosts) {
-                ++untracked_hosts_;
+                ++untracked_records_;
                 return;
             }
             found = hosts_.emplace(host, host_latency{host, 0, 0, 0}).first;

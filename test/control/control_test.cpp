@@ -271,7 +271,7 @@ TEST(control_history, hosts_past_the_bound_are_counted_not_kept) {
     for (std::size_t i = 0; i < outputs::crawl_history::max_latency_hosts + 3; ++i)
         h.observe(
             a_record("http://h" + std::to_string(i) + ".test/", 200, {}, {}, std::chrono::milliseconds{1}));
-    EXPECT_EQ(h.untracked_hosts(), 3u);
+    EXPECT_EQ(h.untracked_records(), 3u);
     EXPECT_EQ(h.slowest(100000).size(), outputs::crawl_history::max_latency_hosts);
 }
 

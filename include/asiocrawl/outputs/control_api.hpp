@@ -21,9 +21,9 @@ namespace asiocrawl::outputs {
 /// What the dashboard draws that the crawler does not keep (docs/CONTROL.md, "The dashboard"): a history of
 /// samples, the latest errors, status classes, failures by kind and each host's latency. Fed with every
 /// record (observe) and sampled at most once a second of crawl time (sample). Every part is bounded: at most
-/// max_samples samples, max_errors errors, max_latency_hosts hosts (later hosts are counted in
-/// untracked_hosts), max_error_kinds kinds (later ones count as "other"), URLs and details cut at
-/// max_text_bytes. Sans-io: no clock, no lock (use it on the crawler's executor).
+/// max_samples samples, max_errors errors, max_latency_hosts hosts (the records of later hosts are counted
+/// in untracked_records), max_error_kinds kinds with "other" (later ones count as "other"), URLs and details
+/// cut at max_text_bytes. Sans-io: no clock, no lock (use it on the crawler's executor).
 class crawl_history {
 public:
     static constexpr std::size_t max_samples = 1800; ///< half an hour at one a second
@@ -75,7 +75,7 @@ public:
     }
     /// The `n` hosts with the longest mean latency (ties: more requests first, then by name).
     std::vector<host_latency> slowest(std::size_t n) const;
-    std::uint64_t untracked_hosts() const noexcept { return untracked_hosts_; }
+    std::uint64_t untracked_records() const noexcept { return untracked_records_; }
     /// Crawl time of the latest record observed, seconds.
     double latest_record_time() const noexcept { return latest_; }
 
@@ -86,7 +86,7 @@ private:
     std::array<std::uint64_t, class_count> classes_{};
     std::map<std::string, std::uint64_t, std::less<>> kinds_;
     std::unordered_map<std::string, host_latency> hosts_;
-    std::uint64_t untracked_hosts_ = 0;
+    std::uint64_t untracked_records_ = 0;
     double latest_ = 0;
 };
 
