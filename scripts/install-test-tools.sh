@@ -6,9 +6,14 @@
 # With --replay, also what scripts/replay-wacz.sh replays a WACZ with (not needed by the test suite): Debian's
 # chromium and, in test/replay (pinned by its package-lock.json), replayweb.page and puppeteer-core; a failure
 # there is an error (exit 1).
+# With --browser, what scripts/dashboard-check.sh (ctest label browser) drives the dashboard with: Debian's
+# chromium and, in test/browser (pinned by its package-lock.json), puppeteer-core alone; a failure there is an
+# error (exit 1).
 set -euo pipefail
 replay=0
+browser=0
 if [ "${1:-}" = "--replay" ]; then replay=1; fi
+if [ "${1:-}" = "--browser" ]; then browser=1; fi
 cd "$(dirname "$0")/../test/warc"
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
   echo "install-test-tools: installing nodejs and npm (Debian) for the warcio.js WARC check" >&2
@@ -30,16 +35,24 @@ if [ ! -f node_modules/warcio/package.json ] || [ ! node_modules/.package-lock.j
   echo "install-test-tools: npm ci in test/warc" >&2
   npm ci --no-audit --no-fund --loglevel=error >/dev/null
 fi
-if [ "$replay" -eq 0 ]; then
+if [ "$replay" -eq 0 ] && [ "$browser" -eq 0 ]; then
   exit 0
 fi
 if ! command -v chromium >/dev/null 2>&1; then
-  echo "install-test-tools: installing chromium (Debian) for the WACZ replay" >&2
+  echo "install-test-tools: installing chromium (Debian) for the WACZ replay and the dashboard check" >&2
   sudo=""
   if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
   export DEBIAN_FRONTEND=noninteractive
   $sudo apt-get update -qq
   $sudo apt-get install -y -qq --no-install-recommends chromium >/dev/null
+fi
+if [ "$browser" -eq 1 ]; then
+  cd ../browser
+  if [ ! -f node_modules/puppeteer-core/package.json ] || [ ! node_modules/.package-lock.json -nt package-lock.json ]; then
+    echo "install-test-tools: npm ci in test/browser" >&2
+    npm ci --no-audit --no-fund --loglevel=error >/dev/null
+  fi
+  exit 0
 fi
 cd ../replay
 if [ ! -f node_modules/replaywebpage/sw.js ] || [ ! node_modules/.package-lock.json -nt package-lock.json ]; then

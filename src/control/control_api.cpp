@@ -2,10 +2,13 @@
 // (src/outputs/metrics_server.cpp) reads a bounded request and writes back what handle() answers.
 #include <asiocrawl/outputs/control_api.hpp>
 
+#include <asiocrawl/error.hpp>
+
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
 #include <boost/url/parse.hpp>
+#include <boost/url/url_view.hpp>
 
 #include <algorithm>
 #include <charconv>
@@ -108,7 +111,97 @@ std::size_t number_param(std::string_view name, std::string_view text, std::size
     return n;
 }
 
+std::string cut(std::string_view text) {
+    return std::string(text.substr(0, crawl_history::max_text_bytes));
+}
+
+double seconds_of(std::chrono::steady_clock::duration d) {
+    return std::chrono::duration<double>(d).count();
+}
+
+json::object latency_json(const crawl_history::host_latency& h) {
+    const auto requests = std::max<std::uint64_t>(h.requests, 1);
+    return json::object{{"host", h.host},
+                        {"requests", h.requests},
+                        {"mean_ms", static_cast<double>(h.total_us) / 1000.0 / static_cast<double>(requests)},
+                        {"max_ms", static_cast<double>(h.max_us) / 1000.0}};
+}
+
 } // namespace
+
+void crawl_history::observe(const record& r) {
+    const double at =
+        std::chrono::duration<double>(r.started + r.elapsed).count(); // crawl time of its last attempt's end
+    latest_ = std::max(latest_, at);
+    if (r.status >= 200 && r.status < 600)
+        ++classes_[static_cast<std::size_t>(r.status / 100 - 2)];
+    else
+        ++classes_[class_none];
+    if (r.failed() && r.error != error::robots_denied && r.error != error::type_rejected) {
+        ++errors_seen_;
+        std::string kind(error_kind(r.error));
+        if (!kinds_.contains(kind) && kinds_.size() >= max_error_kinds - 1) // room for "other"
+            kind = "other";
+        ++kinds_[kind];
+        if (errors_.size() >= max_errors)
+            errors_.pop_front();
+        errors_.push_back({cut(r.url), std::move(kind), r.status, cut(r.error_detail), at});
+    }
+    if (r.tries > 0) {
+        const auto parsed = boost::urls::parse_uri(r.url);
+        if (!parsed)
+            return;
+        std::string host = parsed->host_address();
+        for (auto& c : host)
+            if (c >= 'A' && c <= 'Z')
+                c = static_cast<char>(c - 'A' + 'a');
+        auto found = hosts_.find(host);
+        if (found == hosts_.end()) {
+            if (hosts_.size() >= max_latency_hosts) {
+                ++untracked_records_;
+                return;
+            }
+            found = hosts_.emplace(host, host_latency{host, 0, 0, 0}).first;
+        }
+        const auto us = static_cast<std::uint64_t>(std::max<std::int64_t>(r.elapsed.count(), 0));
+        ++found->second.requests;
+        found->second.total_us += us;
+        found->second.max_us = std::max(found->second.max_us, us);
+    }
+}
+
+bool crawl_history::sample(double t, const crawl_progress& p, double interval) {
+    if (!samples_.empty() && t < samples_.back().t + interval)
+        return false;
+    if (samples_.size() >= max_samples)
+        samples_.pop_front();
+    samples_.push_back({t, p.records, p.bytes, p.failures, classes_});
+    return true;
+}
+
+std::vector<crawl_history::host_latency> crawl_history::slowest(std::size_t n) const {
+    std::vector<const host_latency*> all;
+    all.reserve(hosts_.size());
+    for (const auto& [name, h] : hosts_)
+        all.push_back(&h);
+    // mean a > mean b, compared as total_a * requests_b > total_b * requests_a (no division, no rounding).
+    const auto slower = [](const host_latency* a, const host_latency* b) {
+        const auto left = static_cast<long double>(a->total_us) * static_cast<long double>(b->requests);
+        const auto right = static_cast<long double>(b->total_us) * static_cast<long double>(a->requests);
+        if (left != right)
+            return left > right;
+        if (a->requests != b->requests)
+            return a->requests > b->requests;
+        return a->host < b->host;
+    };
+    n = std::min(n, all.size());
+    std::partial_sort(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(n), all.end(), slower);
+    std::vector<host_latency> out;
+    out.reserve(n);
+    for (std::size_t i = 0; i < n; ++i)
+        out.push_back(*all[i]);
+    return out;
+}
 
 bool constant_time_equal(std::string_view a, std::string_view b) noexcept {
     unsigned char diff = a.size() == b.size() ? 0 : 1;
@@ -137,7 +230,22 @@ control_api::control_api(crawler& crawl, std::string token, logger log)
     , token_(std::move(token))
     , log_(std::move(log)) {}
 
+void control_api::observe(const record& r) {
+    history_.observe(r);
+    // progress() only when the record's time says a sample may be due: at most once a second.
+    const auto& samples = history_.samples();
+    if (samples.empty() || history_.latest_record_time() >= samples.back().t + 1.0)
+        sample();
+}
+
+void control_api::sample() {
+    const auto p = crawl_.progress();
+    history_.sample(seconds_of(p.elapsed), p);
+}
+
 listener_response control_api::handle(const listener_request& request) {
+    if (!request.target.starts_with("/api/") && request.target != "/api")
+        return dashboard_file(request);
     if (!token_.empty()) {
         constexpr std::string_view scheme = "Bearer ";
         const std::string_view given = request.authorization.starts_with(scheme)
@@ -190,6 +298,7 @@ listener_response control_api::route(const listener_request& request) {
                                    std::string(wanted));
     };
     const std::string& what = segments[1];
+    sample(); // a poll keeps the history's samples a second apart while nothing else happens
 
     if (what == "status" && segments.size() == 2) {
         only("GET");
@@ -211,6 +320,15 @@ listener_response control_api::route(const listener_request& request) {
         json::array busiest_json;
         for (const auto* h : busiest)
             busiest_json.emplace_back(host_json(*h));
+        json::object classes;
+        for (std::size_t i = 0; i < crawl_history::class_count; ++i)
+            classes[crawl_history::class_names[i]] = history_.status_classes()[i];
+        json::object kinds;
+        for (const auto& [kind, n] : history_.failures_by_kind())
+            kinds[kind] = n;
+        json::array slowest;
+        for (const auto& h : history_.slowest(10))
+            slowest.emplace_back(latency_json(h));
         return reply(200,
                      json::object{
                          {"records", p.records},
@@ -226,7 +344,65 @@ listener_response control_api::route(const listener_request& request) {
                          {"bytes_per_second", seconds > 0 ? static_cast<double>(p.bytes) / seconds : 0.0},
                          {"paused_hosts", std::move(paused)},
                          {"busiest_hosts", std::move(busiest_json)},
+                         {"status_classes", std::move(classes)},
+                         {"failures_by_kind", std::move(kinds)},
+                         {"slowest_hosts", std::move(slowest)},
+                         {"errors_seen", history_.errors_seen()},
                      });
+    }
+
+    if (what == "history" && segments.size() == 2) {
+        only("GET");
+        double since = -1;
+        for (const auto param : parsed->params()) {
+            if (param.key != "since")
+                throw refused(400, "unknown parameter \"" + std::string(param.key) + "\" (since)");
+            const std::string_view text = param.value;
+            const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), since);
+            if (ec != std::errc{} || end != text.data() + text.size() || !std::isfinite(since))
+                throw refused(400, "since: expected a number of seconds");
+        }
+        json::array fields{"t", "records", "bytes", "failures"};
+        for (const auto name : crawl_history::class_names)
+            fields.emplace_back(name);
+        json::array samples;
+        for (const auto& x : history_.samples()) {
+            if (x.t <= since)
+                continue;
+            json::array row;
+            row.emplace_back(x.t);
+            row.emplace_back(x.records);
+            row.emplace_back(x.bytes);
+            row.emplace_back(x.failures);
+            for (const auto n : x.classes)
+                row.emplace_back(n);
+            samples.emplace_back(std::move(row));
+        }
+        return reply(200, json::object{{"interval_seconds", 1},
+                                       {"capacity", crawl_history::max_samples},
+                                       {"fields", std::move(fields)},
+                                       {"samples", std::move(samples)}});
+    }
+
+    if (what == "errors" && segments.size() == 2) {
+        only("GET");
+        std::size_t limit = crawl_history::max_errors;
+        for (const auto param : parsed->params()) {
+            if (param.key != "limit")
+                throw refused(400, "unknown parameter \"" + std::string(param.key) + "\" (limit)");
+            limit = number_param("limit", param.value, crawl_history::max_errors);
+        }
+        json::array errors;
+        const auto& kept = history_.errors();
+        for (auto e = kept.rbegin(); e != kept.rend() && errors.size() < limit; ++e) {
+            json::object o{{"url", e->url}, {"kind", e->kind}, {"status", e->status}, {"at", e->at}};
+            if (!e->detail.empty())
+                o["detail"] = e->detail;
+            errors.emplace_back(std::move(o));
+        }
+        return reply(200, json::object{{"total", history_.errors_seen()},
+                                       {"capacity", crawl_history::max_errors},
+                                       {"errors", std::move(errors)}});
     }
 
     if (what == "hosts" && segments.size() == 2) {

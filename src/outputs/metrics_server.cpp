@@ -85,6 +85,12 @@ boost::asio::awaitable<void> metrics_server::accept_loop(std::shared_ptr<state> 
     }
 }
 
+// g++ 12 sees this coroutine's frame allocated by Asio's aligned_new (aligned_alloc, for a frame this size)
+// and released by Asio's matching operator delete, and warns, wrongly, that they do not match.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#endif
 boost::asio::awaitable<void> metrics_server::serve(std::shared_ptr<state> s, tcp::socket socket) {
     constexpr auto tuple = boost::asio::as_tuple(boost::asio::use_awaitable);
     boost::beast::tcp_stream stream{std::move(socket)};
@@ -127,22 +133,28 @@ boost::asio::awaitable<void> metrics_server::serve(std::shared_ptr<state> s, tcp
         http::response<http::string_body> response{http::status::ok, request.version()};
         const std::string_view target{request.target().data(), request.target().size()};
         const std::string_view path = target.substr(0, target.find('?'));
-        if (path.starts_with("/api/") && s->handler) {
+        // The control API, and the dashboard's files (/, /dashboard/...) when there is a control API to
+        // steer.
+        if ((path.starts_with("/api/") || path == "/" || path.starts_with("/dashboard/")) && s->handler) {
             const auto method = request.method_string();
             const auto authorization = request[http::field::authorization];
+            const auto if_none_match = request[http::field::if_none_match];
             listener_request call{{method.data(), method.size()},
                                   target,
                                   {authorization.data(), authorization.size()},
                                   request.body(),
-                                  peer};
+                                  peer,
+                                  {if_none_match.data(), if_none_match.size()}};
             auto answer = s->handler(call);
             response.result(answer.status);
             response.set(http::field::content_type, answer.content_type);
-            response.set(http::field::cache_control, "no-store");
+            response.set(http::field::cache_control, answer.cache_control);
             if (!answer.allow.empty())
                 response.set(http::field::allow, answer.allow);
             if (!answer.www_authenticate.empty())
                 response.set(http::field::www_authenticate, answer.www_authenticate);
+            for (const auto& [name, value] : answer.fields)
+                response.set(name, value);
             response.body() = std::move(answer.body);
         } else if (request.method() != http::verb::get && request.method() != http::verb::head) {
             response.result(http::status::method_not_allowed);
@@ -158,7 +170,7 @@ boost::asio::awaitable<void> metrics_server::serve(std::shared_ptr<state> s, tcp
         } else {
             response.result(http::status::not_found);
             response.set(http::field::content_type, "text/plain; charset=utf-8");
-            response.body() = "not found: try /metrics or /healthz\n";
+            response.body() = "not found: try /metrics, /healthz or / (with a control API)\n";
         }
         response.keep_alive(request.keep_alive());
         response.prepare_payload();
@@ -174,5 +186,8 @@ boost::asio::awaitable<void> metrics_server::serve(std::shared_ptr<state> s, tcp
     stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
     stream.socket().close(ignored);
 }
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
 } // namespace asiocrawl::outputs

@@ -401,17 +401,17 @@ output_set::~output_set() {
 void output_set::attach(crawler& crawl, record_sink also, std::function<bool()> also_busy) {
     impl& self = *impl_;
     self.attached = &crawl;
-    if (self.server) { // the control API on the same listener (docs/CONTROL.md)
-        self.server->set_handler(
-            [api = std::make_shared<control_api>(crawl, self.config.listen_token, self.log)](
-                const listener_request& request) { return api->handle(request); },
-            64 * 1024);
+    std::shared_ptr<control_api> api;
+    if (self.server) { // the control API and the dashboard on the same listener (docs/CONTROL.md)
+        api = std::make_shared<control_api>(crawl, self.config.listen_token, self.log);
+        self.server->set_handler([api](const listener_request& request) { return api->handle(request); },
+                                 64 * 1024);
     }
     if (!crawl.config().roots.empty())
         self.first_root = crawl.config().roots.front();
     const std::shared_ptr<record_outputs> state = self.sink_state;
     if (state->records || state->metrics || state->collect_broken) {
-        crawl.set_record_sink([state, also = std::move(also)](const record& r) {
+        crawl.set_record_sink([state, api, also = std::move(also)](const record& r) {
             state->handed_over = true;
             if (also)
                 also(r);
@@ -419,6 +419,8 @@ void output_set::attach(crawler& crawl, record_sink also, std::function<bool()> 
                 state->records->write(to_json_line(r));
             if (state->metrics)
                 state->metrics->observe(r);
+            if (api)
+                api->observe(r); // the dashboard's history
             if (state->collect_broken) {
                 if (auto link = broken_link_of(r)) {
                     if (state->broken.links.size() < max_broken_links)

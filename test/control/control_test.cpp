@@ -176,6 +176,188 @@ TEST(control_api_parts, tokens_compare_whole_and_loopback_needs_none) {
     EXPECT_TRUE(outputs::needs_token("metrics.internal:9100"));
 }
 
+// ---- the dashboard's history, errors and latency (crawl_history), and its files ----
+
+namespace {
+
+record a_record(std::string url, int status, boost::system::error_code error,
+                std::chrono::milliseconds started, std::chrono::milliseconds elapsed, int tries = 1) {
+    record r;
+    r.url = std::move(url);
+    r.status = status;
+    r.error = error;
+    r.started = started;
+    r.elapsed = elapsed;
+    r.tries = tries;
+    return r;
+}
+
+} // namespace
+
+TEST(control_history, samples_are_a_second_apart_and_the_oldest_go_past_the_bound) {
+    outputs::crawl_history h;
+    crawl_progress p;
+    struct row {
+        double t;
+        std::size_t records;
+        bool taken;
+    };
+    const row rows[] = {{0.0, 0, true},  {0.4, 1, false}, {0.99, 2, false}, {1.0, 3, true},
+                        {1.5, 4, false}, {7.25, 9, true}, {8.0, 9, false},  {8.25, 10, true}};
+    for (const auto& r : rows) {
+        p.records = r.records;
+        EXPECT_EQ(h.sample(r.t, p), r.taken) << r.t;
+    }
+    ASSERT_EQ(h.samples().size(), 4u);
+    EXPECT_EQ(h.samples()[1].records, 3u);
+    EXPECT_EQ(h.samples()[2].t, 7.25);
+    for (std::size_t i = 0; i < outputs::crawl_history::max_samples + 10; ++i) {
+        p.records = 100 + i;
+        h.sample(10.0 + static_cast<double>(i), p);
+    }
+    EXPECT_EQ(h.samples().size(), outputs::crawl_history::max_samples);
+    EXPECT_EQ(h.samples().front().records, 110u); // the first 10 and the 4 before went
+    EXPECT_EQ(h.samples().back().records, 100u + outputs::crawl_history::max_samples + 9);
+}
+
+TEST(control_history, records_count_by_class_failures_by_kind_and_the_latest_errors_are_kept) {
+    using ms = std::chrono::milliseconds;
+    outputs::crawl_history h;
+    const auto refused = make_error_code(boost::asio::error::connection_refused);
+    h.observe(a_record("http://a.test/", 200, {}, ms{0}, ms{10}));
+    h.observe(a_record("http://a.test/moved", 301, {}, ms{5}, ms{30}));
+    h.observe(a_record("http://a.test/gone", 404, {}, ms{6}, ms{20}));
+    h.observe(a_record("http://a.test/broken", 503, make_error_code(error::retry_limit), ms{7}, ms{40}, 3));
+    h.observe(a_record("http://B.test:8080/", 0, refused, ms{1000}, ms{1500}));
+    h.observe(a_record("http://a.test/private", 0, make_error_code(error::robots_denied), ms{9}, ms{0}, 0));
+    const auto& classes = h.status_classes();
+    EXPECT_EQ(classes[outputs::crawl_history::class_2xx], 1u);
+    EXPECT_EQ(classes[outputs::crawl_history::class_3xx], 1u);
+    EXPECT_EQ(classes[outputs::crawl_history::class_4xx], 1u);
+    EXPECT_EQ(classes[outputs::crawl_history::class_5xx], 1u);
+    EXPECT_EQ(classes[outputs::crawl_history::class_none], 2u);
+    // A robots denial is no failure (as crawl_progress::failures counts).
+    EXPECT_EQ(h.errors_seen(), 2u);
+    ASSERT_EQ(h.errors().size(), 2u);
+    EXPECT_EQ(h.errors()[0].url, "http://a.test/broken");
+    EXPECT_EQ(h.errors()[0].status, 503);
+    EXPECT_EQ(h.errors()[1].kind, "connection_refused");
+    EXPECT_DOUBLE_EQ(h.errors()[1].at, 2.5);
+    EXPECT_EQ(h.failures_by_kind().size(), 2u);
+    EXPECT_EQ(h.failures_by_kind().at("retry_limit"), 1u);
+    EXPECT_EQ(h.failures_by_kind().at("connection_refused"), 1u);
+    // The slowest hosts by mean latency; b.test's port is not part of its name, its capitals are lowered.
+    const auto slowest = h.slowest(10);
+    ASSERT_EQ(slowest.size(), 2u);
+    EXPECT_EQ(slowest[0].host, "b.test");
+    EXPECT_EQ(slowest[0].max_us, 1500000u);
+    EXPECT_EQ(slowest[1].host, "a.test");
+    EXPECT_EQ(slowest[1].requests, 4u); // not the robots denial: no request was made
+    EXPECT_EQ(slowest[1].total_us, 100000u);
+    EXPECT_EQ(h.slowest(1).size(), 1u);
+    // The errors' ring keeps the latest max_errors; every failure is counted.
+    for (std::size_t i = 0; i < outputs::crawl_history::max_errors + 5; ++i)
+        h.observe(a_record("http://c.test/" + std::to_string(i), 0, refused, ms{2000}, ms{1}));
+    EXPECT_EQ(h.errors().size(), outputs::crawl_history::max_errors);
+    EXPECT_EQ(h.errors().front().url, "http://c.test/5");
+    EXPECT_EQ(h.errors_seen(), outputs::crawl_history::max_errors + 7);
+    // A URL past max_text_bytes is cut.
+    h.observe(a_record("http://c.test/" + std::string(5000, 'x'), 0, refused, ms{0}, ms{1}));
+    EXPECT_EQ(h.errors().back().url.size(), outputs::crawl_history::max_text_bytes);
+}
+
+TEST(control_history, hosts_past_the_bound_are_counted_not_kept) {
+    outputs::crawl_history h;
+    for (std::size_t i = 0; i < outputs::crawl_history::max_latency_hosts + 3; ++i)
+        h.observe(
+            a_record("http://h" + std::to_string(i) + ".test/", 200, {}, {}, std::chrono::milliseconds{1}));
+    EXPECT_EQ(h.untracked_records(), 3u);
+    EXPECT_EQ(h.slowest(100000).size(), outputs::crawl_history::max_latency_hosts);
+}
+
+TEST_F(control_table, the_history_errors_and_dashboard_files_as_the_page_reads_them) {
+    const std::string_view ok = "Bearer s3cret";
+    api.observe(a_record("http://a.test/", 200, {}, {}, std::chrono::milliseconds{20}));
+    api.observe(
+        a_record("http://a.test/x", 0, make_error_code(boost::asio::error::connection_reset), {}, 1ms));
+    struct row {
+        std::string_view method, target, authorization;
+        unsigned status;
+        std::string_view in_body;
+    };
+    const row rows[] = {
+        {"GET", "/api/history", "", 401, "bearer token"},
+        {"GET", "/api/history", ok, 200,
+         R"("fields":["t","records","bytes","failures","2xx","3xx","4xx","5xx","none"])"},
+        // One sample, taken at the first record: this crawl does not run, so its time stays 0.
+        {"GET", "/api/history?since=-1", ok, 200, R"("samples":[[0E0,0,0,0,1,0,0,0,0]])"},
+        {"GET", "/api/history?since=0", ok, 200, R"("samples":[])"},
+        {"GET", "/api/history?since=soon", ok, 400, "since: expected a number"},
+        {"GET", "/api/history?until=1", ok, 400, "unknown parameter"},
+        {"POST", "/api/history", ok, 405, "takes GET"},
+        {"GET", "/api/errors", ok, 200,
+         R"("total":1,"capacity":100,"errors":[{"url":"http://a.test/x","kind":"connection_reset")"},
+        {"GET", "/api/errors?limit=0", ok, 200, R"("errors":[])"},
+        {"GET", "/api/errors?limit=101", ok, 400, "up to 100"},
+        {"GET", "/api/status", ok, 200, R"("status_classes":{"2xx":1,"3xx":0,"4xx":0,"5xx":0,"none":1})"},
+        {"GET", "/api/status", ok, 200, R"("failures_by_kind":{"connection_reset":1})"},
+        {"GET", "/api/status", ok, 200,
+         R"("slowest_hosts":[{"host":"a.test","requests":2,"mean_ms":1.05E1,"max_ms":2E1}])"},
+    };
+    for (const auto& r : rows) {
+        const auto answer = call(api, r.method, r.target, {}, r.authorization);
+        EXPECT_EQ(answer.status, r.status) << r.method << " " << r.target << ": " << answer.body;
+        EXPECT_THAT(answer.body, HasSubstr(std::string(r.in_body))) << r.method << " " << r.target;
+    }
+
+    // The page and its files need no token (the page asks for it); each has its type and an ETag.
+    const auto page = call(api, "GET", "/");
+    EXPECT_EQ(page.status, 200u);
+    EXPECT_EQ(page.content_type, "text/html; charset=utf-8");
+    EXPECT_THAT(page.body, HasSubstr("<script src=\"/dashboard/dashboard.js\" defer></script>"));
+    EXPECT_THAT(page.body, ::testing::Not(HasSubstr("<script>"))); // no inline script: the CSP forbids it
+    EXPECT_EQ(page.cache_control, "no-cache");
+    const auto field = [](const listener_response& r, std::string_view name) {
+        for (const auto& [n, v] : r.fields)
+            if (n == name)
+                return v;
+        return std::string();
+    };
+    EXPECT_THAT(field(page, "Content-Security-Policy"), HasSubstr("script-src 'self'"));
+    EXPECT_THAT(field(page, "Content-Security-Policy"), ::testing::Not(HasSubstr("unsafe-inline")));
+    const std::string etag = field(page, "ETag");
+    EXPECT_THAT(etag, ::testing::MatchesRegex("\"[0-9a-f]{20}\""));
+    listener_request again;
+    again.method = "GET";
+    again.target = "/";
+    again.if_none_match = etag;
+    const auto revalidated = api.handle(again);
+    EXPECT_EQ(revalidated.status, 304u);
+    EXPECT_TRUE(revalidated.body.empty());
+    const std::string listed = "\"0000\", W/" + etag;
+    again.if_none_match = listed;
+    EXPECT_EQ(api.handle(again).status, 304u);
+    again.if_none_match = "\"0000\"";
+    EXPECT_EQ(api.handle(again).status, 200u);
+    const auto script = call(api, "GET", "/dashboard/dashboard.js");
+    EXPECT_EQ(script.status, 200u);
+    EXPECT_EQ(script.content_type, "text/javascript; charset=utf-8");
+    EXPECT_THAT(script.body, HasSubstr("sessionStorage"));
+    EXPECT_NE(field(script, "ETag"), etag);
+    EXPECT_EQ(call(api, "GET", "/dashboard/dashboard.css").content_type, "text/css; charset=utf-8");
+    EXPECT_EQ(call(api, "GET", "/dashboard/nothing.js").status, 404u);
+    EXPECT_EQ(call(api, "GET", "/dashboard/../secret").status, 404u);
+    EXPECT_EQ(call(api, "GET", "/elsewhere").status, 404u);
+    const auto posted = call(api, "POST", "/");
+    EXPECT_EQ(posted.status, 405u);
+    EXPECT_EQ(posted.allow, "GET, HEAD");
+    // Small: a few tens of KB all together.
+    std::size_t total = 0;
+    for (const auto name : {"/", "/dashboard/dashboard.js", "/dashboard/dashboard.css"})
+        total += call(api, "GET", name).body.size();
+    EXPECT_LT(total, 64u * 1024);
+}
+
 // ---- crawls steered through the API ----
 
 TEST(control_crawl, a_paused_host_gets_no_request_while_another_goes_on_and_a_resume_continues_it) {
@@ -428,11 +610,12 @@ TEST(control_listener, a_wrong_token_is_401_the_right_one_200_and_a_body_past_th
                                             "Authorization: Bearer s3cret\r\nContent-Length: 2000\r\n\r\n" +
                                             std::string(2000, ' ')));
             answers.push_back(co_await exchange(port, "GET /metrics HTTP/1.1\r\n" + head + "\r\n"));
+            answers.push_back(co_await exchange(port, "GET / HTTP/1.1\r\n" + head + "\r\n"));
             server.stop();
         },
         asio::detached);
     run_bounded(ctx, 30s);
-    ASSERT_EQ(answers.size(), 5u);
+    ASSERT_EQ(answers.size(), 6u);
     EXPECT_THAT(answers[0], ::testing::StartsWith("HTTP/1.1 401"));
     EXPECT_THAT(answers[0], HasSubstr("WWW-Authenticate: Bearer realm=\"asiocrawl\""));
     EXPECT_THAT(answers[1], ::testing::StartsWith("HTTP/1.1 401"));
@@ -441,9 +624,64 @@ TEST(control_listener, a_wrong_token_is_401_the_right_one_200_and_a_body_past_th
     EXPECT_THAT(answers[3], ::testing::StartsWith("HTTP/1.1 413"));
     EXPECT_THAT(answers[4], ::testing::StartsWith("HTTP/1.1 200"));
     EXPECT_THAT(answers[4], HasSubstr("metrics"));
+    // The dashboard's page, without a token, with its policy and validator on the wire.
+    EXPECT_THAT(answers[5], ::testing::StartsWith("HTTP/1.1 200"));
+    EXPECT_THAT(answers[5], HasSubstr("Content-Type: text/html; charset=utf-8"));
+    EXPECT_THAT(answers[5], HasSubstr("Content-Security-Policy: default-src 'none'"));
+    EXPECT_THAT(answers[5], HasSubstr("Cache-Control: no-cache"));
+    EXPECT_THAT(answers[5], HasSubstr("ETag: \""));
+    EXPECT_THAT(answers[5], HasSubstr("<title>asiocrawl dashboard</title>"));
     const auto h = find_host(crawl.hosts(), "a.test");
     ASSERT_TRUE(h.has_value());
     EXPECT_TRUE(h->paused);
+}
+
+TEST(control_crawl, the_dashboards_history_errors_and_latency_come_from_the_crawls_records) {
+    asio::io_context ctx;
+    std::optional<crawler> crawl;
+    std::optional<control_api> api;
+    loopback_site site{ctx.get_executor()};
+    site.add("/", links_page({"/a", "/gone"}));
+    site.add("/a", "<p>a</p>");
+    // A port nothing listens on (bound, then closed): its root fails with connection_refused.
+    unsigned short closed = 0;
+    {
+        asio::ip::tcp::acceptor probe{ctx, {asio::ip::make_address("127.0.0.1"), 0}};
+        closed = probe.local_endpoint().port();
+    }
+    auto config = two_host_config(site.port(), closed);
+    config.roots = {"http://a.test:" + std::to_string(site.port()) + "/",
+                    "http://b.test:" + std::to_string(closed) + "/"};
+    config.max_tries = 1;
+    crawl.emplace(ctx.get_executor(), config);
+    api.emplace(*crawl, "", logger{});
+    crawl->set_record_sink([&](const record& r) { api->observe(r); });
+    const auto result = run_crawl(ctx, *crawl, [&] { site.stop(); });
+    ASSERT_TRUE(result);
+    ASSERT_EQ(result->done, 4u);
+
+    const auto status = body_of(call(*api, "GET", "/api/status"));
+    const auto& classes = status.at("status_classes").as_object();
+    EXPECT_EQ(classes.at("2xx").as_int64(), 2);
+    EXPECT_EQ(classes.at("4xx").as_int64(), 1); // an answer, not a failure
+    EXPECT_EQ(classes.at("none").as_int64(), 1);
+    EXPECT_EQ(status.at("failures_by_kind").as_object().at("connection_refused").as_int64(), 1);
+    const auto& slowest = status.at("slowest_hosts").as_array();
+    ASSERT_EQ(slowest.size(), 2u);
+    EXPECT_EQ(slowest[0].at("requests").as_int64() + slowest[1].at("requests").as_int64(), 4);
+
+    const auto errors = body_of(call(*api, "GET", "/api/errors"));
+    EXPECT_EQ(errors.at("total").as_int64(), 1);
+    ASSERT_EQ(errors.at("errors").as_array().size(), 1u);
+    EXPECT_EQ(errors.at("errors").as_array()[0].at("url").as_string(), config.roots[1]);
+
+    // The first record took the first sample, with the crawl's counters then: one record (a sample taken
+    // only by the API call here would count all four).
+    const auto history = body_of(call(*api, "GET", "/api/history"));
+    const auto& samples = history.at("samples").as_array();
+    ASSERT_FALSE(samples.empty());
+    EXPECT_EQ(samples.front().as_array()[1].as_int64(), 1);
+    EXPECT_LE(samples.back().as_array()[1].as_int64(), 4);
 }
 
 // ---- per-host rules (crawler_config::hosts) ----

@@ -16,6 +16,8 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace asiocrawl::outputs {
 
@@ -57,7 +59,8 @@ struct listener_request {
     std::string_view target; ///< path and query, as sent
     std::string_view authorization;
     std::string_view body;
-    std::string peer; ///< the caller's address, for the log
+    std::string peer;               ///< the caller's address, for the log
+    std::string_view if_none_match; ///< an If-None-Match field (the dashboard's static files)
 };
 /// What to answer to a listener_request.
 struct listener_response {
@@ -66,6 +69,9 @@ struct listener_response {
     std::string body;
     std::string allow;            ///< an Allow field (405)
     std::string www_authenticate; ///< a WWW-Authenticate field (401)
+    std::string cache_control = "no-store";
+    /// More header fields (ETag, Content-Security-Policy... on the dashboard's files).
+    std::vector<std::pair<std::string, std::string>> fields;
 };
 using listener_handler = std::function<listener_response(const listener_request&)>;
 
@@ -86,7 +92,8 @@ public:
 
     /// Requests under /api/ go to `handler` (the control API, docs/CONTROL.md): any method, a head of at
     /// most 8 KiB, a body of at most `max_body` bytes (413 past it), all of it within 10 s. Without one they
-    /// get 404. Set before start().
+    /// get 404. So do GET and HEAD of `/` and `/dashboard/...` (the dashboard's static files). Set before
+    /// start().
     void set_handler(listener_handler handler, std::size_t max_body = 1u << 20);
 
     /// Starts accepting.
