@@ -4,15 +4,16 @@
 //   resolve: resolve_page_links() (src/html/page_links.hpp), the crawler's own code: <base href>, clean,
 //            resolve against the base, normalize, IDNA, per link;
 //   admit:   what crawl_state::admit_page_links() and admit() do with each resolved link: its fingerprint,
-//            the page's duplicate check, its parse and scope::check() (the crawl's default rules, the root
-//            being ORIGIN) unless it was seen in scope before, and the seen-set check and insert.
+//            the page's duplicate check, scope::check_text() (the crawl's default rules, the root being
+//            ORIGIN) unless it was seen in scope before, and the seen-set check and insert.
 // Each round starts cold (a new seen set, scope and scope memo), as a crawl does; the best round is printed.
 // Times are the thread's CPU time, so other work on a shared machine disturbs them less than wall time.
 //
 // Usage: asiocrawl-bench-url-pipeline DIR ORIGIN [ROUNDS] [--check]
 //   e.g. asiocrawl-bench-url-pipeline /usr/share/doc/python3.11/html http://docs.python.test/3.11/ 5
 // A page's URL is ORIGIN followed by its path under DIR. --check first compares, link by link, what
-// reference_resolver gives with normalize_reference() (the plain pipeline) and prints every difference.
+// reference_resolver gives with normalize_reference() (the plain pipeline), and what scope::check_text()
+// says of each resolved link with what parse_uri and scope::check() say, and prints every difference.
 
 #include "html/links.hpp"
 #include "html/page_links.hpp"
@@ -28,6 +29,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <time.h>
@@ -89,8 +91,8 @@ round_result run(const std::vector<page>& pages, const boost::urls::url& root,
             if (on_page.contains(fp))
                 continue;
             if (!in_scope_memo.contains(fp)) {
-                const auto parsed = boost::urls::parse_uri(text);
-                if (!parsed || scope.check(*parsed) != scope_verdict::in_scope)
+                const auto verdict = scope.check_text(text);
+                if (!verdict || *verdict != scope_verdict::in_scope)
                     continue;
                 in_scope_memo.insert(fp);
             }
@@ -158,6 +160,11 @@ int main(int argc, char** argv) {
     }
     if (check) {
         std::size_t compared = 0, differences = 0;
+        // And scope::check_text() against parse_uri and scope::check(), on every resolved link.
+        const crawler_config config;
+        const asiocrawl::scope parsed_scope({*origin}, config);
+        const asiocrawl::scope text_scope({*origin}, config);
+        std::size_t scope_compared = 0, scope_differences = 0;
         for (const auto& p : pages) {
             boost::urls::url base = p.url;
             if (p.links.base_href)
@@ -175,9 +182,24 @@ int main(int argc, char** argv) {
                                 reference.c_str(), fast ? fast->c_str() : "error",
                                 plain ? std::string(plain->buffer()).c_str() : "error");
                 }
+                if (!fast)
+                    continue;
+                const auto parsed = boost::urls::parse_uri(*fast);
+                const auto by_parse = parsed ? std::optional<scope_verdict>(parsed_scope.check(*parsed))
+                                             : std::optional<scope_verdict>();
+                const auto by_text = text_scope.check_text(*fast);
+                ++scope_compared;
+                if (by_parse != by_text) {
+                    ++scope_differences;
+                    std::printf("SCOPE DIFF %s: %s / %s\n", fast->c_str(),
+                                by_text ? std::string(to_string(*by_text)).c_str() : "invalid",
+                                by_parse ? std::string(to_string(*by_parse)).c_str() : "invalid");
+                }
             }
         }
         std::printf("check: %zu references compared, %zu differences\n", compared, differences);
+        std::printf("check: %zu scope verdicts compared (check_text and check), %zu differences\n",
+                    scope_compared, scope_differences);
     }
     round_result best;
     for (int round = 0; round < rounds; ++round) {

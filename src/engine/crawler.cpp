@@ -70,7 +70,7 @@ engine::engine(asio::any_io_executor ex, crawler_config cfg)
     if (!config.state.dir.empty() && config.state.redis.empty())
         state_dir_lock.emplace(config.state.dir);
     if (config.parse_threads > 0)
-        parse_pool.emplace(config.parse_threads);
+        parse_pool = std::make_unique<parse_lanes>(config.parse_threads, executor);
     if (!config.state.redis.empty()) {
         state.set_shared();
         config.keep_records = false; // each instance writes its own; Redis keeps no records

@@ -19,6 +19,7 @@
 #include <asiocrawl/sink.hpp>
 
 #include "engine/async_event.hpp"
+#include "engine/parse_lanes.hpp"
 #include "engine/seed_reader.hpp"
 #include "engine/work_queue.hpp"
 #include "http/fetcher.hpp"
@@ -258,7 +259,7 @@ struct engine {
     work_queue<crawl_state::ticket> queue;
     crawl_state state;
     fetcher fetch;
-    std::optional<boost::asio::thread_pool> parse_pool;
+    std::unique_ptr<parse_lanes> parse_pool; ///< parse_threads > 0
     record_sink sink;
     body_sink bodies;
     exchange_sink exchanges;

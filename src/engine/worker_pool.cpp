@@ -18,11 +18,6 @@ namespace asio = boost::asio;
 
 namespace {
 
-asio::awaitable<resolved_links> resolve_links_task(std::string page_url, std::string body,
-                                                   link_options options) {
-    co_return resolve_links(boost::urls::parse_uri(page_url).value(), std::move(body), options);
-}
-
 /// In flight from the request's start to the end of the fetch, however it ends.
 struct in_flight_guard {
     crawl_state& state;
@@ -153,11 +148,10 @@ asio::awaitable<void> worker_pool::handle(crawl_state::ticket& t, fetch_result& 
     case crawl_state::next_step::parse_page: {
         resolved_links links;
         if (e_.parse_pool) {
-            // The body travels to the pool and back by move: no copy, and no crawl state leaves this thread.
-            links = co_await asio::co_spawn(e_.parse_pool->get_executor(),
-                                            resolve_links_task(t.item.url, std::move(response.body),
-                                                               link_options_for(e_.config, r.charset)),
-                                            asio::use_awaitable);
+            // The body travels to a parse thread and back by move: no copy, and no crawl state leaves this
+            // thread.
+            links = co_await e_.parse_pool->resolve(t.item.url, std::move(response.body),
+                                                    link_options_for(e_.config, r.charset));
         } else {
             links = resolve_links(boost::urls::parse_uri(t.item.url).value(), std::move(response.body),
                                   link_options_for(e_.config, r.charset));
@@ -168,6 +162,8 @@ asio::awaitable<void> worker_pool::handle(crawl_state::ticket& t, fetch_result& 
             co_return;
         }
         e_.state.on_links(t, r, links);
+        if (e_.parse_pool)
+            e_.parse_pool->give_back(std::move(links.urls)); // made on a parse thread, freed there
         [[fallthrough]];
     }
     case crawl_state::next_step::record_ready:

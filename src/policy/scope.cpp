@@ -3,16 +3,19 @@
 #include "policy/scope.hpp"
 
 #include "url/percent.hpp"
+#include "url/url_host.hpp"
 #include "util/ascii.hpp"
 
 #include <boost/regex.hpp>
 #include <boost/url/ipv4_address.hpp>
+#include <boost/url/parse.hpp>
 
 #include <libpsl.h>
 
 #include <fnmatch.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -216,25 +219,63 @@ bool has_html_suffix(std::string_view name) {
     return lower.ends_with(".html") || lower.ends_with(".htm");
 }
 
+// What the trap limits and the query permutations read of a normalized URL: a parsed one's parts, or the
+// parts of its text found by check_text() without a parse.
+struct url_parts {
+    std::string_view text;  // the whole URL
+    std::string_view path;  // encoded
+    bool has_query = false; // a '?', even with nothing after it
+    std::string_view query; // encoded, without the '?'
+};
+
+url_parts parts_of(urls::url_view url) noexcept {
+    return {url.buffer(), url.encoded_path(), url.has_query(), url.encoded_query()};
+}
+
 // Path segments as written (still encoded), without the empty one after a trailing slash: "/a/b/" is
 // {"a", "b"}, "/" is {}. Empty segments inside the path ("/a//b") count: a trap can repeat them too.
-std::vector<std::string_view> path_segments(std::string_view path) {
-    std::vector<std::string_view> segments;
+template <class Visit>
+void for_each_segment(std::string_view path, Visit&& visit) {
     if (path.starts_with('/')) {
         path.remove_prefix(1);
     }
     while (!path.empty()) {
         const auto slash = path.find('/');
-        segments.push_back(path.substr(0, slash));
+        visit(path.substr(0, slash));
         if (slash == std::string_view::npos) {
             break;
         }
         path.remove_prefix(slash + 1);
     }
-    return segments;
 }
 
-std::size_t most_repetitions(std::vector<std::string_view> segments) {
+std::size_t segment_count(std::string_view path) noexcept {
+    std::size_t count = 0;
+    for_each_segment(path, [&](std::string_view) { ++count; });
+    return count;
+}
+
+// The most times one segment occurs in the path. A path of a few segments (every real one) is compared pair
+// by pair on the stack; a longer one is sorted.
+std::size_t most_repetitions(std::string_view path, std::size_t count) {
+    constexpr std::size_t on_stack = 32;
+    if (count <= on_stack) {
+        std::array<std::string_view, on_stack> segments;
+        std::size_t n = 0;
+        for_each_segment(path, [&](std::string_view segment) { segments[n++] = segment; });
+        std::size_t most = 0;
+        for (std::size_t i = 0; i < n; ++i) {
+            std::size_t same = 0;
+            for (std::size_t j = i; j < n; ++j) {
+                same += segments[j] == segments[i] ? 1 : 0;
+            }
+            most = std::max(most, same);
+        }
+        return most;
+    }
+    std::vector<std::string_view> segments;
+    segments.reserve(count);
+    for_each_segment(path, [&](std::string_view segment) { segments.push_back(segment); });
     std::sort(segments.begin(), segments.end());
     std::size_t most = 0;
     for (std::size_t i = 0; i < segments.size();) {
@@ -249,58 +290,123 @@ std::size_t most_repetitions(std::vector<std::string_view> segments) {
 }
 
 // "a=1&&b=2&" has two parameters: empty pieces are no parameter at all.
-std::vector<std::string_view> query_params(urls::url_view url) {
-    std::vector<std::string_view> params;
-    if (!url.has_query()) {
-        return params;
+template <class Visit>
+void for_each_param(const url_parts& url, Visit&& visit) {
+    if (!url.has_query) {
+        return;
     }
-    std::string_view query = url.encoded_query();
+    std::string_view query = url.query;
     for (;;) {
         const auto amp = query.find('&');
         if (const auto piece = query.substr(0, amp); !piece.empty()) {
-            params.push_back(piece);
+            visit(piece);
         }
         if (amp == std::string_view::npos) {
             break;
         }
         query.remove_prefix(amp + 1);
     }
-    return params;
 }
 
-std::optional<scope_verdict> trap_verdict(urls::url_view url, const trap_config& traps) {
+std::size_t query_param_count(const url_parts& url) noexcept {
+    std::size_t count = 0;
+    for_each_param(url, [&](std::string_view) { ++count; });
+    return count;
+}
+
+std::optional<scope_verdict> trap_verdict(const url_parts& url, const trap_config& traps) {
     // The length first: it bounds the work of every other check.
-    if (traps.max_url_length != 0 && url.buffer().size() > traps.max_url_length) {
+    if (traps.max_url_length != 0 && url.text.size() > traps.max_url_length) {
         return scope_verdict::url_too_long;
     }
     if (traps.max_path_segments != 0 || traps.max_segment_repetitions != 0) {
-        const auto segments = path_segments(url.encoded_path());
-        if (traps.max_path_segments != 0 && segments.size() > traps.max_path_segments) {
+        const std::size_t segments = segment_count(url.path);
+        if (traps.max_path_segments != 0 && segments > traps.max_path_segments) {
             return scope_verdict::too_many_segments;
         }
-        if (traps.max_segment_repetitions != 0 &&
-            most_repetitions(segments) > traps.max_segment_repetitions) {
+        // No segment occurs more often than the path has segments.
+        if (traps.max_segment_repetitions != 0 && segments > traps.max_segment_repetitions &&
+            most_repetitions(url.path, segments) > traps.max_segment_repetitions) {
             return scope_verdict::repeated_segment;
         }
     }
-    if (traps.max_query_params != 0 && query_params(url).size() > traps.max_query_params) {
+    if (traps.max_query_params != 0 && query_param_count(url) > traps.max_query_params) {
         return scope_verdict::too_many_params;
     }
     return std::nullopt;
+}
+
+std::optional<scope_verdict> trap_verdict(urls::url_view url, const trap_config& traps) {
+    return trap_verdict(parts_of(url), traps);
+}
+
+// RFC 3986's pchar without pct-encoded: what a path segment or a query takes raw.
+constexpr bool is_raw_pchar(char c) noexcept {
+    return detail::is_unreserved_or_sub_delim(c) || c == ':' || c == '@';
+}
+
+// The parts of a normalized URL's text when it has the plain shape "scheme://authority", then a path of
+// '/' and pchars, then "?" and a query of pchars, '/' and '?', with every '%' followed by two hex digits:
+// RFC 3986's grammar, which parse_uri checks too. Anything else (a fragment, a raw character the grammar
+// refuses, no "//"), nullopt: the caller parses it. The scheme and the authority are left for the caller to
+// check (url_parts::text.substr(0, origin_size) parses alone exactly when the whole text does).
+struct plain_url {
+    url_parts parts;
+    std::size_t origin_size = 0; // "scheme://authority"
+};
+
+std::optional<plain_url> split_plain(std::string_view text) noexcept {
+    const auto colon = text.find(':');
+    if (colon == std::string_view::npos || text.substr(colon + 1, 2) != "//") {
+        return std::nullopt;
+    }
+    const auto origin_end = std::min(text.find_first_of("/?#", colon + 3), text.size());
+    plain_url out;
+    out.origin_size = origin_end;
+    out.parts.text = text;
+    std::size_t query_begin = text.size();
+    for (std::size_t i = origin_end; i < text.size(); ++i) {
+        const char c = text[i];
+        if (is_raw_pchar(c) || c == '/') {
+            continue;
+        }
+        if (c == '%') {
+            if (i + 2 >= text.size() || !detail::ascii::is_hex_digit(text[i + 1]) ||
+                !detail::ascii::is_hex_digit(text[i + 2])) {
+                return std::nullopt;
+            }
+            i += 2;
+            continue;
+        }
+        if (c == '?') {
+            if (query_begin == text.size()) {
+                query_begin = i;
+            }
+            continue;
+        }
+        return std::nullopt;
+    }
+    out.parts.path = text.substr(origin_end, query_begin - origin_end);
+    out.parts.has_query = query_begin < text.size();
+    if (out.parts.has_query) {
+        out.parts.query = text.substr(query_begin + 1);
+    }
+    return out;
 }
 
 // Remembers, per scheme+host+port+path, which ordering of each parameter set was admitted first. Hashes
 // rather than strings keep it small; a 64-bit collision would at worst skip one URL.
 class query_orderings {
 public:
-    bool is_permutation_of_admitted(urls::url_view url) {
-        auto params = query_params(url);
-        if (params.size() < 2) {
+    bool is_permutation_of_admitted(const url_parts& url) {
+        if (query_param_count(url) < 2) {
             return false;
         }
-        const std::string_view text = url.buffer();
+        std::vector<std::string_view> params;
+        for_each_param(url, [&](std::string_view param) { params.push_back(param); });
+        const std::string_view text = url.text;
         const std::string_view path_key = text.substr(0, text.find('?'));
-        const std::uint64_t exact = std::hash<std::string_view>{}(url.encoded_query());
+        const std::uint64_t exact = std::hash<std::string_view>{}(url.query);
         std::sort(params.begin(), params.end());
         std::string sorted;
         for (const auto param : params) {
@@ -415,6 +521,52 @@ struct scope::impl {
     std::unordered_set<std::string> seed_domains;          // lenient: "port_key registrable domain"
     std::unordered_map<std::string, std::vector<std::string>> seed_directories; // no_parent, by seed host
     bool no_parent = false;
+    // check_text(): the host rules' verdict (excluded_domain, off_host or in_scope) by "scheme://authority".
+    // Bounded: emptied when full, and by add_seed, which can widen the host rules.
+    struct text_hash {
+        using is_transparent = void;
+        std::size_t operator()(std::string_view text) const noexcept {
+            return std::hash<std::string_view>{}(text);
+        }
+    };
+    static constexpr std::size_t max_host_verdicts = 1024;
+    std::unordered_map<std::string, scope_verdict, text_hash, std::equal_to<>> host_verdicts;
+
+    /// Rules that read more of a URL than check_text() splits out of its text.
+    bool needs_parsed_url() const noexcept { return no_parent || !accept.empty() || !reject.empty(); }
+
+    /// The host rules: excluded domains, then a root's host, a seed's or one of the domains.
+    scope_verdict host_verdict(const server& candidate) const {
+        if (!exclude_domains.empty() && in_domains(candidate.host, exclude_domains)) {
+            return scope_verdict::excluded_domain;
+        }
+        for (const auto& root : roots) {
+            if (candidate.port_key == root.port_key && same_host(candidate, root, mode)) {
+                return scope_verdict::in_scope;
+            }
+        }
+        if (!seed_hosts.empty() && seed_host_matches(candidate)) {
+            return scope_verdict::in_scope;
+        }
+        return !domains.empty() && in_domains(candidate.host, domains) ? scope_verdict::in_scope
+                                                                       : scope_verdict::off_host;
+    }
+
+    /// What check() does after the file name rule, on a URL's parts.
+    scope_verdict pattern_verdict(const url_parts& url) {
+        // A pattern that cannot be evaluated fails closed: a URL we cannot prove wanted is not fetched.
+        if (!exclude.empty() && search_any(exclude, url.text) != match_result::not_matched) {
+            return scope_verdict::excluded;
+        }
+        if (!include.empty() && search_any(include, url.text) != match_result::matched) {
+            return scope_verdict::not_included;
+        }
+        // Last, so that only URLs otherwise admitted claim an ordering.
+        if (traps.skip_query_permutations && orderings.is_permutation_of_admitted(url)) {
+            return scope_verdict::permuted_query;
+        }
+        return scope_verdict::in_scope;
+    }
 
     static std::string key(const server& s, std::string_view host) {
         return s.port_key + ' ' + std::string(host);
@@ -534,22 +686,13 @@ scope::scope(scope&&) noexcept = default;
 scope& scope::operator=(scope&&) noexcept = default;
 
 bool scope::host_in_scope(urls::url_view url) const {
-    const server candidate(url, impl_->mode);
-    if (!impl_->exclude_domains.empty() && in_domains(candidate.host, impl_->exclude_domains)) {
-        return false;
-    }
-    for (const auto& root : impl_->roots) {
-        if (candidate.port_key == root.port_key && same_host(candidate, root, impl_->mode)) {
-            return true;
-        }
-    }
-    if (!impl_->seed_hosts.empty() && impl_->seed_host_matches(candidate)) {
-        return true;
-    }
-    return !impl_->domains.empty() && in_domains(candidate.host, impl_->domains);
+    return impl_->host_verdict(server(url, impl_->mode)) == scope_verdict::in_scope;
 }
 
 void scope::add_seed(urls::url_view seed) {
+    if (!impl_->host_verdicts.empty()) {
+        impl_->host_verdicts.clear();
+    }
     const server s(seed, impl_->mode);
     auto host = impl::key(s, s.host);
     if (impl_->mode == host_scope::lenient) {
@@ -574,35 +717,58 @@ void scope::add_seed(urls::url_view seed) {
 
 scope_verdict scope::check(urls::url_view url) const {
     const server candidate(url, impl_->mode);
-    if (!impl_->exclude_domains.empty() && in_domains(candidate.host, impl_->exclude_domains)) {
-        return scope_verdict::excluded_domain;
-    }
-    if (!host_in_scope(url)) {
-        return scope_verdict::off_host;
+    if (const auto verdict = impl_->host_verdict(candidate); verdict != scope_verdict::in_scope) {
+        return verdict;
     }
     if ((!impl_->root_directories.empty() || !impl_->seed_directories.empty()) &&
         !impl_->below_a_root_directory(candidate, url)) {
         return scope_verdict::parent_directory;
     }
-    if (const auto trapped = trap_verdict(url, impl_->traps)) {
+    const url_parts parts = parts_of(url);
+    if (const auto trapped = trap_verdict(parts, impl_->traps)) {
         return *trapped;
     }
     if (!file_name_wanted(url, impl_->accept, impl_->reject)) {
         return scope_verdict::rejected_file;
     }
-    const std::string_view text = url.buffer();
-    // A pattern that cannot be evaluated fails closed: a URL we cannot prove wanted is not fetched.
-    if (!impl_->exclude.empty() && search_any(impl_->exclude, text) != match_result::not_matched) {
-        return scope_verdict::excluded;
+    return impl_->pattern_verdict(parts);
+}
+
+std::optional<scope_verdict> scope::check_text(std::string_view text) const {
+    const auto plain = impl_->needs_parsed_url() ? std::nullopt : split_plain(text);
+    if (!plain) {
+        const auto parsed = urls::parse_uri(text);
+        if (!parsed) {
+            return std::nullopt;
+        }
+        return check(*parsed);
     }
-    if (!impl_->include.empty() && search_any(impl_->include, text) != match_result::matched) {
-        return scope_verdict::not_included;
+    const std::string_view origin = text.substr(0, plain->origin_size);
+    auto& memo = impl_->host_verdicts;
+    scope_verdict host;
+    if (const auto it = memo.find(origin); it != memo.end()) {
+        host = it->second;
+    } else {
+        // The scheme and authority parse alone exactly when the whole URL does: the path and query were
+        // checked against the grammar by split_plain().
+        const auto parsed = urls::parse_uri(origin);
+        if (!parsed) {
+            return std::nullopt;
+        }
+        host = impl_->host_verdict(server(*parsed, impl_->mode));
+        if (memo.size() >= impl::max_host_verdicts) {
+            memo.clear();
+        }
+        memo.emplace(origin, host);
     }
-    // Last, so that only URLs otherwise admitted claim an ordering.
-    if (impl_->traps.skip_query_permutations && impl_->orderings.is_permutation_of_admitted(url)) {
-        return scope_verdict::permuted_query;
+    if (host != scope_verdict::in_scope) {
+        return host;
     }
-    return scope_verdict::in_scope;
+    // No no_parent and no file name rule on this path (needs_parsed_url).
+    if (const auto trapped = trap_verdict(plain->parts, impl_->traps)) {
+        return *trapped;
+    }
+    return impl_->pattern_verdict(plain->parts);
 }
 
 scope_verdict scope::check_requisite(urls::url_view url, urls::url_view page, bool span_hosts) const {

@@ -8,6 +8,7 @@
 #include <boost/url/url_view.hpp>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -62,6 +63,14 @@ public:
     /// (a 64-bit hash of its sorted parameters per path), so a later call with a reordering of it answers
     /// permuted_query while the same URL keeps answering in_scope.
     scope_verdict check(boost::urls::url_view url) const;
+
+    /// check() on the text of a normalized URL (what the link resolver gives), or nullopt when the text is
+    /// not a URL (boost::urls::parse_uri fails). The same verdicts in the same order as check(url), but
+    /// cheaper: a plain "scheme://authority/path?query" is not parsed whole. Its grammar is checked in one
+    /// pass, its host rules are remembered per scheme and authority (a bounded memo, emptied by add_seed),
+    /// and the trap limits, patterns and query permutations work on the text. Rules that need a parsed URL
+    /// (no_parent, accept/reject) and texts of any other shape go through parse_uri and check().
+    std::optional<scope_verdict> check_text(std::string_view text) const;
 
     /// The rule for a requisite of `page` (crawler_config::requisites), in this order: excluded domains,
     /// the host rule (the page's host and port, ignoring one leading "www.", unless `span_hosts`), the

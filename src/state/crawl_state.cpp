@@ -1186,7 +1186,8 @@ void crawl_state::admit_links(const std::vector<boost::urls::url>& urls, const s
 void crawl_state::admit_page_links(const std::vector<std::string>& urls, const std::string& referrer,
                                    int depth, record& r) {
     // admit_links() on fingerprints: the page's links counted once each, a link whose scope is known skips
-    // the parse (Boost.URL's costs more than the rest of the link's way here).
+    // the scope check, and the check reads the text without a parse (Boost.URL's costs more than the rest of
+    // the link's way here).
     fingerprint_set on_page;
     on_page.reserve(2 *
                     urls.size()); // sized to the page: no growth, and no 1,024 slots for a page of 3 links
@@ -1195,13 +1196,16 @@ void crawl_state::admit_page_links(const std::vector<std::string>& urls, const s
         if (on_page.contains(fp))
             continue;
         if (!in_scope_memo_.contains(fp)) {
-            const auto parsed = boost::urls::parse_uri(text);
-            if (!parsed) {
+            const auto verdict = scope_.check_text(text);
+            if (!verdict) {
                 skip("invalid_url");
                 continue;
             }
-            if (!in_scope(*parsed))
+            if (*verdict != scope_verdict::in_scope) {
+                skip(to_string(*verdict));
+                say(log_level::debug, "skip ", text, ": ", to_string(*verdict));
                 continue;
+            }
             in_scope_memo_.insert(fp);
         }
         if (config_.max_depth && depth > *config_.max_depth) {

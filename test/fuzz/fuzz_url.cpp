@@ -26,6 +26,14 @@ const asiocrawl::scope& fuzz_scope() {
     return s;
 }
 
+// The same rules, asked on the text (scope::check_text): fed the same URLs in the same order, it remembers
+// the same query orderings, so its verdicts must be fuzz_scope()'s.
+const asiocrawl::scope& fuzz_text_scope() {
+    static const asiocrawl::scope s({*asiocrawl::parse_root("http://example.com/")},
+                                    asiocrawl::host_scope::lenient, "", "/logout");
+    return s;
+}
+
 } // namespace
 
 // Input: "<base>\n<reference>"; without a newline the whole input is a root as a user would type it.
@@ -59,6 +67,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     require(again->buffer() == text, "normalization is not idempotent", text);
     auto reparsed = boost::urls::parse_uri(text);
     require(reparsed.has_value(), "a normalized URL does not parse", text);
-    (void)fuzz_scope().check(*link);
+    const auto verdict = fuzz_scope().check(*link);
+    const auto by_text = fuzz_text_scope().check_text(text);
+    require(by_text.has_value() && *by_text == verdict, "check_text differs from check", text);
+    // and on the raw reference, which may be no URL at all: the same answer as parse_uri and check (both
+    // scopes asked, so that they go on remembering the same orderings)
+    const auto raw = boost::urls::parse_uri(reference);
+    const auto raw_by_text = fuzz_text_scope().check_text(reference);
+    require(raw.has_value() == raw_by_text.has_value(), "check_text and parse_uri disagree on validity",
+            reference);
+    if (raw)
+        require(fuzz_scope().check(*raw) == *raw_by_text, "check_text differs from check on a raw reference",
+                reference);
     return 0;
 }

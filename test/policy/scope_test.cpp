@@ -4,7 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <boost/url/parse.hpp>
+
 #include <algorithm>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -127,6 +130,8 @@ TEST(Scope, Verdicts) {
         ASSERT_TRUE(url.has_value());
         EXPECT_EQ(asiocrawl::to_string(scope.check(*url)), asiocrawl::to_string(c.expected));
         EXPECT_EQ(scope.host_in_scope(*url), c.expected != off_host);
+        const asiocrawl::scope by_text(parse_roots(c.roots), c.mode, c.include, c.exclude);
+        EXPECT_EQ(by_text.check_text(url->buffer()), c.expected);
     }
 }
 
@@ -256,7 +261,86 @@ TEST(ScopeTraps, Verdicts) {
         const auto url = asiocrawl::parse_root(c.url);
         ASSERT_TRUE(url.has_value());
         EXPECT_EQ(asiocrawl::to_string(scope.check(*url)), asiocrawl::to_string(c.expected));
+        const asiocrawl::scope by_text(roots, strict, "", c.exclude, c.traps);
+        EXPECT_EQ(by_text.check_text(url->buffer()), c.expected);
     }
+}
+
+// check_text() gives what parse_uri and check() give, for every shape of text: plain normalized URLs (read
+// without a parse), texts the grammar refuses, and rules that need the parsed URL; a scope's state (the query
+// orderings it remembers) moves alike.
+TEST(ScopeText, AgreesWithParseAndCheck) {
+    const std::vector<std::string_view> texts = {
+        "http://example.com/a", "http://example.com/", "http://example.com", "https://example.com:443/x",
+        "http://example.com:8080/x", "http://www.example.com/docs/x.html", "http://other.example/docs/x",
+        "HTTP://EXAMPLE.com./x", "http://user:pw@example.com/x", "http://[::1]:8080/x", "http://127.0.0.1/x",
+        "http://example.com/docs/a/a/a/a", "http://example.com/1/2/3/4/5/6/7/8/9", "http://example.com/a//b",
+        "http://example.com/p?a=1&b=2&c=3", "http://example.com/p?c=3&a=1&b=2", "http://example.com?x=1&y=2",
+        "http://example.com/p?y=2&x=1", "http://example.com/q?", "http://example.com/q??a=/b",
+        "http://example.com/img.png", "http://example.com/docs/", "http://example.com/a;b=c,d:e@f!$'()*+~_-.",
+        "http://example.com/%41%7e%2F", "http://example.com/logout?print=1",
+        // not URLs to parse_uri: the same nullopt
+        "http://example.com/a b", "http://example.com/%zz", "http://example.com/%4", "http://example.com/%",
+        "http://example.com/a|b", "http://example.com/a?b|c", "http://example.com/\xc3\xbc",
+        "http://example.com/[x]", "http://exa mple.com/", "http://example.com:80x/", "http://ex%ample.com/",
+        "", "http://", "nothing", ":", "://x/",
+        // other shapes: parsed as before
+        "http://example.com/a#frag", "http:/example.com/x", "mailto:x@example.com", "http:example.com",
+        "urn:isbn:0451450523", "http://example.com/a#b#c"};
+    struct config_case {
+        std::string_view name;
+        asiocrawl::crawler_config config;
+    };
+    std::vector<config_case> configs(6);
+    configs[0].name = "defaults";
+    configs[1].name = "lenient, patterns";
+    configs[1].config.scope = lenient;
+    configs[1].config.include = {"/docs/|/p"};
+    configs[1].config.exclude = {R"(print=|\.png$)"};
+    configs[2].name = "small trap limits";
+    configs[2].config.traps = traps(40, 4, 1, 2, true);
+    configs[3].name = "no_parent (parsed)";
+    configs[3].config.no_parent = true;
+    configs[4].name = "accept/reject (parsed)";
+    configs[4].config.reject = {"*.png"};
+    configs[5].name = "domains, exclude_domains";
+    configs[5].config.domains = {"other.example"};
+    configs[5].config.exclude_domains = {"www.example.com"};
+    const auto roots = parse_roots({"http://example.com/docs/index.html"});
+    for (const auto& c : configs) {
+        SCOPED_TRACE(c.name);
+        const asiocrawl::scope parsed_scope(roots, c.config);
+        const asiocrawl::scope text_scope(roots, c.config);
+        for (int pass = 0; pass < 2; ++pass) { // the second pass meets the memo of hosts
+            for (const auto text : texts) {
+                SCOPED_TRACE(text);
+                // "invalid" for a text parse_uri refuses, else the verdict's name.
+                const auto parsed = boost::urls::parse_uri(text);
+                const std::string expected =
+                    parsed ? std::string(asiocrawl::to_string(parsed_scope.check(*parsed))) : "invalid";
+                const auto got = text_scope.check_text(text);
+                EXPECT_EQ(got ? std::string(asiocrawl::to_string(*got)) : "invalid", expected);
+            }
+        }
+    }
+}
+
+// check_text() remembers the host rules' verdict per scheme and authority; a seed added afterwards widens
+// them, as it does for check().
+TEST(ScopeText, SeedAddedAfterAVerdictWidensTheHostRules) {
+    asiocrawl::scope scope(parse_roots({"http://example.com/"}), asiocrawl::crawler_config{});
+    EXPECT_EQ(scope.check_text("http://seeded.example/a"), off_host);
+    const auto seed = asiocrawl::parse_root("http://seeded.example/start");
+    ASSERT_TRUE(seed.has_value());
+    scope.add_seed(*seed);
+    EXPECT_EQ(scope.check_text("http://seeded.example/a"), in_scope);
+    // and many hosts (more than the memo holds) keep their verdicts
+    for (int i = 0; i < 3000; ++i) {
+        const std::string host = "http://h" + std::to_string(i) + ".example/x";
+        ASSERT_EQ(scope.check_text(host), off_host) << host;
+    }
+    EXPECT_EQ(scope.check_text("http://seeded.example/b"), in_scope);
+    EXPECT_EQ(scope.check_text("http://example.com/b"), in_scope);
 }
 
 TEST(ScopeTraps, QueryPermutationsOfAnAdmittedUrlAreSkipped) {
