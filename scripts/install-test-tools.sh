@@ -3,17 +3,21 @@
 # package-lock.json), the independent WARC reader test/outputs/warc_test.cpp checks archives with.
 # Idempotent: does nothing when the locked packages are already installed. Node.js and npm come from Debian when
 # the machine has none; if that fails too it says so and exits 0: the tests that need them skip with a message.
-# With --replay, also what scripts/replay-wacz.sh replays a WACZ with (not needed by the test suite): Debian's
-# chromium and, in test/replay (pinned by its package-lock.json), replayweb.page and puppeteer-core; a failure
+# With --browser (or its older name --replay), also what the browser checks (ctest label browser) need:
+# Debian's chromium and, in test/browser (pinned by its package-lock.json), puppeteer-core and replayweb.page,
+# for scripts/dashboard-check.sh (the live dashboard) and scripts/replay-wacz.sh (a WACZ replayed); a failure
 # there is an error (exit 1).
-# With --browser, what scripts/dashboard-check.sh (ctest label browser) drives the dashboard with: Debian's
-# chromium and, in test/browser (pinned by its package-lock.json), puppeteer-core alone; a failure there is an
-# error (exit 1).
 set -euo pipefail
-replay=0
 browser=0
-if [ "${1:-}" = "--replay" ]; then replay=1; fi
-if [ "${1:-}" = "--browser" ]; then browser=1; fi
+for argument in "$@"; do
+  case "$argument" in
+    --browser | --replay) browser=1 ;;
+    *)
+      echo "install-test-tools: unknown argument '$argument' (--browser)" >&2
+      exit 2
+      ;;
+  esac
+done
 cd "$(dirname "$0")/../test/warc"
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
   echo "install-test-tools: installing nodejs and npm (Debian) for the warcio.js WARC check" >&2
@@ -35,7 +39,7 @@ if [ ! -f node_modules/warcio/package.json ] || [ ! node_modules/.package-lock.j
   echo "install-test-tools: npm ci in test/warc" >&2
   npm ci --no-audit --no-fund --loglevel=error >/dev/null
 fi
-if [ "$replay" -eq 0 ] && [ "$browser" -eq 0 ]; then
+if [ "$browser" -eq 0 ]; then
   exit 0
 fi
 if ! command -v chromium >/dev/null 2>&1; then
@@ -46,16 +50,9 @@ if ! command -v chromium >/dev/null 2>&1; then
   $sudo apt-get update -qq
   $sudo apt-get install -y -qq --no-install-recommends chromium >/dev/null
 fi
-if [ "$browser" -eq 1 ]; then
-  cd ../browser
-  if [ ! -f node_modules/puppeteer-core/package.json ] || [ ! node_modules/.package-lock.json -nt package-lock.json ]; then
-    echo "install-test-tools: npm ci in test/browser" >&2
-    npm ci --no-audit --no-fund --loglevel=error >/dev/null
-  fi
-  exit 0
-fi
-cd ../replay
-if [ ! -f node_modules/replaywebpage/sw.js ] || [ ! node_modules/.package-lock.json -nt package-lock.json ]; then
-  echo "install-test-tools: npm ci in test/replay" >&2
+cd ../browser
+if [ ! -f node_modules/puppeteer-core/package.json ] || [ ! -f node_modules/replaywebpage/sw.js ] ||
+  [ ! node_modules/.package-lock.json -nt package-lock.json ]; then
+  echo "install-test-tools: npm ci in test/browser" >&2
   npm ci --no-audit --no-fund --loglevel=error >/dev/null
 fi
