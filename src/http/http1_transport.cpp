@@ -136,7 +136,8 @@ asio::awaitable<error_code> http1_transport::endpoints_for(const request_target&
 /// nullptr and `out` says why. Every fetch of a burst is here at once: DNS, the tunnel and the handshake have
 /// coroutines of their own, so that this frame stays small.
 asio::awaitable<std::unique_ptr<connection>> http1_transport::connect(std::string_view url,
-                                                                      std::unique_ptr<fetch_result>& out) {
+                                                                      std::unique_ptr<fetch_result>& out,
+                                                                      std::string_view alpn) {
     auto deadline = clock_type::now() + config_.connect_timeout;
     const auto target = target_of(url);
     if (!target) {
@@ -187,7 +188,7 @@ asio::awaitable<std::unique_ptr<connection>> http1_transport::connect(std::strin
     }
     if (via && target->https && !co_await open_tunnel(*c, *target, *via, writer_.user_agent(), waits_, out))
         co_return nullptr;
-    if (target->https && !co_await tls_.handshake(*c, target->host, waits_, out))
+    if (target->https && !co_await tls_.handshake(*c, target->host, waits_, out, alpn))
         co_return nullptr;
     if (via && !target->https)
         c->http_proxy = via;

@@ -44,8 +44,28 @@ public:
     void close_idle() override;
     std::vector<std::string> finish() override;
     const fetcher_stats& stats() const noexcept override { return stats_; }
+    fetcher_stats& counters() noexcept { return stats_; }
     const dns_stats& dns() const noexcept override { return resolver_.stats(); }
     std::size_t cookies() const noexcept override { return jar_ ? jar_->size() : 0; }
+
+    // For the HTTP/2 transport (src/http/http2_transport.hpp), which opens connections here and gives back
+    // those that did not negotiate h2.
+
+    /// A new connection for `url` (resolve, connect, proxy tunnel, TLS offering `alpn`), within
+    /// connect_timeout; nullptr and `out` says why on failure.
+    boost::asio::awaitable<std::unique_ptr<connection>> open_connection(std::string_view url,
+                                                                        std::unique_ptr<fetch_result>& out,
+                                                                        std::string_view alpn) {
+        return connect(url, out, alpn);
+    }
+    /// Pools a fresh HTTP/1.1 connection for the next fetch_into to `origin_key`.
+    void adopt(const std::string& origin_key, std::unique_ptr<connection> c) {
+        pool_.give_back(origin_key, std::move(c), std::nullopt);
+    }
+    const fetch_config& config() const noexcept { return config_; }
+    const request_writer& writer() const noexcept { return writer_; }
+    const response_reader& reader() const noexcept { return reader_; }
+    const proxy_routes& proxies() const noexcept { return proxies_; }
 
 private:
     using clock_type = std::chrono::steady_clock;
@@ -54,7 +74,8 @@ private:
     endpoints_for(const request_target& t, const proxy_endpoint* via, clock_type::time_point deadline,
                   std::vector<boost::asio::ip::tcp::endpoint>& endpoints);
     boost::asio::awaitable<std::unique_ptr<connection>> connect(std::string_view url,
-                                                                std::unique_ptr<fetch_result>& out);
+                                                                std::unique_ptr<fetch_result>& out,
+                                                                std::string_view alpn = alpn_http11);
     boost::asio::awaitable<boost::system::error_code> send(connection& c, std::string_view url,
                                                            const std::string& origin,
                                                            const fetch_options& options,
