@@ -229,8 +229,8 @@ asio::awaitable<void> http1_transport::throttle(connection& c, reading& r) {
 /// the socket; those exist only while bytes are being parsed), no request bytes once sent. Interim answers
 /// (100 Continue, 103 Early Hints) precede the real one on the same connection: they are skipped, or the real
 /// response would stay in the buffer and be taken for the next URL's.
-asio::awaitable<void> http1_transport::fetch_into(std::string_view url, fetch_options options,
-                                                  std::unique_ptr<fetch_result>& out) {
+asio::awaitable<void> http1_transport::fetch_on(std::unique_ptr<connection> fresh, std::string_view url,
+                                                fetch_options options, std::unique_ptr<fetch_result>& out) {
     out.reset();
     const std::string origin_key = pool_key(url);
     if (origin_key.empty()) {
@@ -238,11 +238,12 @@ asio::awaitable<void> http1_transport::fetch_into(std::string_view url, fetch_op
         co_return;
     }
     for (;;) {
-        auto conn = pool_.take(origin_key);
-        const bool reused = conn != nullptr;
+        const bool handed = fresh != nullptr;
+        auto conn = handed ? std::move(fresh) : pool_.take(origin_key);
+        const bool reused = conn != nullptr && !handed;
         if (reused) {
             ++stats_.connections_reused;
-        } else {
+        } else if (!handed) {
             conn = co_await connect(url, out);
             if (!conn)
                 co_return;

@@ -40,7 +40,9 @@ public:
                     std::size_t max_idle_per_origin);
 
     boost::asio::awaitable<void> fetch_into(std::string_view url, fetch_options options,
-                                            std::unique_ptr<fetch_result>& out) override;
+                                            std::unique_ptr<fetch_result>& out) override {
+        return fetch_on(nullptr, url, options, out); // no frame of its own
+    }
     void close_idle() override;
     std::vector<std::string> finish() override;
     const fetcher_stats& stats() const noexcept override { return stats_; }
@@ -58,10 +60,10 @@ public:
                                                                         std::string_view alpn) {
         return connect(url, out, alpn);
     }
-    /// Pools a fresh HTTP/1.1 connection for the next fetch_into to `origin_key`.
-    void adopt(const std::string& origin_key, std::unique_ptr<connection> c) {
-        pool_.give_back(origin_key, std::move(c), std::nullopt);
-    }
+    /// fetch_into, on `fresh` (a connection just opened by open_connection, which negotiated HTTP/1.1) when
+    /// not null, else on a pooled or new one.
+    boost::asio::awaitable<void> fetch_on(std::unique_ptr<connection> fresh, std::string_view url,
+                                          fetch_options options, std::unique_ptr<fetch_result>& out);
     const fetch_config& config() const noexcept { return config_; }
     const request_writer& writer() const noexcept { return writer_; }
     const response_reader& reader() const noexcept { return reader_; }

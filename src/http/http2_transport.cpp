@@ -127,6 +127,8 @@ struct http2_transport::session {
     clock_type::time_point idle_since = clock_type::now();
     /// The shadow connections of the streams count themselves here.
     std::size_t shadows = 0;
+    /// What nghttp2 last found wrong with the peer (for the record of a connection it ends).
+    std::string last_error;
 };
 
 namespace {
@@ -222,6 +224,12 @@ int on_data_chunk(nghttp2_session*, std::uint8_t, std::int32_t stream_id, const 
     return 0;
 }
 
+int on_error(nghttp2_session*, int, const char* message, std::size_t size, void* user) {
+    auto& s = *static_cast<session*>(user);
+    s.last_error.assign(message, std::min<std::size_t>(size, 200));
+    return 0;
+}
+
 int on_stream_close(nghttp2_session*, std::int32_t stream_id, std::uint32_t code, void* user) {
     auto& s = *static_cast<session*>(user);
     stream* st = s.find(stream_id);
@@ -258,6 +266,7 @@ bool http2_transport::session::start(std::uint32_t max_header_bytes) {
     nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks, on_frame_recv);
     nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks, on_data_chunk);
     nghttp2_session_callbacks_set_on_stream_close_callback(callbacks, on_stream_close);
+    nghttp2_session_callbacks_set_error_callback2(callbacks, on_error);
     nghttp2_option* option = nullptr;
     if (nghttp2_option_new(&option) != 0) {
         nghttp2_session_callbacks_del(callbacks);
@@ -427,6 +436,10 @@ asio::awaitable<void> http2_transport::read_turn(session& s, stream& st) {
             if (n < read_chunk)
                 break;
         }
+        // A connection error (a frame the peer must not send: a push we refused, a flood) makes nghttp2 send
+        // GOAWAY and stop reading: once that is written, the streams still open end here.
+        if (!s.dead && s.flush() && nghttp2_session_want_read(s.ng) == 0 && nghttp2_session_want_write(s.ng) == 0)
+            s.fail(error::bad_response, "HTTP/2 connection error" + (s.last_error.empty() ? std::string() : ": " + s.last_error));
     }
 }
 
@@ -631,8 +644,7 @@ asio::awaitable<void> http2_transport::fetch_into(std::string_view url, fetch_op
                     co_return;
                 }
                 o.http11 = true;
-                http1_.adopt(key, std::move(c));
-                co_await http1_.fetch_into(url, options, out);
+                co_await http1_.fetch_on(std::move(c), url, options, out);
                 co_return;
             }
             s = std::make_shared<session>(*this, std::move(c));
