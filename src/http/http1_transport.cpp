@@ -135,9 +135,8 @@ asio::awaitable<error_code> http1_transport::endpoints_for(const request_target&
 /// Resolves, connects and (for https) tunnels and shakes hands, all within connect_timeout. On failure,
 /// nullptr and `out` says why. Every fetch of a burst is here at once: DNS, the tunnel and the handshake have
 /// coroutines of their own, so that this frame stays small.
-asio::awaitable<std::unique_ptr<connection>> http1_transport::connect(std::string_view url,
-                                                                      std::unique_ptr<fetch_result>& out,
-                                                                      std::string_view alpn) {
+asio::awaitable<std::unique_ptr<connection>>
+http1_transport::connect(std::string_view url, std::unique_ptr<fetch_result>& out, std::string_view alpn) {
     auto deadline = clock_type::now() + config_.connect_timeout;
     const auto target = target_of(url);
     if (!target) {

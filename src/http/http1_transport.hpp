@@ -55,9 +55,8 @@ public:
 
     /// A new connection for `url` (resolve, connect, proxy tunnel, TLS offering `alpn`), within
     /// connect_timeout; nullptr and `out` says why on failure.
-    boost::asio::awaitable<std::unique_ptr<connection>> open_connection(std::string_view url,
-                                                                        std::unique_ptr<fetch_result>& out,
-                                                                        std::string_view alpn) {
+    boost::asio::awaitable<std::unique_ptr<connection>>
+    open_connection(std::string_view url, std::unique_ptr<fetch_result>& out, std::string_view alpn) {
         return connect(url, out, alpn);
     }
     /// fetch_into, on `fresh` (a connection just opened by open_connection, which negotiated HTTP/1.1) when
@@ -75,9 +74,8 @@ private:
     boost::asio::awaitable<boost::system::error_code>
     endpoints_for(const request_target& t, const proxy_endpoint* via, clock_type::time_point deadline,
                   std::vector<boost::asio::ip::tcp::endpoint>& endpoints);
-    boost::asio::awaitable<std::unique_ptr<connection>> connect(std::string_view url,
-                                                                std::unique_ptr<fetch_result>& out,
-                                                                std::string_view alpn = alpn_http11);
+    boost::asio::awaitable<std::unique_ptr<connection>>
+    connect(std::string_view url, std::unique_ptr<fetch_result>& out, std::string_view alpn = alpn_http11);
     boost::asio::awaitable<boost::system::error_code> send(connection& c, std::string_view url,
                                                            const std::string& origin,
                                                            const fetch_options& options,

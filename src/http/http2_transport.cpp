@@ -245,7 +245,8 @@ int on_stream_close(nghttp2_session*, std::int32_t stream_id, std::uint32_t code
         st->detail = "the server refused the stream (REFUSED_STREAM)";
     } else {
         st->ec = error::bad_response;
-        st->detail = std::string("the server reset the stream (RST_STREAM ") + nghttp2_http2_strerror(code) + ")";
+        st->detail =
+            std::string("the server reset the stream (RST_STREAM ") + nghttp2_http2_strerror(code) + ")";
     }
     s.finish(*st, false);
     return 0;
@@ -404,10 +405,10 @@ asio::awaitable<void> http2_transport::read_turn(session& s, stream& st) {
             const bool writing = !s.output.empty();
             if (!writing)
                 c.release_tls_buffers();
-            const auto ready = co_await (
-                c.socket.async_wait(writing ? asio::ip::tcp::socket::wait_write : asio::ip::tcp::socket::wait_read,
-                                    asio::as_tuple(asio::use_awaitable)) ||
-                st.wake.async_wait(asio::as_tuple(asio::use_awaitable)));
+            const auto ready = co_await (c.socket.async_wait(writing ? asio::ip::tcp::socket::wait_write
+                                                                     : asio::ip::tcp::socket::wait_read,
+                                                             asio::as_tuple(asio::use_awaitable)) ||
+                                         st.wake.async_wait(asio::as_tuple(asio::use_awaitable)));
             if (ready.index() == 1)
                 continue; // the deadline (checked above), our stream finished, or a nudge
             if (const auto [ec] = std::get<0>(ready); ec) {
@@ -424,8 +425,8 @@ asio::awaitable<void> http2_transport::read_turn(session& s, stream& st) {
                 const auto used =
                     nghttp2_session_mem_recv(s.ng, reinterpret_cast<const std::uint8_t*>(s.input.get()), n);
                 if (used < 0) {
-                    s.fail(error::bad_response,
-                           std::string("HTTP/2 connection error: ") + nghttp2_strerror(static_cast<int>(used)));
+                    s.fail(error::bad_response, std::string("HTTP/2 connection error: ") +
+                                                    nghttp2_strerror(static_cast<int>(used)));
                     break;
                 }
             }
@@ -438,8 +439,10 @@ asio::awaitable<void> http2_transport::read_turn(session& s, stream& st) {
         }
         // A connection error (a frame the peer must not send: a push we refused, a flood) makes nghttp2 send
         // GOAWAY and stop reading: once that is written, the streams still open end here.
-        if (!s.dead && s.flush() && nghttp2_session_want_read(s.ng) == 0 && nghttp2_session_want_write(s.ng) == 0)
-            s.fail(error::bad_response, "HTTP/2 connection error" + (s.last_error.empty() ? std::string() : ": " + s.last_error));
+        if (!s.dead && s.flush() && nghttp2_session_want_read(s.ng) == 0 &&
+            nghttp2_session_want_write(s.ng) == 0)
+            s.fail(error::bad_response,
+                   "HTTP/2 connection error" + (s.last_error.empty() ? std::string() : ": " + s.last_error));
     }
 }
 
@@ -457,8 +460,9 @@ asio::awaitable<void> http2_transport::fetch_on(std::shared_ptr<session> sp, std
     // The request as HTTP/1.1 would send it (what a capture keeps), then its fields for HTTP/2.
     std::pair<std::size_t, std::size_t> proxy_fields;
     const std::string origin = pool_key(url);
-    std::string request = http1_.writer().request(
-        url, origin, nullptr, proxy_fields, {options.if_none_match, options.if_modified_since, options.extra_fields});
+    std::string request =
+        http1_.writer().request(url, origin, nullptr, proxy_fields,
+                                {options.if_none_match, options.if_modified_since, options.extra_fields});
     {
         const auto target = target_of(url);
         std::vector<std::string> names;
@@ -482,8 +486,9 @@ asio::awaitable<void> http2_transport::fetch_on(std::shared_ptr<session> sp, std
             if (colon == std::string_view::npos)
                 continue;
             std::string name(field.substr(0, colon));
-            std::ranges::transform(name, name.begin(),
-                                   [](char ch) { return ch >= 'A' && ch <= 'Z' ? char(ch - 'A' + 'a') : ch; });
+            std::ranges::transform(name, name.begin(), [](char ch) {
+                return ch >= 'A' && ch <= 'Z' ? char(ch - 'A' + 'a') : ch;
+            });
             std::string_view value = field.substr(colon + 1);
             while (!value.empty() && (value.front() == ' ' || value.front() == '\t'))
                 value.remove_prefix(1);
@@ -499,8 +504,8 @@ asio::awaitable<void> http2_transport::fetch_on(std::shared_ptr<session> sp, std
         nv.reserve(4 + others.size());
         const auto add = [&nv](std::string_view n, std::string_view v) {
             nv.push_back({const_cast<std::uint8_t*>(reinterpret_cast<const std::uint8_t*>(n.data())),
-                          const_cast<std::uint8_t*>(reinterpret_cast<const std::uint8_t*>(v.data())), n.size(),
-                          v.size(), NGHTTP2_NV_FLAG_NONE});
+                          const_cast<std::uint8_t*>(reinterpret_cast<const std::uint8_t*>(v.data())),
+                          n.size(), v.size(), NGHTTP2_NV_FLAG_NONE});
         };
         add(":method", method);
         add(":scheme", scheme);
@@ -566,8 +571,10 @@ asio::awaitable<void> http2_transport::fetch_on(std::shared_ptr<session> sp, std
 
     if (st.retry) {
         retry = true;
-        if (!out) // what the record says when the retries run out
-            out = failed_fetch(st.ec, st.detail);
+        // What the record says when the retries run out (a capture may have made the result already).
+        auto& result = result_of(out, st.shadow);
+        result.error = st.ec ? st.ec : error_code(asio::error::connection_aborted);
+        result.error_detail = std::move(st.detail);
         co_return;
     }
     auto& result = result_of(out, st.shadow);
@@ -595,7 +602,8 @@ asio::awaitable<void> http2_transport::fetch_into(std::string_view url, fetch_op
     const auto& config = http1_.config();
     const auto target = target_of(url);
     // http URLs are HTTP/1.1 unless h2c by prior knowledge was asked for, and never h2c through a proxy.
-    if (!target || (!target->https && (config.http2 != http2_mode::only || http1_.proxies().route_for(*target)))) {
+    if (!target ||
+        (!target->https && (config.http2 != http2_mode::only || http1_.proxies().route_for(*target)))) {
         co_await http1_.fetch_into(url, options, out);
         co_return;
     }
@@ -627,9 +635,9 @@ asio::awaitable<void> http2_transport::fetch_into(std::string_view url, fetch_op
                 continue;
             }
             o.connecting = true;
-            const std::string_view alpn =
-                !target->https ? std::string_view{}
-                               : (config.http2 == http2_mode::only ? alpn_h2 : alpn_h2_http11);
+            const std::string_view alpn = !target->https
+                                              ? std::string_view{}
+                                              : (config.http2 == http2_mode::only ? alpn_h2 : alpn_h2_http11);
             auto c = co_await http1_.open_connection(url, out, alpn);
             o.connecting = false;
             for (auto* waiter : o.waiting)

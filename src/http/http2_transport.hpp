@@ -18,8 +18,9 @@
 //
 // A response is handed, as it arrives, to the same reader as HTTP/1.1's (response_reader), written in
 // HTTP/1.1 message form ("HTTP/1.1 <status> \r\n" and the fields): the same limits (max_header_bytes,
-// max_body_bytes decoded and received), decoders (gzip, deflate, br, zstd), cookies, accept_types and capture.
-// A capture is thus an HTTP/1.1-form exchange, which is what an archive writes for h2 (docs/OUTPUTS.md).
+// max_body_bytes decoded and received), decoders (gzip, deflate, br, zstd), cookies, accept_types and
+// capture. A capture is thus an HTTP/1.1-form exchange, which is what an archive writes for h2
+// (docs/OUTPUTS.md).
 #pragma once
 
 #include "http/http1_transport.hpp"

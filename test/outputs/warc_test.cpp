@@ -982,8 +982,9 @@ TEST(WarcAcrossCrawls, RevisitsOffArchiveARepeatedPayloadInFull) {
     EXPECT_EQ(records_of(text, "revisit", server.url("/same")).size(), 0u);
 }
 
-// An HTTP/2 exchange (nghttpd over TLS) as the fetcher captures it, in HTTP/1.1 form: both records of the pair
-// carry WARC-Protocol: h2, and warcio.js reads the messages and finds the digests right (docs/OUTPUTS.md).
+// An HTTP/2 exchange (nghttpd over TLS) as the fetcher captures it, in HTTP/1.1 form: both records of the
+// pair carry WARC-Protocol: h2, and warcio.js reads the messages and finds the digests right
+// (docs/OUTPUTS.md).
 TEST(WarcFromFetcher, AnH2CaptureIsWrittenInHttp11FormWithWarcProtocol) {
     asiocrawl::test::temp_dir dir{"warc-h2"};
     const std::string page = "<html><body>carried by h2</body></html>";
@@ -1014,7 +1015,8 @@ TEST(WarcFromFetcher, AnH2CaptureIsWrittenInHttp11FormWithWarcProtocol) {
     ASSERT_TRUE(result);
     ASSERT_FALSE(result->error) << result->error.message() << " " << result->error_detail;
     EXPECT_EQ(result->protocol, "h2");
-    EXPECT_TRUE(result->raw_request.starts_with("GET /page.html HTTP/1.1\r\nHost: localhost:")) << result->raw_request;
+    EXPECT_TRUE(result->raw_request.starts_with("GET /page.html HTTP/1.1\r\nHost: localhost:"))
+        << result->raw_request;
     EXPECT_TRUE(result->raw_response.starts_with("HTTP/1.1 200 \r\n")) << result->raw_response;
 
     const std::string path = (dir.path / "h2.warc").string();

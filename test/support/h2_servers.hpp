@@ -1,8 +1,9 @@
 // HTTP/2 servers for tests. nghttpd_server: nghttp2's own server (Debian nghttp2-server) serving a directory
-// over TLS with a test PKI, a real process stopped by pid. h2_raw_server: cleartext HTTP/2 (prior knowledge) on
-// 127.0.0.1 whose answers are frames written by hand, for what no HTTP/2 library would send: resets, GOAWAY,
-// a push the client refused, an HPACK bomb, a stream that never ends. It reads the client's requests with
-// nghttp2's HPACK decoder (only to learn each request's :path); everything it sends is built here, byte by byte.
+// over TLS with a test PKI, a real process stopped by pid. h2_raw_server: cleartext HTTP/2 (prior knowledge)
+// on 127.0.0.1 whose answers are frames written by hand, for what no HTTP/2 library would send: resets,
+// GOAWAY, a push the client refused, an HPACK bomb, a stream that never ends. It reads the client's requests
+// with nghttp2's HPACK decoder (only to learn each request's :path); everything it sends is built here, byte
+// by byte.
 #pragma once
 
 #include "support/process.hpp"
@@ -59,10 +60,11 @@ public:
         , cert_(pki.server_cert_pem) {
         const std::string program = ::access("/usr/sbin/nghttpd", X_OK) == 0 ? "/usr/sbin/nghttpd" : "";
         if (program.empty())
-            throw std::runtime_error("nghttpd is not installed (scripts/install-deps.sh installs nghttp2-server)");
-        process_ = std::make_unique<child_process>(std::vector<std::string>{
-            program, "--address=127.0.0.1", "--htdocs=" + htdocs.string(), std::to_string(port_),
-            key_.path().string(), cert_.path().string()});
+            throw std::runtime_error(
+                "nghttpd is not installed (scripts/install-deps.sh installs nghttp2-server)");
+        process_ = std::make_unique<child_process>(
+            std::vector<std::string>{program, "--address=127.0.0.1", "--htdocs=" + htdocs.string(),
+                                     std::to_string(port_), key_.path().string(), cert_.path().string()});
         const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
         while (!loopback_accepts(port_)) {
             if (std::chrono::steady_clock::now() > deadline)
@@ -85,7 +87,8 @@ namespace h2 {
 enum : std::uint8_t { data = 0, headers = 1, rst_stream = 3, settings = 4, push_promise = 5, goaway = 7 };
 enum : std::uint8_t { end_stream = 1, end_headers = 4, ack = 1 };
 
-inline std::string frame(std::uint8_t type, std::uint8_t flags, std::uint32_t stream, const std::string& payload) {
+inline std::string frame(std::uint8_t type, std::uint8_t flags, std::uint32_t stream,
+                         const std::string& payload) {
     std::string f;
     const auto n = payload.size();
     f += static_cast<char>((n >> 16) & 0xff);
@@ -153,7 +156,8 @@ inline std::string answer(std::uint32_t stream, const std::string& body) {
 /// frames written when a request's HEADERS arrive (connection counts from 0); "" writes nothing.
 class h2_raw_server {
 public:
-    using reply_fn = std::function<std::string(const std::string& path, std::uint32_t stream, std::size_t connection)>;
+    using reply_fn =
+        std::function<std::string(const std::string& path, std::uint32_t stream, std::size_t connection)>;
 
     h2_raw_server(boost::asio::any_io_executor executor, reply_fn reply)
         : state_(std::make_shared<state>(executor, std::move(reply))) {
@@ -213,7 +217,8 @@ private:
         std::tie(ec, n) = co_await boost::asio::async_write(*socket, boost::asio::buffer(hello), tuple);
         nghttp2_hd_inflater* inflater = nullptr;
         nghttp2_hd_inflate_new(&inflater);
-        std::unique_ptr<nghttp2_hd_inflater, void (*)(nghttp2_hd_inflater*)> owned(inflater, nghttp2_hd_inflate_del);
+        std::unique_ptr<nghttp2_hd_inflater, void (*)(nghttp2_hd_inflater*)> owned(inflater,
+                                                                                   nghttp2_hd_inflate_del);
         for (;;) {
             std::string head(9, '\0');
             std::tie(ec, n) = co_await boost::asio::async_read(*socket, boost::asio::buffer(head), tuple);
@@ -228,7 +233,8 @@ private:
                                          (std::uint32_t(std::uint8_t(head[7])) << 8) | std::uint8_t(head[8]);
             std::string payload(length, '\0');
             if (length > 0) {
-                std::tie(ec, n) = co_await boost::asio::async_read(*socket, boost::asio::buffer(payload), tuple);
+                std::tie(ec, n) =
+                    co_await boost::asio::async_read(*socket, boost::asio::buffer(payload), tuple);
                 if (ec)
                     co_return;
             }
