@@ -7,6 +7,7 @@
 #include "support/h2_servers.hpp"
 #include "support/loopback.hpp"
 #include "support/loopback_crawl.hpp"
+#include "support/nginx_server.hpp"
 #include "support/temp_dir.hpp"
 #include "support/tls_certs.hpp"
 
@@ -106,6 +107,31 @@ TEST_F(http2_fixture, nghttpd_serves_many_streams_on_one_connection) {
     EXPECT_EQ(f.stats().connections_opened, 1u) << "one connection per origin";
     EXPECT_EQ(f.stats().h2_connections, 1u);
     EXPECT_EQ(f.stats().h2_streams, 6u);
+}
+
+TEST_F(http2_fixture, nginx_with_http2_over_tls_answers_every_stream_of_one_connection) {
+    temp_dir htdocs{"h2-nginx"};
+    for (int i = 0; i < 4; ++i)
+        write_text(htdocs.path / ("n" + std::to_string(i) + ".txt"), "nginx " + std::to_string(i));
+    const temp_pem_file key{pki->server_key_pem};
+    const temp_pem_file cert{pki->server_cert_pem};
+    nginx_server server{htdocs.path, nginx_tls{cert.path().string(), key.path().string()}};
+    const std::string origin = "https://localhost:" + server.origin().substr(server.origin().rfind(':') + 1);
+    fetcher f{ctx.get_executor(), config, 8};
+    std::vector<std::string> urls;
+    for (int i = 0; i < 4; ++i)
+        urls.push_back(origin + "/n" + std::to_string(i) + ".txt");
+    const auto results = fetch_together(f, urls);
+    for (int i = 0; i < 4; ++i) {
+        EXPECT_FALSE(results[i].error) << results[i].error.message() << " " << results[i].error_detail;
+        EXPECT_EQ(results[i].body, "nginx " + std::to_string(i));
+        EXPECT_EQ(results[i].protocol, "h2");
+    }
+    EXPECT_EQ(f.stats().connections_opened, 1u);
+    const auto logged = server.requests();
+    ASSERT_EQ(logged.size(), 4u);
+    for (const auto& r : logged)
+        EXPECT_EQ(r.protocol, "HTTP/2.0") << r.uri;
 }
 
 TEST_F(http2_fixture, a_crawl_over_h2_finds_the_exact_page_set_and_records_the_protocol) {
