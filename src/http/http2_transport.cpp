@@ -429,6 +429,10 @@ asio::awaitable<void> http2_transport::read_turn(session& s, stream& st) {
                                                     nghttp2_strerror(static_cast<int>(used)));
                     break;
                 }
+                // What the frames ask for (PING and SETTINGS acknowledgements, WINDOW_UPDATE) goes out a read
+                // at a time: a peer that reads its answers never sees more than a read's worth pile up.
+                if (!s.flush())
+                    break;
             }
             if (ec) {
                 s.fail(ec, {});

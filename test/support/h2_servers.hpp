@@ -84,7 +84,15 @@ private:
 /// Frames and header blocks, by hand (RFC 9113 4.1, RFC 7541).
 namespace h2 {
 
-enum : std::uint8_t { data = 0, headers = 1, rst_stream = 3, settings = 4, push_promise = 5, goaway = 7 };
+enum : std::uint8_t {
+    data = 0,
+    headers = 1,
+    rst_stream = 3,
+    settings = 4,
+    push_promise = 5,
+    ping = 6,
+    goaway = 7
+};
 enum : std::uint8_t { end_stream = 1, end_headers = 4, ack = 1 };
 
 inline std::string frame(std::uint8_t type, std::uint8_t flags, std::uint32_t stream,
