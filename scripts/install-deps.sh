@@ -7,8 +7,8 @@ packages=(
   build-essential cmake pkg-config ninja-build
   libboost1.81-dev libboost-url1.81-dev libboost-program-options1.81-dev libboost-json1.81-dev
   libgumbo-dev libyaml-cpp-dev libssl-dev zlib1g-dev libpsl-dev libexpat1-dev librocksdb-dev libxxhash-dev
-  libc-ares-dev libidn2-dev libhiredis-dev libzip-dev libbrotli-dev libzstd-dev
-  redis-server nginx
+  libc-ares-dev libidn2-dev libhiredis-dev libzip-dev libbrotli-dev libzstd-dev libnghttp2-dev
+  redis-server nginx nghttp2-server
   libgtest-dev libgmock-dev
 )
 

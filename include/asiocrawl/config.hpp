@@ -88,6 +88,13 @@ struct hsts_config {
     std::string file;
 };
 
+/// Whether https origins are fetched over HTTP/2 (fetch_config::http2).
+enum class http2_mode : std::uint8_t {
+    automatic, ///< offered in TLS (ALPN "h2,http/1.1"); the server's choice decides (default)
+    off,       ///< HTTP/1.1 only (ALPN "http/1.1")
+    only,      ///< HTTP/2 only: https offers ALPN "h2" alone; http URLs use h2c by prior knowledge
+};
+
 /// How pages are fetched. One fetcher serves the whole crawl.
 struct fetch_config {
     /// Time allowed for DNS resolution plus the TCP connection (and TLS handshake) to one endpoint.
@@ -157,6 +164,11 @@ struct fetch_config {
     std::map<std::string, std::string> credentials;
     /// HSTS.
     hsts_config hsts;
+    /// HTTP/2 (docs/FETCHING.md): automatic offers h2 to https servers and uses it when chosen, one
+    /// connection per origin carrying up to max_per_host streams; off speaks HTTP/1.1 only; only refuses a
+    /// server that does not choose h2 and speaks cleartext h2 (prior knowledge) to http URLs. Default
+    /// automatic.
+    http2_mode http2 = http2_mode::automatic;
 };
 
 /// robots.txt (RFC 9309).

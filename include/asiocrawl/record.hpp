@@ -101,6 +101,8 @@ struct record {
     bool not_modified = false;
     /// When the first attempt started, measured from the start of the crawl.
     std::chrono::microseconds started{0};
+    /// The protocol of the last attempt's answer: "http/1.1" or "h2"; empty when none came.
+    std::string protocol;
     /// From the start of the first attempt to the end of the last one.
     std::chrono::microseconds elapsed{0};
     /// The page asks not to be indexed: a <meta name="robots"> or an X-Robots-Tag header (for every crawler,

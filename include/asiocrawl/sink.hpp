@@ -45,6 +45,9 @@ struct http_exchange {
     std::string_view remote_ip;
     /// When the request was sent.
     std::chrono::system_clock::time_point started{};
+    /// The protocol that carried the exchange: "http/1.1" or "h2". An h2 exchange's request and response
+    /// are written here in HTTP/1.1 message form (docs/OUTPUTS.md).
+    std::string_view protocol;
     /// The request bytes sent (head only: asiocrawl sends GETs).
     std::string_view request;
     /// The response bytes received after TLS, unchanged: head, then the body with its transfer and content

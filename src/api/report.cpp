@@ -385,6 +385,8 @@ boost::json::object to_json(const record& r) {
         object["change"] = change_name(r.change);
     if (r.not_modified)
         object["not_modified"] = true;
+    if (!r.protocol.empty())
+        object["protocol"] = r.protocol;
     if (!r.etag.empty())
         object["etag"] = r.etag;
     if (!r.last_modified.empty())

@@ -530,6 +530,8 @@ std::string mask_user_password(std::string_view userinfo) {
 
 const choice_names<host_scope> scope_names{{"strict", host_scope::strict}, {"lenient", host_scope::lenient}};
 const choice_names<html_parser> html_parser_names{{"fast", html_parser::fast}, {"gumbo", html_parser::gumbo}};
+const choice_names<http2_mode> http2_names{
+    {"auto", http2_mode::automatic}, {"off", http2_mode::off}, {"only", http2_mode::only}};
 const choice_names<progress_mode> progress_names{
     {"auto", progress_mode::automatic}, {"always", progress_mode::always}, {"never", progress_mode::never}};
 const choice_names<log_level> log_level_names{{"debug", log_level::debug},
@@ -603,6 +605,7 @@ const std::vector<config_key>& config_keys() {
         {"fetch.cookies.save_file",            "save-cookies",             fetching, named(text(FIELD(crawl.fetch.cookies.save_file)), "FILE"),        "write the cookies to this cookies.txt file when the crawl ends"},
         {"fetch.hsts.enabled",                 "hsts",                     fetching, boolean(FIELD(crawl.fetch.hsts.enabled)),          "remember Strict-Transport-Security and fetch http URLs of those hosts over https (--no-hsts: off)"},
         {"fetch.hsts.file",                    "hsts-file",                fetching, named(text(FIELD(crawl.fetch.hsts.file)), "FILE"),            "HSTS known hosts (wget2's format) read before the crawl and written when it ends"},
+        {"fetch.http2",                        "http2",                    fetching, choice(FIELD(crawl.fetch.http2), http2_names),     "HTTP/2: auto (offered to https servers, used when chosen), off (HTTP/1.1 only), only (h2, and h2c by prior knowledge for http URLs)"},
         {"fetch.headers",                      "header",                   fetching, secret(lines(FIELD(crawl.fetch.headers)), mask_header_field), "add this request header field \"Name: value\" (repeatable)"},
         {"fetch.credentials",                  none,                       fetching, secret(pairs(FIELD(crawl.fetch.credentials)), mask_user_password), "Basic credentials per origin: https://HOST=USER:PASSWORD (sent to that origin only)"},
         {"retry.initial_backoff",              none,                       crawl,    duration(FIELD(crawl.retry.initial_backoff)),      "wait before the second attempt"},

@@ -19,6 +19,7 @@ fetch_outcome outcome_of(const fetch_result& response) {
     if (response.retry_after)
         out.retry_after = *response.retry_after;
     out.etag = response.etag;
+    out.protocol = response.protocol;
     out.last_modified = response.last_modified;
     out.x_robots_tag = response.x_robots_tag;
     out.link = response.link;

@@ -106,6 +106,7 @@ void worker_pool::report_exchange(const crawl_state::ticket& t, const fetch_resu
     x.url = item.url;
     x.remote_ip = response.remote_ip;
     x.started = response.started;
+    x.protocol = response.protocol;
     x.request = response.raw_request;
     x.response = response.raw_response;
     x.response_head_bytes = response.raw_head_bytes;

@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace asiocrawl::detail {
 
@@ -48,6 +49,8 @@ struct fetch_result {
     /// for other TLS failures, what a proxy answered. Empty otherwise. Never holds credentials.
     std::string error_detail;
 
+    /// The protocol that carried the answer: "http/1.1" or "h2" (static text); empty when none came.
+    std::string_view protocol;
     /// The peer's IP address (empty when no connection was made).
     std::string remote_ip;
     /// When the request was sent (wall clock, for archive records).

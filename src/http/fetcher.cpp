@@ -2,6 +2,7 @@
 
 #include "http/hsts_transport.hpp"
 #include "http/http1_transport.hpp"
+#include "http/http2_transport.hpp"
 
 #include <asiocrawl/error.hpp>
 
@@ -31,8 +32,12 @@ fetcher::fetcher(boost::asio::any_io_executor executor, fetch_config config, std
         hsts.load.push_back(config.hsts.file);
         hsts.save.push_back(config.hsts.file);
     }
-    transport_ =
-        std::make_unique<http1_transport>(std::move(executor), std::move(config), max_idle_per_origin);
+    if (config.http2 == http2_mode::off)
+        transport_ =
+            std::make_unique<http1_transport>(std::move(executor), std::move(config), max_idle_per_origin);
+    else
+        transport_ =
+            std::make_unique<http2_transport>(std::move(executor), std::move(config), max_idle_per_origin);
     if (hsts_on)
         transport_ = std::make_unique<hsts_transport>(std::move(transport_), std::move(hsts), trust_headers);
 }

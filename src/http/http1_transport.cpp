@@ -135,8 +135,8 @@ asio::awaitable<error_code> http1_transport::endpoints_for(const request_target&
 /// Resolves, connects and (for https) tunnels and shakes hands, all within connect_timeout. On failure,
 /// nullptr and `out` says why. Every fetch of a burst is here at once: DNS, the tunnel and the handshake have
 /// coroutines of their own, so that this frame stays small.
-asio::awaitable<std::unique_ptr<connection>> http1_transport::connect(std::string_view url,
-                                                                      std::unique_ptr<fetch_result>& out) {
+asio::awaitable<std::unique_ptr<connection>>
+http1_transport::connect(std::string_view url, std::unique_ptr<fetch_result>& out, std::string_view alpn) {
     auto deadline = clock_type::now() + config_.connect_timeout;
     const auto target = target_of(url);
     if (!target) {
@@ -187,7 +187,7 @@ asio::awaitable<std::unique_ptr<connection>> http1_transport::connect(std::strin
     }
     if (via && target->https && !co_await open_tunnel(*c, *target, *via, writer_.user_agent(), waits_, out))
         co_return nullptr;
-    if (target->https && !co_await tls_.handshake(*c, target->host, waits_, out))
+    if (target->https && !co_await tls_.handshake(*c, target->host, waits_, out, alpn))
         co_return nullptr;
     if (via && !target->https)
         c->http_proxy = via;
@@ -228,8 +228,8 @@ asio::awaitable<void> http1_transport::throttle(connection& c, reading& r) {
 /// the socket; those exist only while bytes are being parsed), no request bytes once sent. Interim answers
 /// (100 Continue, 103 Early Hints) precede the real one on the same connection: they are skipped, or the real
 /// response would stay in the buffer and be taken for the next URL's.
-asio::awaitable<void> http1_transport::fetch_into(std::string_view url, fetch_options options,
-                                                  std::unique_ptr<fetch_result>& out) {
+asio::awaitable<void> http1_transport::fetch_on(std::unique_ptr<connection> fresh, std::string_view url,
+                                                fetch_options options, std::unique_ptr<fetch_result>& out) {
     out.reset();
     const std::string origin_key = pool_key(url);
     if (origin_key.empty()) {
@@ -237,11 +237,12 @@ asio::awaitable<void> http1_transport::fetch_into(std::string_view url, fetch_op
         co_return;
     }
     for (;;) {
-        auto conn = pool_.take(origin_key);
-        const bool reused = conn != nullptr;
+        const bool handed = fresh != nullptr;
+        auto conn = handed ? std::move(fresh) : pool_.take(origin_key);
+        const bool reused = conn != nullptr && !handed;
         if (reused) {
             ++stats_.connections_reused;
-        } else {
+        } else if (!handed) {
             conn = co_await connect(url, out);
             if (!conn)
                 co_return;

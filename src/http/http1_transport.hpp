@@ -40,12 +40,33 @@ public:
                     std::size_t max_idle_per_origin);
 
     boost::asio::awaitable<void> fetch_into(std::string_view url, fetch_options options,
-                                            std::unique_ptr<fetch_result>& out) override;
+                                            std::unique_ptr<fetch_result>& out) override {
+        return fetch_on(nullptr, url, options, out); // no frame of its own
+    }
     void close_idle() override;
     std::vector<std::string> finish() override;
     const fetcher_stats& stats() const noexcept override { return stats_; }
+    fetcher_stats& counters() noexcept { return stats_; }
     const dns_stats& dns() const noexcept override { return resolver_.stats(); }
     std::size_t cookies() const noexcept override { return jar_ ? jar_->size() : 0; }
+
+    // For the HTTP/2 transport (src/http/http2_transport.hpp), which opens connections here and gives back
+    // those that did not negotiate h2.
+
+    /// A new connection for `url` (resolve, connect, proxy tunnel, TLS offering `alpn`), within
+    /// connect_timeout; nullptr and `out` says why on failure.
+    boost::asio::awaitable<std::unique_ptr<connection>>
+    open_connection(std::string_view url, std::unique_ptr<fetch_result>& out, std::string_view alpn) {
+        return connect(url, out, alpn);
+    }
+    /// fetch_into, on `fresh` (a connection just opened by open_connection, which negotiated HTTP/1.1) when
+    /// not null, else on a pooled or new one.
+    boost::asio::awaitable<void> fetch_on(std::unique_ptr<connection> fresh, std::string_view url,
+                                          fetch_options options, std::unique_ptr<fetch_result>& out);
+    const fetch_config& config() const noexcept { return config_; }
+    const request_writer& writer() const noexcept { return writer_; }
+    const response_reader& reader() const noexcept { return reader_; }
+    const proxy_routes& proxies() const noexcept { return proxies_; }
 
 private:
     using clock_type = std::chrono::steady_clock;
@@ -53,8 +74,8 @@ private:
     boost::asio::awaitable<boost::system::error_code>
     endpoints_for(const request_target& t, const proxy_endpoint* via, clock_type::time_point deadline,
                   std::vector<boost::asio::ip::tcp::endpoint>& endpoints);
-    boost::asio::awaitable<std::unique_ptr<connection>> connect(std::string_view url,
-                                                                std::unique_ptr<fetch_result>& out);
+    boost::asio::awaitable<std::unique_ptr<connection>>
+    connect(std::string_view url, std::unique_ptr<fetch_result>& out, std::string_view alpn = alpn_http11);
     boost::asio::awaitable<boost::system::error_code> send(connection& c, std::string_view url,
                                                            const std::string& origin,
                                                            const fetch_options& options,

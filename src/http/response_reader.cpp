@@ -425,6 +425,7 @@ error_code response_reader::take_head(std::string_view url, const response_parse
     if (status / 100 == 1 && status != 101)
         return {}; // interim: skipped
     result.status = static_cast<int>(status);
+    result.protocol = "http/1.1"; // the HTTP/2 transport, which reads its answers here too, says h2 after
     if (auto it = head.find(http::field::content_type); it != head.end())
         result.content_type = std::string(it->value());
     if (auto it = head.find(http::field::location); it != head.end())

@@ -130,7 +130,7 @@ std::pair<error_code, std::string> tls_client::classify_failure(connection& c, i
 }
 
 asio::awaitable<bool> tls_client::handshake(connection& c, std::string host, socket_waits& waits,
-                                            std::unique_ptr<fetch_result>& out) {
+                                            std::unique_ptr<fetch_result>& out, std::string_view alpn) {
     auto turn = co_await take_turn(c.deadline);
     if (config_.max_handshakes != 0 && !turn.owner) {
         out = failed_fetch(clock_type::now() >= c.deadline ? error_code(error::connect_timeout)
@@ -145,6 +145,9 @@ asio::awaitable<bool> tls_client::handshake(connection& c, std::string host, soc
     const bool ip = is_ip_literal(host);
     if (!ip)
         SSL_set_tlsext_host_name(ssl, host.c_str());
+    if (!alpn.empty())
+        SSL_set_alpn_protos(ssl, reinterpret_cast<const unsigned char*>(alpn.data()),
+                            static_cast<unsigned>(alpn.size()));
     if (!config_.insecure) {
         if (ip)
             X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), host.c_str());
@@ -155,6 +158,10 @@ asio::awaitable<bool> tls_client::handshake(connection& c, std::string host, soc
         ERR_clear_error();
         const int rc = SSL_do_handshake(ssl);
         if (rc == 1) {
+            const unsigned char* chosen = nullptr;
+            unsigned chosen_size = 0;
+            SSL_get0_alpn_selected(ssl, &chosen, &chosen_size);
+            c.h2 = std::string_view(reinterpret_cast<const char*>(chosen), chosen ? chosen_size : 0) == "h2";
             c.release_tls_buffers(); // the request is written at once, and the wait for its answer holds none
             co_return true;
         }

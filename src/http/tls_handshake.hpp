@@ -21,9 +21,16 @@
 #include <list>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 
 namespace asiocrawl::detail {
+
+/// ALPN offers (RFC 7301 wire format): HTTP/1.1 alone (fetch.http2: off, and every HTTP/1.1 connection the
+/// HTTP/1.1 transport opens itself), h2 first (auto), h2 alone (only).
+constexpr std::string_view alpn_http11{"\x08http/1.1", 9};
+constexpr std::string_view alpn_h2_http11{"\x02h2\x08http/1.1", 12};
+constexpr std::string_view alpn_h2{"\x02h2", 3};
 
 class tls_client {
 public:
@@ -35,9 +42,11 @@ public:
     tls_client& operator=(const tls_client&) = delete;
 
     /// The TLS handshake on `c`'s connected socket, within c.deadline (a turn included), verifying `host` (as
-    /// on the wire). On failure, false, the socket closed, and `out` says why.
+    /// on the wire), offering the protocols `alpn` (RFC 7301 wire format: length-prefixed names; the
+    /// alpn_* constants). c.h2 says whether the server chose "h2". On failure, false, the socket closed, and
+    /// `out` says why.
     boost::asio::awaitable<bool> handshake(connection& c, std::string host, socket_waits& waits,
-                                           std::unique_ptr<fetch_result>& out);
+                                           std::unique_ptr<fetch_result>& out, std::string_view alpn);
 
 private:
     /// A connection waiting for a handshake turn: its timer (in its own frame) ends at its deadline, or when

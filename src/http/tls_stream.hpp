@@ -67,6 +67,8 @@ struct connection {
     bool timed_out = false;
     /// TLS asked to write before it can read on (a renegotiation or key update).
     bool read_wants_write = false;
+    /// The TLS handshake's ALPN chose "h2" (RFC 7301): the connection speaks HTTP/2.
+    bool h2 = false;
 
     /// Starts a TLS session (client side) over the connected socket, through a BIO that sends with
     /// MSG_NOSIGNAL. The handshake is the caller's (tls_client).

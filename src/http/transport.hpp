@@ -58,6 +58,11 @@ struct fetcher_stats {
     std::size_t idle_connections_dropped = 0;
     /// Times a connect found every descriptor of the process in use and waited for one.
     std::size_t descriptor_waits = 0;
+    /// HTTP/2: connections that negotiated h2 (or h2c), streams opened on them, and fetches sent again on a
+    /// new connection because theirs went away before answering (GOAWAY, REFUSED_STREAM, a lost connection).
+    std::size_t h2_connections = 0;
+    std::size_t h2_streams = 0;
+    std::size_t h2_retries = 0;
 };
 
 /// One protocol's way of making fetch attempts. Used from the executor it was made with, one thread.

@@ -140,6 +140,8 @@ struct exchange_copy {
     std::string refers_to_record_id;
     std::string refers_to_payload_digest;
     std::string record_id;
+    /// Carried by HTTP/2: written in HTTP/1.1 message form with `WARC-Protocol: h2` (docs/OUTPUTS.md).
+    bool h2;
 };
 
 constexpr std::string_view identical_payload_digest_profile =
@@ -579,6 +581,8 @@ struct warc_writer::state {
             {"WARC-Target-URI", target}};
         if (!x.remote_ip.empty())
             fields.emplace_back("WARC-IP-Address", x.remote_ip);
+        if (x.h2)
+            fields.emplace_back("WARC-Protocol", "h2");
         // WARC 1.1 section 6.7: the profile, then what the revisit refers to.
         const auto refers_to = [&](std::string_view profile, const std::string& record_id,
                                    const std::string& uri, std::string refers_date) {
@@ -634,6 +638,8 @@ struct warc_writer::state {
                   {"WARC-Target-URI", target}};
         if (!x.remote_ip.empty())
             fields.emplace_back("WARC-IP-Address", x.remote_ip);
+        if (x.h2)
+            fields.emplace_back("WARC-Protocol", "h2");
         fields.insert(fields.end(), {{"WARC-Concurrent-To", response_id},
                                      {"Content-Type", "application/http;msgtype=request"},
                                      {"WARC-Block-Digest", warc_sha1_digest(x.request)}});
@@ -691,7 +697,7 @@ void warc_writer::write(const http_exchange& exchange) {
         exchange.complete, exchange.complete ? std::string() : truncation_reason(exchange),
         exchange.revisit.why, std::string(exchange.revisit.target_uri), exchange.revisit.date,
         std::string(exchange.revisit.record_id), std::string(exchange.revisit.payload_digest),
-        std::string(exchange.record_id)});
+        std::string(exchange.record_id), exchange.protocol == "h2"});
     const std::size_t bytes = copy->request.size() + copy->response.size() + copy->url.size();
     state_->worker.post(bytes, [s = state_.get(), copy] { s->archive(*copy); });
 }

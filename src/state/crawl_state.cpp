@@ -1050,6 +1050,7 @@ crawl_state::next_step crawl_state::on_response(ticket& t, const fetch_outcome& 
     r.charset = std::move(charset.charset);
     r.charset_source = std::move(charset.source);
     r.etag = response.etag;
+    r.protocol = std::string(response.protocol);
     r.last_modified = response.last_modified;
     r.fetched_at = response.sent_at;
     if (response.error) {

@@ -33,6 +33,8 @@ struct fetch_outcome {
     std::optional<std::string_view> retry_after;
     /// The ETag and Last-Modified headers, as sent; empty when absent.
     std::string_view etag;
+    /// "http/1.1" or "h2" (static text); empty when no answer came.
+    std::string_view protocol;
     std::string_view last_modified;
     /// Every X-Robots-Tag header, one a line; empty when absent.
     std::string_view x_robots_tag;

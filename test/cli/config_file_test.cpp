@@ -115,6 +115,7 @@ app_config every_key_changed() {
     c.crawl.fetch.cookies.save_file = "out/cookies.txt";
     c.crawl.fetch.hsts.enabled = false;
     c.crawl.fetch.hsts.file = "known hosts";
+    c.crawl.fetch.http2 = http2_mode::only;
     c.crawl.fetch.headers = {"Accept-Language: fr, en;q=0.5", "X-Note: a \"quoted\" value"};
     c.crawl.fetch.credentials = {{"https://intranet.example", "alice:s3cret: with colon"}};
     c.crawl.retry.initial_backoff = 250ms;

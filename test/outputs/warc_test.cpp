@@ -5,10 +5,12 @@
 #include "http/fetcher.hpp"
 #include "support/compress.hpp"
 #include "support/files.hpp"
+#include "support/h2_servers.hpp"
 #include "support/hostile_server.hpp"
 #include "support/loopback.hpp"
 #include "support/raw_server.hpp"
 #include "support/temp_dir.hpp"
+#include "support/tls_certs.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -978,6 +980,74 @@ TEST(WarcAcrossCrawls, RevisitsOffArchiveARepeatedPayloadInFull) {
     const std::string text = read_file(path);
     EXPECT_EQ(records_of(text, "response", server.url("/same")).size(), 1u);
     EXPECT_EQ(records_of(text, "revisit", server.url("/same")).size(), 0u);
+}
+
+// An HTTP/2 exchange (nghttpd over TLS) as the fetcher captures it, in HTTP/1.1 form: both records of the
+// pair carry WARC-Protocol: h2, and warcio.js reads the messages and finds the digests right
+// (docs/OUTPUTS.md).
+TEST(WarcFromFetcher, AnH2CaptureIsWrittenInHttp11FormWithWarcProtocol) {
+    asiocrawl::test::temp_dir dir{"warc-h2"};
+    const std::string page = "<html><body>carried by h2</body></html>";
+    std::ofstream(dir.path / "page.html", std::ios::binary) << page;
+    const auto pki = test::make_test_pki({"localhost", "127.0.0.1"});
+    const test::temp_pem_file ca{pki.ca_pem};
+    test::nghttpd_server server{dir.path, pki};
+    const std::string url = "https://localhost:" + std::to_string(server.port()) + "/page.html";
+    asio::io_context ctx;
+    fetch_config config;
+    config.tls.ca_file = ca.path().string();
+    config.host_overrides["localhost"] = "127.0.0.1";
+    asiocrawl::detail::fetcher fetch{ctx.get_executor(), config, 2};
+    std::optional<asiocrawl::detail::fetch_result> result;
+    asio::co_spawn(
+        ctx,
+        [&]() -> asio::awaitable<void> {
+            asiocrawl::detail::fetch_options options;
+            options.capture = true;
+            result = co_await fetch.fetch(boost::urls::parse_uri(url).value(), options);
+            fetch.close_idle();
+        },
+        [](std::exception_ptr e) {
+            if (e)
+                std::rethrow_exception(e);
+        });
+    test::run_bounded(ctx);
+    ASSERT_TRUE(result);
+    ASSERT_FALSE(result->error) << result->error.message() << " " << result->error_detail;
+    EXPECT_EQ(result->protocol, "h2");
+    EXPECT_TRUE(result->raw_request.starts_with("GET /page.html HTTP/1.1\r\nHost: localhost:"))
+        << result->raw_request;
+    EXPECT_TRUE(result->raw_response.starts_with("HTTP/1.1 200 \r\n")) << result->raw_response;
+
+    const std::string path = (dir.path / "h2.warc").string();
+    {
+        warc_writer writer{{path, 1'000'000'000, false}};
+        http_exchange x;
+        x.url = url;
+        x.remote_ip = result->remote_ip;
+        x.started = result->started;
+        x.protocol = result->protocol;
+        x.request = result->raw_request;
+        x.response = result->raw_response;
+        x.response_head_bytes = result->raw_head_bytes;
+        x.complete = true;
+        writer.write(x);
+        EXPECT_EQ(writer.close(), "");
+    }
+    const std::string text = read_file(path);
+    const auto responses = records_of(text, "response", url);
+    const auto requests = records_of(text, "request", url);
+    ASSERT_EQ(responses.size(), 1u);
+    ASSERT_EQ(requests.size(), 1u);
+    EXPECT_EQ(field_of(responses[0].first, "WARC-Protocol"), "h2");
+    EXPECT_EQ(field_of(requests[0].first, "WARC-Protocol"), "h2");
+
+    SKIP_WITHOUT_WARCIO();
+    const fs::path expectations = dir.path / "expected.json";
+    write_expectations(expectations, {{url, page, "response"}});
+    const node_result checked = run_warcio_check(expectations, {path});
+    EXPECT_EQ(checked.status, 0) << checked.output;
+    EXPECT_THAT(checked.output, testing::HasSubstr("1 captures, 0 revisits"));
 }
 
 } // namespace

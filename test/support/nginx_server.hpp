@@ -12,6 +12,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -32,13 +33,20 @@ struct nginx_request {
     int status = 0;
     std::string if_none_match;     ///< "" when not sent
     std::string if_modified_since; ///< "" when not sent
+    std::string protocol;          ///< "HTTP/1.1", "HTTP/2.0"
+};
+
+/// A certificate and key (PEM files) for an nginx that serves https, with http2 on.
+struct nginx_tls {
+    std::string certificate_file;
+    std::string key_file;
 };
 
 class nginx_server {
 public:
-    /// Serves `root`. Throws when nginx is not installed (scripts/install-deps.sh installs it) or does not
-    /// start within 10 s.
-    explicit nginx_server(std::filesystem::path root)
+    /// Serves `root` (over https with HTTP/2 offered in ALPN when `tls` is set). Throws when nginx is not
+    /// installed (scripts/install-deps.sh installs it) or does not start within 10 s.
+    explicit nginx_server(std::filesystem::path root, std::optional<nginx_tls> tls = std::nullopt)
         : program_(find_nginx())
         , port_(free_loopback_port()) {
         if (program_.empty())
@@ -52,15 +60,18 @@ public:
              << " warn;\nevents { worker_connections 256; }\nhttp {\n"
              << "  types { text/html html; text/plain txt; }\n  default_type application/octet-stream;\n"
              << "  log_format test '$request_method\\t$uri\\t$status\\t$http_if_none_match\\t"
-                "$http_if_modified_since';\n"
+                "$http_if_modified_since\t$server_protocol';\n"
              << "  access_log " << access_log().string() << " test;\n"
              << "  client_body_temp_path " << (dir_.path / "tmp").string() << ";\n"
              << "  proxy_temp_path " << (dir_.path / "tmp").string() << ";\n"
              << "  fastcgi_temp_path " << (dir_.path / "tmp").string() << ";\n"
              << "  uwsgi_temp_path " << (dir_.path / "tmp").string() << ";\n"
              << "  scgi_temp_path " << (dir_.path / "tmp").string() << ";\n"
-             << "  server {\n    listen 127.0.0.1:" << port_ << ";\n    root " << root.string()
-             << ";\n  }\n}\n";
+             << "  server {\n    listen 127.0.0.1:" << port_ << (tls ? " ssl http2" : "") << ";\n";
+        if (tls)
+            conf << "    ssl_certificate " << tls->certificate_file << ";\n    ssl_certificate_key "
+                 << tls->key_file << ";\n";
+        conf << "    root " << root.string() << ";\n  }\n}\n";
         conf.close();
         process_ = std::make_unique<child_process>(std::vector<std::string>{
             program_, "-p", dir_.path.string(), "-c", (dir_.path / "nginx.conf").string(), "-e",
@@ -94,8 +105,9 @@ public:
             std::stringstream split(line);
             for (std::string field; std::getline(split, field, '\t');)
                 fields.push_back(field == "-" ? "" : field);
-            fields.resize(5);
-            out.push_back({fields[0], fields[1], std::atoi(fields[2].c_str()), fields[3], fields[4]});
+            fields.resize(6);
+            out.push_back(
+                {fields[0], fields[1], std::atoi(fields[2].c_str()), fields[3], fields[4], fields[5]});
         }
         return out;
     }
