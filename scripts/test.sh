@@ -68,7 +68,7 @@ configure() {
 }
 
 scripts/install-deps.sh
-scripts/install-test-tools.sh
+scripts/install-test-tools.sh --browser
 for stage in "${stages[@]}"; do
   begin "$stage"
   case "$stage" in
