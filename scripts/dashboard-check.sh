@@ -37,17 +37,10 @@ cleanup() {
 }
 trap cleanup EXIT
 
-"$build/demo/asiocrawl-demo-server" --port 0 --pages 300 >"$work/server.out" &
-server_pid=$!
-for _ in $(seq 1 100); do
-  [ -s "$work/server.out" ] && break
-  sleep 0.1
-done
-root=$(head -n 1 "$work/server.out")
-if [ -z "$root" ]; then
-  echo "dashboard-check: the demo server did not start" >&2
-  exit 1
-fi
+source scripts/demo-server.sh
+start_demo_server "$build" 300 "$work" || { server_pid=${demo_server_pid:-}; exit 1; }
+server_pid=$demo_server_pid
+root=$demo_root
 port=$(node -e 'const s = require("net").createServer().listen(0, "127.0.0.1", () => {
   console.log(s.address().port); s.close(); })')
 token="check-$RANDOM$RANDOM"

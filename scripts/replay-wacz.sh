@@ -43,17 +43,10 @@ cleanup() {
 }
 trap cleanup EXIT
 
-"$build/demo/asiocrawl-demo-server" --port 0 --pages 50 >"$work/server.out" &
-server_pid=$!
-for _ in $(seq 1 100); do
-  [ -s "$work/server.out" ] && break
-  sleep 0.1
-done
-root=$(head -n 1 "$work/server.out")
-if [ -z "$root" ]; then
-  echo "replay-wacz: the demo server did not start" >&2
-  exit 1
-fi
+source scripts/demo-server.sh
+start_demo_server "$build" 50 "$work" || { server_pid=${demo_server_pid:-}; exit 1; }
+server_pid=$demo_server_pid
+root=$demo_root
 mkdir -p "$work/web/replay"
 # Exit status 1 only says some URLs of the demo site failed (it has broken links on purpose).
 status=0
