@@ -38,9 +38,7 @@ cleanup() {
 trap cleanup EXIT
 
 source scripts/demo-server.sh
-start_demo_server "$build" 300 "$work" || { server_pid=${demo_server_pid:-}; exit 1; }
-server_pid=$demo_server_pid
-root=$demo_root
+start_demo_server "$build/demo/asiocrawl-demo-server" 300 "$work/server.out"
 port=$(node -e 'const s = require("net").createServer().listen(0, "127.0.0.1", () => {
   console.log(s.address().port); s.close(); })')
 token="check-$RANDOM$RANDOM"

@@ -1,18 +1,19 @@
-# Sourced by the scripts that crawl the bundled demo site (scripts/dashboard-check.sh, scripts/replay-wacz.sh):
-# start_demo_server BUILD_DIR PAGES WORK_DIR starts BUILD_DIR's asiocrawl-demo-server on a free loopback port,
-# sets demo_server_pid (for the caller's cleanup) and demo_root (the site's root URL), and fails when the server
-# does not say where it listens within ten seconds.
-# shellcheck shell=bash disable=SC2034 # demo_server_pid and demo_root are the caller's
+# Sourced by the scripts that crawl the bundled demo site (scripts/demo.sh, scripts/dashboard-check.sh,
+# scripts/replay-wacz.sh): start_demo_server PROGRAM PAGES OUT_FILE starts the demo server PROGRAM
+# (asiocrawl-demo-server) with PAGES pages on a free loopback port, its output in OUT_FILE, and sets server_pid
+# (for the caller's cleanup) and root (the site's root URL, which the server prints once it listens); it fails
+# when the server has not printed it within ten seconds.
+# shellcheck shell=bash disable=SC2034 # server_pid and root are the caller's
 start_demo_server() {
-  local build="$1" pages="$2" work="$3"
-  "$build/demo/asiocrawl-demo-server" --port 0 --pages "$pages" >"$work/server.out" &
-  demo_server_pid=$!
+  local program="$1" pages="$2" out="$3"
+  "$program" --port 0 --pages "$pages" >"$out" &
+  server_pid=$!
   for _ in $(seq 1 100); do
-    [ -s "$work/server.out" ] && break
+    [ -s "$out" ] && break
     sleep 0.1
   done
-  demo_root=$(head -n 1 "$work/server.out")
-  if [ -z "$demo_root" ]; then
+  root=$(head -n 1 "$out")
+  if [ -z "$root" ]; then
     echo "$(basename "$0"): the demo server did not start" >&2
     return 1
   fi

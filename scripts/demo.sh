@@ -21,20 +21,10 @@ else
 fi
 
 server_out=$(mktemp)
-"$demo_server" --port 0 --pages 200 >"$server_out" &
-server_pid=$!
-trap 'kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; rm -f "$server_out"' EXIT
-
-# The server prints its root URL once it is listening.
-for _ in $(seq 1 100); do
-  [ -s "$server_out" ] && break
-  sleep 0.1
-done
-root=$(head -n 1 "$server_out")
-if [ -z "$root" ]; then
-  echo "demo: the demo server did not start" >&2
-  exit 1
-fi
+server_pid=""
+trap 'if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi; rm -f "$server_out"' EXIT
+source scripts/demo-server.sh
+start_demo_server "$demo_server" 200 "$server_out"
 echo "demo: crawling the demo site at $root" >&2
 cd "$caller"
 # The script's --config first: a --config among the arguments replaces it (the last one wins).

@@ -44,9 +44,7 @@ cleanup() {
 trap cleanup EXIT
 
 source scripts/demo-server.sh
-start_demo_server "$build" 50 "$work" || { server_pid=${demo_server_pid:-}; exit 1; }
-server_pid=$demo_server_pid
-root=$demo_root
+start_demo_server "$build/demo/asiocrawl-demo-server" 50 "$work/server.out"
 mkdir -p "$work/web/replay"
 # Exit status 1 only says some URLs of the demo site failed (it has broken links on purpose).
 status=0
