@@ -208,7 +208,8 @@ const std::set<std::string> other_programs{
     "--replay",        "--requirepass",  "--rm",           "--scan",
     "--target",        "--test-dir",     "--time",         "--tls-ca-cert-file",
     "--tls-cert-file", "--tls-key-file", "--tls-port",     "--variant",
-    "--volume",        "--pages",        "--check",
+    "--volume",        "--pages",        "--check",        "--browser",
+    "--build-dir",
 };
 
 /// Files the samples name.
