@@ -8,6 +8,7 @@
 #include "support/loopback.hpp"
 #include "support/loopback_crawl.hpp"
 #include "support/nginx_server.hpp"
+#include "support/pki_suite.hpp"
 #include "support/temp_dir.hpp"
 #include "support/tls_certs.hpp"
 
@@ -34,19 +35,7 @@ using detail::fetcher;
 
 namespace {
 
-struct http2_fixture : ::testing::Test {
-    static inline std::optional<test_pki> pki;
-    static inline std::unique_ptr<temp_pem_file> ca_file;
-
-    static void SetUpTestSuite() {
-        pki = make_test_pki({"localhost", "127.0.0.1"});
-        ca_file = std::make_unique<temp_pem_file>(pki->ca_pem);
-    }
-    static void TearDownTestSuite() {
-        ca_file.reset();
-        pki.reset();
-    }
-
+struct http2_fixture : pki_suite {
     asio::io_context ctx;
     fetch_config config;
 

@@ -5,6 +5,7 @@
 #include "support/files.hpp"
 #include "support/loopback.hpp"
 #include "support/loopback_crawl.hpp"
+#include "support/pki_suite.hpp"
 #include "support/temp_dir.hpp"
 #include "support/tls_certs.hpp"
 
@@ -42,19 +43,7 @@ int record_server_name(SSL* ssl, int*, void*) {
     return SSL_TLSEXT_ERR_OK;
 }
 
-struct tls_fixture : ::testing::Test {
-    static inline std::optional<test_pki> pki;
-    static inline std::unique_ptr<temp_pem_file> ca_file;
-
-    static void SetUpTestSuite() {
-        pki = make_test_pki({"localhost", "127.0.0.1"});
-        ca_file = std::make_unique<temp_pem_file>(pki->ca_pem);
-    }
-    static void TearDownTestSuite() {
-        ca_file.reset();
-        pki.reset();
-    }
-
+struct tls_fixture : pki_suite {
     asio::io_context ctx;
     asio::ssl::context server_tls = make_server_context(*pki);
     fetch_config config;
