@@ -315,6 +315,31 @@ TEST_F(hostile_h2, a_stream_that_never_ends_is_a_timeout_record) {
     EXPECT_EQ(results[1].error, error::request_timeout) << results[1].error.message();
 }
 
+TEST_F(hostile_h2, a_continuation_flood_costs_its_url_a_record) {
+    // A head that never ends: HEADERS without END_HEADERS, then CONTINUATION frames, each with one small
+    // field (the CONTINUATION floods of CVE-2024-27316 and its kin), and one with empty frames only.
+    config.max_header_bytes = 16 * 1024;
+    const auto results = crawl_paths(
+        {"/1", "/bad-fields", "/bad-empty", "/2"}, [](const std::string& path, std::uint32_t s, std::size_t) {
+            if (path != "/bad-fields" && path != "/bad-empty")
+                return std::string();
+            std::string frames = h2::frame(h2::headers, 0, s, h2::status_200());
+            for (int i = 0; i < 20'000; ++i)
+                frames +=
+                    h2::frame(h2::continuation, 0, s, path == "/bad-fields" ? h2::literal("x", "y") : "");
+            return frames;
+        });
+    expect_good(results[0], "/1");
+    expect_good(results[3], "/2");
+    // nghttp2 (Debian's, with the fix for CVE-2024-28182) ends the connection after a few CONTINUATION
+    // frames, before the field count or max_header_bytes is reached: the hostile URLs get their record, the
+    // good ones are answered (again, on a new connection, when the error came first).
+    for (const std::size_t i : {1u, 2u}) {
+        EXPECT_EQ(results[i].error, error::bad_response) << results[i].error.message();
+        EXPECT_NE(results[i].error_detail.find("CONTINUATION"), std::string::npos) << results[i].error_detail;
+    }
+}
+
 TEST_F(hostile_h2, a_settings_flood_costs_its_url_a_record) {
     const auto results =
         crawl_paths({"/1", "/bad-settings", "/2"}, [](const std::string& path, std::uint32_t, std::size_t) {

@@ -91,7 +91,8 @@ enum : std::uint8_t {
     settings = 4,
     push_promise = 5,
     ping = 6,
-    goaway = 7
+    goaway = 7,
+    continuation = 9
 };
 enum : std::uint8_t { end_stream = 1, end_headers = 4, ack = 1 };
 
