@@ -162,8 +162,12 @@ TEST(TextWriter, AWriteFailureIsReportedOnceAndLaterTextDropped) {
 TEST(TextWriter, AsSlowReaderHoldsItBackWithBoundedMemory) {
     int pipe_fds[2];
     ASSERT_EQ(::pipe(pipe_fds), 0);
+    // A one-page pipe: once the queue is over the mark, the writer can never take it back under half the mark
+    // into the pipe before a reader comes (a 64 KiB pipe could: a writer thread scheduled late would drain
+    // the queue into it, and report drained before the callback below was set, TSan run of 2026-11-28).
+    ASSERT_GE(::fcntl(pipe_fds[1], F_SETPIPE_SZ, 4096), 4096);
     text_writer writer{pipe_fds[1], true, "pipe", 1 << 16};
-    // Nobody reads: the pipe (64 KiB) fills, the thread blocks in write(2), the queue grows to the mark.
+    // Nobody reads: the pipe fills, the thread blocks in write(2), the queue grows to the mark.
     const std::string line(1000, 'x');
     int written = 0;
     while (!writer.busy() && written < 100'000) {
@@ -171,7 +175,7 @@ TEST(TextWriter, AsSlowReaderHoldsItBackWithBoundedMemory) {
         ++written;
     }
     EXPECT_TRUE(writer.busy()) << "back-pressure, not unbounded memory";
-    EXPECT_LT(written, 1000) << "busy once about 64 KiB of pipe and 64 KiB of queue are held";
+    EXPECT_LT(written, 1000) << "busy once a page of pipe and 64 KiB of queue are held";
     std::promise<void> drained;
     writer.set_on_drained([&] { drained.set_value(); });
     // A reader comes: the queue drains and the writer says so.
