@@ -499,6 +499,12 @@ void crawl_state::deny(work_item item, host_id host, boost::system::error_code w
     hooks_.release();
 }
 
+void crawl_state::write_unanswered(const work_item& item) {
+    record unanswered;
+    unanswered.url = item.url;
+    batch_.history.emplace_back(item.url, encode(history_of(unanswered, item, nullptr, generation_)));
+}
+
 void crawl_state::remember_unanswered(const work_item& item) {
     // Denied without a request (robots.txt): known to the next generation as unanswered, so that it asks
     // again, through a 304 page's links too. A URL the history knows keeps its last answer.
@@ -508,9 +514,7 @@ void crawl_state::remember_unanswered(const work_item& item) {
         forget_known(found); // reached in this generation
         return;
     }
-    record unanswered;
-    unanswered.url = item.url;
-    batch_.history.emplace_back(item.url, encode(history_of(unanswered, item, nullptr, generation_)));
+    write_unanswered(item);
 }
 
 namespace {
@@ -535,9 +539,7 @@ void crawl_state::remember_kept_out(std::string_view url, std::uint64_t fp, cons
     item.kind = kind;
     item.from_sitemap = from_sitemap;
     item.requisite = requisite;
-    record unanswered;
-    unanswered.url = item.url;
-    batch_.history.emplace_back(item.url, encode(history_of(unanswered, item, nullptr, generation_)));
+    write_unanswered(item);
 }
 
 // ---- records and durability ----

@@ -360,6 +360,8 @@ private:
     };
     void forget_known(history_map::iterator entry);
     void name_capture(ticket& t, const fetch_history* before, fetch_history& after);
+    /// The history entry of a URL the next generation must know though it got no answer (status 0).
+    void write_unanswered(const work_item& item);
     void remember_unanswered(const work_item& item);
     void remember_kept_out(std::string_view url, std::uint64_t fp, const std::string& referrer, int depth,
                            item_kind kind, bool from_sitemap, requisite_kind requisite);
