@@ -100,16 +100,8 @@ asio::awaitable<void> lease_loop::admit_known_urls() {
     std::size_t known = 0;
     do {
         auto scanned = co_await e_.shared->scan_history(cursor, 1000);
-        history_map chunk;
-        for (auto& [url, bytes] : scanned.second) {
-            auto h = decode_fetch_history(bytes);
-            if (!h)
-                throw crawl_error(error::store_damaged,
-                                  "shared crawl: the fetch history of " + url + " does not decode (damaged)");
-            chunk.emplace(std::move(url), std::move(*h));
-        }
-        known += chunk.size();
-        admitted += e_.state.admit_known_from(chunk);
+        known += scanned.second.size();
+        admitted += e_.state.admit_known_from(scanned.second);
         co_await commit(e_.state.take_batch());
         cursor = std::move(scanned.first);
         if (cursor != "0")

@@ -342,18 +342,30 @@ asio::awaitable<shared_store::generation_answer> shared_store::begin_generation(
     co_return out;
 }
 
-asio::awaitable<std::pair<std::string, std::vector<std::pair<std::string, std::string>>>>
-shared_store::scan_history(const std::string& cursor, std::size_t count) {
+namespace {
+
+/// A history entry as Redis holds it; store_damaged when it is not what encode() writes.
+fetch_history decoded_history(const std::string& url, std::string_view bytes) {
+    auto h = decode_fetch_history(bytes);
+    if (!h)
+        throw crawl_error(error::store_damaged,
+                          "shared crawl: the fetch history of " + url + " does not decode (damaged)");
+    return std::move(*h);
+}
+
+} // namespace
+
+asio::awaitable<std::pair<std::string, history_map>> shared_store::scan_history(const std::string& cursor,
+                                                                                std::size_t count) {
     redis::command scan{"HSCAN", prefix_ + "history", cursor, "COUNT", std::to_string(count)};
     const auto answer = co_await client_.call(std::move(scan));
     redis::checked(answer);
     if (answer.elements.size() != 2)
         throw std::runtime_error("shared crawl: HSCAN answered something unexpected");
-    std::vector<std::pair<std::string, std::string>> entries;
+    history_map entries;
     const auto& flat = answer.elements[1].elements;
-    entries.reserve(flat.size() / 2);
     for (std::size_t i = 0; i + 1 < flat.size(); i += 2)
-        entries.emplace_back(flat[i].str, flat[i + 1].str);
+        entries.emplace(flat[i].str, decoded_history(flat[i].str, flat[i + 1].str));
     co_return std::pair{answer.elements[0].str, std::move(entries)};
 }
 
@@ -404,10 +416,7 @@ asio::awaitable<void> shared_store::add_history(std::vector<leased>& items) {
     for (std::size_t i = 0; i < items.size() && i < answer.elements.size(); ++i) {
         if (answer.elements[i].type != redis::reply::kind::string)
             continue; // not known: a new URL
-        items[i].before = decode_fetch_history(answer.elements[i].str);
-        if (!items[i].before)
-            throw crawl_error(error::store_damaged,
-                              "shared crawl: the fetch history of " + items[i].item.url + " does not decode");
+        items[i].before = decoded_history(items[i].item.url, answer.elements[i].str);
     }
 }
 

@@ -76,10 +76,10 @@ public:
     /// unit of unfinished work) until every known URL is admitted (end_admission). Otherwise the generation
     /// under way is joined.
     boost::asio::awaitable<generation_answer> begin_generation(bool recrawl);
-    /// Up to about `count` history entries (URL, bytes) from the scan cursor `cursor`, and the next cursor
-    /// ("0" after the last).
-    boost::asio::awaitable<std::pair<std::string, std::vector<std::pair<std::string, std::string>>>>
-    scan_history(const std::string& cursor, std::size_t count);
+    /// Up to about `count` history entries from the scan cursor `cursor`, and the next cursor ("0" after the
+    /// last); store_damaged when an entry does not decode.
+    boost::asio::awaitable<std::pair<std::string, history_map>> scan_history(const std::string& cursor,
+                                                                             std::size_t count);
     /// The admission has reached `cursor` (what a killed admitter's successor starts from).
     boost::asio::awaitable<void> admitted_to(const std::string& cursor);
     /// Every known URL is admitted: the hold begin_generation() took is released (once, whoever calls).
