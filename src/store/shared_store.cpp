@@ -556,7 +556,7 @@ asio::awaitable<bool> shared_store::resume(const std::string& host) {
     co_return r.integer != 0;
 }
 
-asio::awaitable<void> shared_store::set_limits(const std::string& host, const host_limits& limits) {
+asio::awaitable<void> shared_store::set_limits(const std::string& host, host_limits limits) {
     std::vector<std::string> args{prefix_, "limits", host,
                                   limits.delay ? std::to_string(limits.delay->count()) : std::string(),
                                   limits.max_per_host ? std::to_string(*limits.max_per_host) : std::string()};

@@ -67,7 +67,7 @@ public:
         std::chrono::milliseconds delay{0};
         /// The limits of a host's rule in the config (crawler_config::hosts), if any: committed with the
         /// host's first URLs, so that the lease script spaces and caps the host crawl-wide.
-        std::function<host_limits(const std::string& host)> rule_for;
+        std::function<host_limits(const std::string& host)> rule_for = {};
     };
 
     shared_store(redis::client& client, settings s);
@@ -137,7 +137,7 @@ public:
     /// False when the host was not paused.
     boost::asio::awaitable<bool> resume(const std::string& host);
     /// Sets the fields given, keeps the others.
-    boost::asio::awaitable<void> set_limits(const std::string& host, const host_limits& limits);
+    boost::asio::awaitable<void> set_limits(const std::string& host, host_limits limits);
 
     struct host_control {
         bool paused = false;
