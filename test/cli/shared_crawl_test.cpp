@@ -679,7 +679,10 @@ TEST_F(shared_crawl, a_pause_and_limits_set_through_one_instance_hold_for_every_
     const unsigned short ports[2] = {free_loopback_port(), free_loopback_port()};
     std::vector<std::unique_ptr<child_process>> instances;
     for (int i = 0; i < 2; ++i) {
-        auto argv = command(a.root(), std::to_string(i));
+        // A lease far longer than the test (as the graceful stop's test does): nobody is killed here, and on
+        // a loaded machine a 1 s lease may run out under an instance that is slow to renew it, which fetches
+        // a URL twice.
+        auto argv = with_option(command(a.root(), std::to_string(i)), "--lease", "10m");
         // Without robots.txt: an instance that takes a host's robots.txt from Redis counts that as a request
         // start for its own spacing of the host, which would hold its first page of b.test up to a delay
         // after its lease (the spacing measured here is the leases', crawl-wide).
@@ -735,6 +738,11 @@ TEST_F(shared_crawl, a_pause_and_limits_set_through_one_instance_hold_for_every_
     EXPECT_EQ(urls, expected);
     EXPECT_EQ(lines, urls.size()) << "a URL got a record from two instances";
     std::lock_guard lock(b.mutex);
+    for (const auto& [target, at] : b.arrivals)
+        std::cout
+            << "b.test" << target << " at +"
+            << std::chrono::duration_cast<std::chrono::milliseconds>(at - b.arrivals.front().second).count()
+            << " ms\n";
     ASSERT_EQ(b.arrivals.size(), b.expected_urls().size());
     // From the resume on, b.test's starts are the delay apart whichever instance makes them: a lower bound
     // with room for the instances' differing paths from the lease to the request (without the crawl-wide
