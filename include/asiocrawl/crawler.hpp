@@ -120,8 +120,8 @@ public:
 
     /// Steering a running crawl (docs/CONTROL.md; the CLI's control API calls these). Call them on the
     /// crawler's executor, before or during async_run. Hosts are named as the crawl keys them: lower case,
-    /// internationalized names in punycode, without the port. They act on this instance only (a shared
-    /// crawl's other instances are not told).
+    /// internationalized names in punycode, without the port. In a shared crawl (state.redis) pauses, resumes
+    /// and limits act crawl-wide: applied here at once, then through Redis by every instance.
 
     /// Nothing of `host` starts until resume_host (fetches in flight finish). A host not seen yet is paused
     /// for when its URLs come. Kept in a durable crawl's state, so a resumed crawl keeps the pause. While a

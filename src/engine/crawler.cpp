@@ -321,22 +321,38 @@ void detail::engine::steered() {
         commits.want();
 }
 
+// In a shared crawl each change also goes to Redis, for every instance (lease_loop::share_control).
+
 void crawler::pause_host(std::string_view host) {
-    impl_->state.pause_host(host_key(host));
+    const auto key = host_key(host);
+    impl_->state.pause_host(key);
+    if (!impl_->config.state.redis.empty())
+        impl_->leases.share_control({detail::lease_loop::control_change::kind::pause, key, {}});
     impl_->steered();
 }
 
 bool crawler::resume_host(std::string_view host) {
-    const bool was = impl_->state.resume_host(host_key(host));
+    const auto key = host_key(host);
+    const bool was = impl_->state.resume_host(key);
+    if (!impl_->config.state.redis.empty())
+        impl_->leases.share_control({detail::lease_loop::control_change::kind::resume, key, {}});
     impl_->steered();
     return was;
 }
 
 void crawler::set_host_limits(std::string_view host, const host_limits& limits) {
+    const auto key = host_key(host);
     std::optional<detail::crawl_state::clock_type::duration> delay;
     if (limits.delay)
         delay = *limits.delay;
-    impl_->state.set_host_limits(host_key(host), delay, limits.max_per_host);
+    impl_->state.set_host_limits(key, delay, limits.max_per_host);
+    if (!impl_->config.state.redis.empty()) {
+        detail::shared_store::host_limits shared;
+        if (limits.delay)
+            shared.delay = std::chrono::duration_cast<std::chrono::milliseconds>(*limits.delay);
+        shared.max_per_host = limits.max_per_host;
+        impl_->leases.share_control({detail::lease_loop::control_change::kind::limits, key, shared});
+    }
     impl_->steered();
 }
 

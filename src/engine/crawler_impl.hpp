@@ -23,6 +23,7 @@
 #include "engine/seed_reader.hpp"
 #include "engine/work_queue.hpp"
 #include "http/fetcher.hpp"
+#include "policy/host_rules.hpp"
 #include "state/crawl_state.hpp"
 #include "store/redis_client.hpp"
 #include "store/shared_store.hpp"
@@ -38,6 +39,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <exception>
 #include <functional>
 #include <memory>
@@ -207,13 +209,29 @@ public:
     boost::asio::awaitable<void> give_back_leases();
     boost::asio::awaitable<void> take_combined_report();
 
+    /// A change the control API made here (crawler::pause_host...), for every instance: sent to Redis by
+    /// run(), in order, before its next lease (docs/CONTROL.md, "Shared crawls").
+    struct control_change {
+        enum class kind { pause, resume, limits } what;
+        std::string host;
+        shared_store::host_limits limits; ///< kind::limits
+    };
+    void share_control(control_change change);
+
 private:
     boost::asio::awaitable<void> pause(std::chrono::milliseconds wait);
+    /// Sends the changes made here, then, when the controls' version moved (a lease answer says it), reads
+    /// every instance's controls and makes them this instance's.
+    boost::asio::awaitable<void> sync_controls();
 
     engine& e_;
     std::unordered_set<std::uint64_t> leased_ids_; // leased here, not yet finished in Redis
     std::optional<std::string> admit_from_;        // admit_known_urls() from this history scan cursor
     async_event poked_;
+    std::deque<control_change> unsent_controls_;
+    std::int64_t controls_read_ = -1;  // the version of the controls made this instance's
+    std::int64_t controls_latest_ = 0; // the version the last lease answer named
+    std::optional<host_rules> rules_;  // crawler_config::hosts, for shared_store::settings::rule_for
 };
 
 struct engine {

@@ -67,6 +67,18 @@ asio::awaitable<void> lease_loop::open() {
     settings.lease = e_.config.state.lease;
     settings.max_per_host = e_.config.politeness.max_per_host;
     settings.delay = std::chrono::duration_cast<std::chrono::milliseconds>(e_.config.politeness.delay);
+    if (!e_.config.hosts.empty()) {
+        rules_.emplace(e_.config.hosts);
+        settings.rule_for = [this](const std::string& host) {
+            shared_store::host_limits limits;
+            if (const host_rule* rule = rules_->for_host(host)) {
+                if (rule->delay)
+                    limits.delay = std::chrono::duration_cast<std::chrono::milliseconds>(*rule->delay);
+                limits.max_per_host = rule->max_per_host;
+            }
+            return limits;
+        };
+    }
     e_.shared.emplace(*e_.redis_client, settings);
     // A Redis unreachable from the start (down, or refusing its TLS certificate) is given up like one
     // lost mid-crawl: after state.redis_timeout, exit status 2.
@@ -208,6 +220,43 @@ asio::awaitable<void> lease_loop::take_combined_report() {
     }
 }
 
+void lease_loop::share_control(control_change change) {
+    unsent_controls_.push_back(std::move(change));
+    poked_.notify();
+}
+
+asio::awaitable<void> lease_loop::sync_controls() {
+    // Sent one at a time, in the order made, each taken off the list once Redis has it (a lost connection
+    // sends it again: pausing, resuming or setting the same limits twice changes nothing more).
+    while (!unsent_controls_.empty()) {
+        const auto change = unsent_controls_.front();
+        switch (change.what) {
+        case control_change::kind::pause:
+            co_await e_.shared->pause(change.host);
+            break;
+        case control_change::kind::resume:
+            co_await e_.shared->resume(change.host);
+            break;
+        case control_change::kind::limits:
+            co_await e_.shared->set_limits(change.host, change.limits);
+            break;
+        }
+        unsent_controls_.pop_front();
+    }
+    if (controls_latest_ == controls_read_)
+        co_return;
+    const auto read = co_await e_.shared->read_controls();
+    if (!unsent_controls_.empty())
+        co_return; // a change made here meanwhile: sent first, then read again
+    std::map<std::string, crawl_state::host_control, std::less<>> controls;
+    for (const auto& [host, c] : read.hosts)
+        controls[host] = {c.paused, c.limits.delay, c.limits.max_per_host};
+    e_.state.mirror_controls(controls, " (crawl-wide, through Redis)");
+    controls_read_ = read.version;
+    controls_latest_ = std::max(controls_latest_, read.version);
+    e_.steered();
+}
+
 /// Leases URLs from the shared frontier as workers have room for them, renews the leases held here, and
 /// ends when the crawl-wide unfinished counter reaches zero (nothing waits, nothing is leased).
 asio::awaitable<void> lease_loop::run() {
@@ -215,14 +264,22 @@ asio::awaitable<void> lease_loop::run() {
     auto renewed_at = clock_type::now();
     try {
         while (e_.stopping == stop_level::none) {
-            const auto ask = pacing.next(e_.queue.unfinished(), e_.commits.awaiting_commit());
             shared_store::lease_answer answer;
+            lease_pacing::request ask{};
             try {
                 if (clock_type::now() - renewed_at > e_.config.state.lease / 3) {
                     const std::vector<std::uint64_t> held(leased_ids_.begin(), leased_ids_.end());
                     co_await e_.shared->renew(held);
                     renewed_at = clock_type::now();
                 }
+                co_await sync_controls();
+                if (e_.stopping != stop_level::none)
+                    break;
+                // URLs held for a paused host wait for its resume (leased, renewed): others are leased
+                // beside them.
+                const auto unfinished = e_.queue.unfinished();
+                ask = pacing.next(unfinished - std::min(unfinished, e_.state.paused_waiting()),
+                                  e_.commits.awaiting_commit());
                 answer = co_await e_.shared->lease(ask.room, ask.idle, e_.state.recrawling());
             } catch (const redis::connection_lost& e) {
                 e_.log(log_level::warning, std::string(e.what()) + ": retrying");
@@ -232,6 +289,7 @@ asio::awaitable<void> lease_loop::run() {
             }
             if (e_.stopping != stop_level::none)
                 break;
+            controls_latest_ = answer.controls_version;
             const std::size_t leased = answer.items.size();
             for (auto& taken : answer.items) {
                 const auto id = taken.id;

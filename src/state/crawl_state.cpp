@@ -1357,14 +1357,15 @@ void crawl_state::robots_fetched(ticket& t, const fetch_outcome& response) {
         state.retry_at = now_() + robots_cache_lifetime; // RFC 9309 2.4: a cached answer at most 24 hours
 
     if (const auto delay = state.rules.crawl_delay(); delay && !state.unavailable) {
-        const auto effective = std::max<clock_type::duration>(
-            config_.politeness.delay, std::min<clock_type::duration>(*delay, config_.robots.max_crawl_delay));
         const host_id origin_host = host_number(host_of(origin));
         robots_delay_[origin_host] = std::min<clock_type::duration>(*delay, config_.robots.max_crawl_delay);
         apply_delay(origin_host, false);
-        if (shared_) // the shared frontier spaces the host's leases, whichever instance takes them
-            batch_.host_delays.emplace_back(host_of(origin),
-                                            std::chrono::duration_cast<std::chrono::milliseconds>(effective));
+        // The shared frontier spaces the host's leases, whichever instance takes them: the Crawl-delay is a
+        // floor there under the host's delay (the control API's, its rule's or politeness.delay).
+        if (shared_)
+            batch_.host_delays.emplace_back(
+                host_of(origin),
+                std::chrono::duration_cast<std::chrono::milliseconds>(robots_delay_[origin_host]));
         say(log_level::info, origin, ": Crawl-delay ", human_duration(*delay));
     }
 

@@ -262,11 +262,18 @@ public:
         std::optional<clock_type::duration> delay;
         std::optional<std::size_t> max_per_host;
     };
-    void pause_host(std::string_view host);
+    /// `how` ends the log line (empty: a call here; else how the change came, as from another instance).
+    void pause_host(std::string_view host, std::string_view how = {});
     /// False when the host was not paused.
-    bool resume_host(std::string_view host);
+    bool resume_host(std::string_view host, std::string_view how = {});
     void set_host_limits(std::string_view host, std::optional<clock_type::duration> delay,
-                         std::optional<std::size_t> max_per_host);
+                         std::optional<std::size_t> max_per_host, std::string_view how = {});
+    /// A shared crawl: the controls every instance set through Redis, by host, made this instance's (pauses
+    /// and limits set, hosts paused here and not there resumed). `how` as for pause_host.
+    void mirror_controls(const std::map<std::string, host_control, std::less<>>& shared,
+                         std::string_view how);
+    /// URLs held in memory for hosts paused now: a shared crawl's lease loop leases others beside them.
+    std::size_t paused_waiting() const;
     /// Admits a URL as a link (depth 0, scope and filters, max_pages). Empty when admitted, else why not.
     std::string admit_seed(std::string_view url);
     std::vector<host_status> host_statuses() const;

@@ -51,16 +51,16 @@ void crawl_state::apply_control(host_id host, const host_control& control) {
         apply_delay(host, true);
 }
 
-void crawl_state::pause_host(std::string_view host) {
+void crawl_state::pause_host(std::string_view host, std::string_view how) {
     auto& control = controls_[std::string(host)];
     control.paused = true;
     counters_changed_ = true;
     if (const auto it = host_numbers_.find(std::string(host)); it != host_numbers_.end())
         frontier_.pause(it->second);
-    say(log_level::info, host, ": paused");
+    say(log_level::info, host, ": paused", how);
 }
 
-bool crawl_state::resume_host(std::string_view host) {
+bool crawl_state::resume_host(std::string_view host, std::string_view how) {
     const auto control = controls_.find(host);
     if (control == controls_.end() || !control->second.paused)
         return false;
@@ -70,12 +70,12 @@ bool crawl_state::resume_host(std::string_view host) {
     counters_changed_ = true;
     if (const auto it = host_numbers_.find(std::string(host)); it != host_numbers_.end())
         frontier_.resume(it->second, now_());
-    say(log_level::info, host, ": resumed");
+    say(log_level::info, host, ": resumed", how);
     return true;
 }
 
 void crawl_state::set_host_limits(std::string_view host, std::optional<clock_type::duration> delay,
-                                  std::optional<std::size_t> max_per_host) {
+                                  std::optional<std::size_t> max_per_host, std::string_view how) {
     if (delay && *delay < clock_type::duration::zero())
         throw std::invalid_argument("delay must not be negative");
     if (max_per_host && *max_per_host == 0)
@@ -91,7 +91,42 @@ void crawl_state::set_host_limits(std::string_view host, std::optional<clock_typ
     say(log_level::info, host, ": limits set (delay ",
         control.delay ? human_duration(millis(*control.delay)) : std::string("as configured"),
         ", max_per_host ",
-        control.max_per_host ? std::to_string(*control.max_per_host) : std::string("as configured"), ")");
+        control.max_per_host ? std::to_string(*control.max_per_host) : std::string("as configured"), ")",
+        how);
+}
+
+void crawl_state::mirror_controls(const std::map<std::string, host_control, std::less<>>& shared,
+                                  std::string_view how) {
+    std::vector<std::string> resumed;
+    for (const auto& [name, control] : controls_) {
+        const auto there = shared.find(name);
+        if (control.paused && (there == shared.end() || !there->second.paused))
+            resumed.push_back(name);
+    }
+    for (const auto& name : resumed)
+        resume_host(name, how);
+    for (const auto& [name, wanted] : shared) {
+        const auto here = controls_.find(name);
+        if (wanted.paused && (here == controls_.end() || !here->second.paused))
+            pause_host(name, how);
+        // The API sets limits and never clears them: a field set there and not here (or otherwise) is set.
+        const auto now = controls_.find(name);
+        const bool new_delay = wanted.delay && (now == controls_.end() || now->second.delay != wanted.delay);
+        const bool new_max = wanted.max_per_host &&
+                             (now == controls_.end() || now->second.max_per_host != wanted.max_per_host);
+        if (new_delay || new_max)
+            set_host_limits(name, new_delay ? wanted.delay : std::nullopt,
+                            new_max ? wanted.max_per_host : std::nullopt, how);
+    }
+}
+
+std::size_t crawl_state::paused_waiting() const {
+    std::size_t n = 0;
+    for (const auto& [name, control] : controls_)
+        if (control.paused)
+            if (const auto it = host_numbers_.find(name); it != host_numbers_.end())
+                n += frontier_.held(it->second);
+    return n;
 }
 
 std::string crawl_state::admit_seed(std::string_view text) {

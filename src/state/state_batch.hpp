@@ -47,8 +47,8 @@ struct state_batch {
     /// How far the seed file has been read (seed_position::to_text), with the seeds admitted in this batch;
     /// empty when it did not move.
     std::string seed_position;
-    /// A shared crawl: hosts whose robots.txt set a Crawl-delay (the effective delay), for every instance's
-    /// leases.
+    /// A shared crawl: hosts whose robots.txt set a Crawl-delay (up to robots.max_crawl_delay), for every
+    /// instance's leases, where it is a floor under the host's delay.
     std::vector<std::pair<std::string, std::chrono::milliseconds>> host_delays;
 
     bool empty() const noexcept {

@@ -21,9 +21,9 @@ namespace {
 // Cluster keeps them in one slot through the {crawl id} hash tag). Time is Redis's own (TIME), so that the
 // instances' clocks need not agree. Scripts replicate their effects (Redis 7's default), which TIME needs.
 
-// ARGV: prefix, instance, n_delays, n_delays x (host, delay_ms), n_new, n_new x (bucket, fingerprint, host,
-// item), n_retry, n_retry x (id, item), n_finished, n_finished x id, n_history, n_history x (url, history),
-// counters JSON ('' when unchanged).
+// ARGV: prefix, instance, n_delays, n_delays x (host, delay_ms), n_rules, n_rules x (host, limits JSON),
+// n_new, n_new x (bucket, fingerprint, host, item), n_retry, n_retry x (id, item), n_finished, n_finished x
+// id, n_history, n_history x (url, history), counters JSON ('' when unchanged).
 constexpr const char* commit_script = R"lua(
 local p, me = ARGV[1], ARGV[2]
 local t = redis.call('TIME')
@@ -41,6 +41,12 @@ for _ = 1, n do
     redis.call('HSET', p .. 'next', host, now + delay)
     redis.call('ZADD', p .. 'ready', 'XX', 'GT', now + delay, host)
   end
+end
+-- The limits of a host's rule in the config, before its first URLs below (every instance has the same rules).
+n = tonumber(ARGV[i]); i = i + 1
+for _ = 1, n do
+  redis.call('HSET', p .. 'rule_limits', ARGV[i], ARGV[i + 1])
+  i = i + 2
 end
 n = tonumber(ARGV[i]); i = i + 1
 local added = 0
@@ -104,7 +110,7 @@ return {added, finished}
 )lua";
 
 // ARGV: prefix, instance, max, lease_ms, max_per_host, default_delay_ms, max_delayed.
-// Returns {ids/hosts/items flattened, unfinished, wait_ms}.
+// Returns {ids/hosts/items flattened, unfinished, wait_ms, controls version}.
 constexpr const char* lease_script = R"lua(
 local p, me = ARGV[1], ARGV[2]
 local max, lease_ms, cap, default_delay = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
@@ -112,6 +118,20 @@ local max_delayed = tonumber(ARGV[7])
 local taken_delayed = 0
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+-- A host's delay and cap: the control API's limits, else its rule's in the config, else the crawl's; a
+-- robots.txt Crawl-delay is a floor under the delay.
+local function limits_of(host)
+  local delay, host_cap = default_delay, cap
+  for _, key in ipairs({'rule_limits', 'limits'}) do
+    local set = redis.call('HGET', p .. key, host)
+    if set then
+      set = cjson.decode(set)
+      delay = set.delay_ms or delay
+      host_cap = set.max_per_host or host_cap
+    end
+  end
+  return math.max(delay, tonumber(redis.call('HGET', p .. 'delay', host) or '0')), host_cap
+end
 -- Leases whose holder stopped renewing them (killed): back to the head of their host's line.
 for _, id in ipairs(redis.call('ZRANGEBYSCORE', p .. 'leases', '-inf', now, 'LIMIT', 0, 256)) do
   local host = redis.call('HGET', p .. 'hostof', id)
@@ -125,32 +145,37 @@ local out = {}
 local taken = 0
 for _, host in ipairs(redis.call('ZRANGEBYSCORE', p .. 'ready', '-inf', now, 'LIMIT', 0, 256)) do
   if taken >= max then break end
-  while taken < max do
-    if tonumber(redis.call('HGET', p .. 'inflight', host) or '0') >= cap then
-      -- Full: a finish puts it back (ZADD LT); until then it is not looked at again.
-      redis.call('ZADD', p .. 'ready', now + 3600000, host)
-      break
-    end
-    local delay = tonumber(redis.call('HGET', p .. 'delay', host) or default_delay)
-    -- The delay runs from the lease: a host with one is leased only to a worker idle now, which starts
-    -- the fetch at once (a URL queued behind busy workers would start late, too close to the next lease).
-    if delay > 0 and taken_delayed >= max_delayed then break end
-    local id = redis.call('LPOP', p .. 'q:' .. host)
-    if not id then
-      redis.call('ZREM', p .. 'ready', host)
-      break
-    end
-    if delay > 0 then taken_delayed = taken_delayed + 1 end
-    redis.call('HSET', p .. 'next', host, now + delay)
-    redis.call('HINCRBY', p .. 'inflight', host, 1)
-    redis.call('ZADD', p .. 'leases', now + lease_ms, id)
-    redis.call('HSET', p .. 'owner', id, me)
-    out[#out + 1] = id
-    out[#out + 1] = redis.call('HGET', p .. 'items', id)
-    taken = taken + 1
-    if delay > 0 then
-      redis.call('ZADD', p .. 'ready', now + delay, host)
-      break
+  if redis.call('SISMEMBER', p .. 'paused', host) == 1 then
+    -- Paused: out of the ready set until resumed (the control script puts it back).
+    redis.call('ZREM', p .. 'ready', host)
+  else
+    local delay, host_cap = limits_of(host)
+    while taken < max do
+      if tonumber(redis.call('HGET', p .. 'inflight', host) or '0') >= host_cap then
+        -- Full: a finish puts it back (ZADD LT); until then it is not looked at again.
+        redis.call('ZADD', p .. 'ready', now + 3600000, host)
+        break
+      end
+      -- The delay runs from the lease: a host with one is leased only to a worker idle now, which starts
+      -- the fetch at once (a URL queued behind busy workers would start late, too close to the next lease).
+      if delay > 0 and taken_delayed >= max_delayed then break end
+      local id = redis.call('LPOP', p .. 'q:' .. host)
+      if not id then
+        redis.call('ZREM', p .. 'ready', host)
+        break
+      end
+      if delay > 0 then taken_delayed = taken_delayed + 1 end
+      redis.call('HSET', p .. 'next', host, now + delay)
+      redis.call('HINCRBY', p .. 'inflight', host, 1)
+      redis.call('ZADD', p .. 'leases', now + lease_ms, id)
+      redis.call('HSET', p .. 'owner', id, me)
+      out[#out + 1] = id
+      out[#out + 1] = redis.call('HGET', p .. 'items', id)
+      taken = taken + 1
+      if delay > 0 then
+        redis.call('ZADD', p .. 'ready', now + delay, host)
+        break
+      end
     end
   end
 end
@@ -164,7 +189,40 @@ if lease_first[2] then
   local until_expiry = math.max(0, tonumber(lease_first[2]) - now)
   if wait < 0 or until_expiry < wait then wait = until_expiry end
 end
-return {out, tonumber(redis.call('GET', p .. 'unfinished') or '0'), wait}
+return {out, tonumber(redis.call('GET', p .. 'unfinished') or '0'), wait,
+        tonumber(redis.call('GET', p .. 'controls') or '0')}
+)lua";
+
+// ARGV: prefix, 'pause' | 'resume' | 'limits', host, and for 'limits' delay_ms ('' to keep it), max_per_host
+// ('' to keep it). Returns 1 (for 'resume': 0 when the host was not paused). A host leasable again (resumed,
+// or its limits changed, which may end a wait) goes back into the ready set if it has a line.
+constexpr const char* control_script = R"lua(
+local p, op, host = ARGV[1], ARGV[2], ARGV[3]
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local result = 1
+if op == 'pause' then
+  redis.call('SADD', p .. 'paused', host)
+  redis.call('ZREM', p .. 'ready', host)
+elseif op == 'resume' then
+  result = redis.call('SREM', p .. 'paused', host)
+else
+  local set = redis.call('HGET', p .. 'limits', host)
+  set = set and cjson.decode(set) or {}
+  if ARGV[4] ~= '' then set.delay_ms = tonumber(ARGV[4]) end
+  if ARGV[5] ~= '' then set.max_per_host = tonumber(ARGV[5]) end
+  redis.call('HSET', p .. 'limits', host, cjson.encode(set))
+  -- A shorter delay applies at once: the next start no later than the new delay from now.
+  if set.delay_ms and tonumber(redis.call('HGET', p .. 'next', host) or '0') > now + set.delay_ms then
+    redis.call('HSET', p .. 'next', host, now + set.delay_ms)
+  end
+end
+if op ~= 'pause' and redis.call('SISMEMBER', p .. 'paused', host) == 0 and
+    redis.call('LLEN', p .. 'q:' .. host) > 0 then
+  redis.call('ZADD', p .. 'ready', tonumber(redis.call('HGET', p .. 'next', host) or '0'), host)
+end
+redis.call('INCR', p .. 'controls')
+return result
 )lua";
 
 // ARGV: prefix, instance, lease_ms, ids...
@@ -264,7 +322,8 @@ shared_store::shared_store(redis::client& client, settings s)
     , lease_{lease_script, {}}
     , renew_{renew_script, {}}
     , generation_{generation_script, {}}
-    , admission_{admission_script, {}} {}
+    , admission_{admission_script, {}}
+    , control_{control_script, {}} {}
 
 asio::awaitable<std::uint64_t> shared_store::join(std::uint64_t fresh_seed, std::string definition) {
     std::vector<redis::command> commands{{"HSETNX", prefix_ + "meta", "seed", std::to_string(fresh_seed)},
@@ -292,6 +351,20 @@ asio::awaitable<void> shared_store::commit(const state_batch& batch) {
         args.push_back(host);
         args.push_back(std::to_string(delay.count()));
     }
+    std::size_t rule_count = 0;
+    const auto rule_count_at = args.size();
+    args.emplace_back(); // n_rules, filled below
+    if (settings_.rule_for) {
+        for (const auto& [id, name] : batch.new_hosts) {
+            const auto limits = settings_.rule_for(name);
+            if (limits.empty())
+                continue;
+            args.push_back(name);
+            args.push_back(limits_json(limits));
+            ++rule_count;
+        }
+    }
+    args[rule_count_at] = std::to_string(rule_count);
     std::vector<std::string> retries;
     std::size_t retry_count = 0;
     std::size_t new_count = 0;
@@ -390,7 +463,7 @@ asio::awaitable<shared_store::lease_answer> shared_store::lease(std::size_t max,
                                   std::to_string(std::min(max, max_delayed))};
     auto r = co_await lease_.run(client_, std::move(args));
     lease_answer out;
-    if (r.elements.size() != 3)
+    if (r.elements.size() != 4)
         throw std::runtime_error("shared crawl: the lease script answered something unexpected");
     const auto& flat = r.elements[0].elements;
     for (std::size_t i = 0; i + 1 < flat.size(); i += 2) {
@@ -402,6 +475,7 @@ asio::awaitable<shared_store::lease_answer> shared_store::lease(std::size_t max,
     }
     out.unfinished = r.elements[1].integer;
     out.wait_ms = r.elements[2].integer;
+    out.controls_version = r.elements[3].integer;
     if (with_history && !out.items.empty())
         co_await add_history(out.items);
     co_return out;
@@ -438,6 +512,78 @@ asio::awaitable<void> shared_store::renew_for(const std::vector<std::uint64_t>& 
     for (const auto id : ids)
         args.push_back(std::to_string(id));
     co_await renew_.run(client_, std::move(args));
+}
+
+std::string limits_json(const shared_store::host_limits& limits) {
+    std::string out = "{";
+    if (limits.delay)
+        out += "\"delay_ms\":" + std::to_string(limits.delay->count());
+    if (limits.max_per_host)
+        out +=
+            std::string(limits.delay ? "," : "") + "\"max_per_host\":" + std::to_string(*limits.max_per_host);
+    return out + "}";
+}
+
+std::optional<shared_store::host_limits> parse_limits_json(std::string_view json) {
+    boost::system::error_code ec;
+    const auto value = boost::json::parse(json, ec);
+    if (ec || !value.is_object())
+        return std::nullopt;
+    shared_store::host_limits out;
+    for (const auto& [key, field] : value.as_object()) {
+        // Lua's cjson writes whole numbers as integers; a double that is whole is taken too.
+        const auto number = field.to_number<std::int64_t>(ec);
+        if (ec || number < 0)
+            return std::nullopt;
+        if (key == "delay_ms")
+            out.delay = std::chrono::milliseconds(number);
+        else if (key == "max_per_host" && number > 0)
+            out.max_per_host = static_cast<std::size_t>(number);
+        else
+            return std::nullopt;
+    }
+    return out;
+}
+
+asio::awaitable<void> shared_store::pause(const std::string& host) {
+    std::vector<std::string> args{prefix_, "pause", host};
+    co_await control_.run(client_, std::move(args));
+}
+
+asio::awaitable<bool> shared_store::resume(const std::string& host) {
+    std::vector<std::string> args{prefix_, "resume", host};
+    const auto r = co_await control_.run(client_, std::move(args));
+    co_return r.integer != 0;
+}
+
+asio::awaitable<void> shared_store::set_limits(const std::string& host, host_limits limits) {
+    std::vector<std::string> args{prefix_, "limits", host,
+                                  limits.delay ? std::to_string(limits.delay->count()) : std::string(),
+                                  limits.max_per_host ? std::to_string(*limits.max_per_host) : std::string()};
+    co_await control_.run(client_, std::move(args));
+}
+
+asio::awaitable<shared_store::controls> shared_store::read_controls() {
+    // The version first: a change between the reads leaves the version older than what is read, so the next
+    // lease answer's version makes the instance read again (never the other way round).
+    std::vector<redis::command> commands{
+        {"GET", prefix_ + "controls"}, {"SMEMBERS", prefix_ + "paused"}, {"HGETALL", prefix_ + "limits"}};
+    auto answers = co_await client_.execute(std::move(commands));
+    for (const auto& a : answers)
+        redis::checked(a);
+    controls out;
+    out.version = answers[0].str.empty() ? 0 : std::stoll(answers[0].str);
+    for (const auto& host : answers[1].elements)
+        out.hosts[host.str].paused = true;
+    const auto& pairs = answers[2].elements;
+    for (std::size_t i = 0; i + 1 < pairs.size(); i += 2) {
+        auto limits = parse_limits_json(pairs[i + 1].str);
+        if (!limits)
+            throw crawl_error(error::store_damaged, "shared crawl: the limits of " + pairs[i].str +
+                                                        " do not parse (damaged): " + pairs[i + 1].str);
+        out.hosts[pairs[i].str].limits = *limits;
+    }
+    co_return out;
 }
 
 namespace {

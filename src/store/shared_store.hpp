@@ -11,8 +11,15 @@
 //   q:HOST       list   ids waiting for HOST, in order
 //   ready        zset   HOST -> when (ms, Redis's clock) it may start its next fetch; hosts with a line
 //   next         hash   HOST -> when it may start its next fetch (the politeness delay, crawl-wide)
-//   delay        hash   HOST -> its delay (ms), when robots.txt's Crawl-delay set one
+//   delay        hash   HOST -> robots.txt's Crawl-delay (ms, up to robots.max_crawl_delay): a floor under
+//   the
+//                       host's delay (its `limits`, its `rule_limits`, else politeness.delay)
 //   inflight     hash   HOST -> URLs of HOST leased now (politeness.max_per_host, crawl-wide)
+//   paused       set    hosts paused through the control API of any instance: not leased until resumed
+//   limits       hash   HOST -> {"delay_ms": N, "max_per_host": N} (either or both): the control API's limits
+//   rule_limits  hash   HOST -> the same, from the config's per-host rule (crawler_config::hosts), written by
+//                       the instance that first commits a URL of HOST; `limits` wins over it field by field
+//   controls     string the controls' version: raised by every change of `paused` and `limits`
 //   leases       zset   id -> deadline (ms)
 //   owner        hash   id -> the instance holding its lease
 //   unfinished   string URLs admitted and not finished: the crawl is over when it reaches 0
@@ -33,6 +40,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -42,12 +50,24 @@ namespace asiocrawl::detail {
 
 class shared_store {
 public:
+    /// A host's scheduling set apart from the crawl's (politeness.delay, politeness.max_per_host): by the
+    /// control API, or by the host's rule in the config. An empty field keeps what applies otherwise.
+    struct host_limits {
+        std::optional<std::chrono::milliseconds> delay;
+        std::optional<std::size_t> max_per_host;
+        bool empty() const noexcept { return !delay && !max_per_host; }
+        bool operator==(const host_limits&) const = default;
+    };
+
     struct settings {
         std::string crawl_id;
         std::string instance;
         std::chrono::milliseconds lease{30000};
         std::size_t max_per_host = 1;
         std::chrono::milliseconds delay{0};
+        /// The limits of a host's rule in the config (crawler_config::hosts), if any: committed with the
+        /// host's first URLs, so that the lease script spaces and caps the host crawl-wide.
+        std::function<host_limits(const std::string& host)> rule_for = {};
     };
 
     shared_store(redis::client& client, settings s);
@@ -96,6 +116,8 @@ public:
         std::int64_t unfinished = 0; ///< crawl-wide, after this lease
         /// When a host of the crawl may next start a fetch, if none could now (ms from now); -1 unknown.
         std::int64_t wait_ms = -1;
+        /// The controls' version (read_controls() when it is not the one last read).
+        std::int64_t controls_version = 0;
     };
     /// Leases up to `max` URLs whose host may start a fetch now (crawl-wide cap and delay), of which at most
     /// `max_delayed` of hosts with a delay (the workers idle now: a delay runs from the lease, so such a URL
@@ -107,6 +129,26 @@ public:
     boost::asio::awaitable<void> renew(const std::vector<std::uint64_t>& ids);
     /// Ends the leases this instance holds now (a graceful stop): other instances take the URLs at once.
     boost::asio::awaitable<void> give_back(const std::vector<std::uint64_t>& ids);
+
+    /// The control API's steering, crawl-wide (docs/CONTROL.md, "Shared crawls"): a paused host is leased
+    /// to no instance until resumed (URLs leased already may finish); limits replace the host's delay and
+    /// max_per_host for every instance's leases. Each change raises the controls' version.
+    boost::asio::awaitable<void> pause(const std::string& host);
+    /// False when the host was not paused.
+    boost::asio::awaitable<bool> resume(const std::string& host);
+    /// Sets the fields given, keeps the others.
+    boost::asio::awaitable<void> set_limits(const std::string& host, host_limits limits);
+
+    struct host_control {
+        bool paused = false;
+        host_limits limits; ///< the control API's (not a rule's)
+    };
+    struct controls {
+        std::int64_t version = 0;
+        std::map<std::string, host_control> hosts;
+    };
+    /// Every host paused or limited through the control API of any instance.
+    boost::asio::awaitable<controls> read_controls();
 
     /// A robots.txt answer as the crawl keeps it for every instance.
     struct robots_answer {
@@ -152,7 +194,13 @@ private:
     script renew_;
     script generation_;
     script admission_;
+    script control_;
 };
+
+/// A host's limits as the `limits` and `rule_limits` hashes keep them: {"delay_ms": N, "max_per_host": N}.
+std::string limits_json(const shared_store::host_limits& limits);
+/// Nullopt when `json` is not what limits_json() writes.
+std::optional<shared_store::host_limits> parse_limits_json(std::string_view json);
 
 /// The combined report of a shared crawl from every instance's counters (crawl_state's counters JSON, as
 /// the instances commit them): counters and done summed, started at the earliest start, elapsed the

@@ -1,7 +1,8 @@
 // Several asiocrawl processes share one crawl through a real redis-server (docs/DEPLOY.md): the union of
 // their records is exactly the site's ground truth and no page is fetched twice; one of them killed with
 // SIGKILL costs at most the URLs it had leased; Redis killed and started again loses nothing; the per-host
-// in-flight cap holds for the whole crawl, counted by the server; the same crawl over TLS (rediss://).
+// in-flight cap holds for the whole crawl, counted by the server; the same crawl over TLS (rediss://); a
+// pause and a delay set through one instance's control API hold for every instance.
 #include "support/loopback.hpp"
 #include "support/process.hpp"
 #include "support/redis_server.hpp"
@@ -10,8 +11,16 @@
 
 #include <asiocrawl_demo/site.hpp>
 
+#include <boost/asio/connect.hpp>
+#include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <boost/beast/http/write.hpp>
 #include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
 
 #include <gtest/gtest.h>
 
@@ -549,6 +558,200 @@ TEST_F(shared_crawl, robots_crawl_delay_spaces_the_starts_of_every_instance) {
                                                                                site.arrivals[i - 1].second);
         std::cout << site.arrivals[i].first << " +" << gap.count() << " ms\n";
         EXPECT_GE(gap, 200ms) << site.arrivals[i].first;
+    }
+}
+
+namespace {
+
+/// Two loopback sites named a.test and b.test (--host-override), each a root linking to `pages` leaf pages
+/// (a robots.txt of 404, not asked for with --ignore-robots), answering late by `delay`, noting when each
+/// request for a page arrived.
+struct named_site {
+    named_site(std::string n, int p, std::chrono::milliseconds d)
+        : name(std::move(n))
+        , pages(p)
+        , delay(d) {}
+    std::string name;
+    int pages;
+    std::chrono::milliseconds delay;
+    std::atomic<bool> root_may_answer{true};
+    std::atomic<bool> root_requested{false};
+    asio::io_context ctx;
+    std::mutex mutex;
+    std::vector<std::pair<std::string, std::chrono::steady_clock::time_point>> arrivals; // robots.txt aside
+    demo::http_server server{ctx.get_executor(), [this](const http_request& req) { return answer(req); }};
+    std::thread thread{[this] { ctx.run(); }};
+
+    asio::awaitable<std::optional<http_response>> answer(http_request req) {
+        const std::string target(req.target());
+        if (target == "/robots.txt")
+            co_return make_response(404, "", "text/plain");
+        {
+            std::lock_guard lock(mutex);
+            arrivals.emplace_back(target, std::chrono::steady_clock::now());
+        }
+        if (target == "/") {
+            root_requested = true;
+            while (!root_may_answer) // until the test lets it go (at the latest when it ends)
+                co_await sleep_for(5ms);
+        }
+        co_await sleep_for(delay);
+        std::string html = "<html>";
+        if (target == "/")
+            for (int i = 0; i < pages; ++i)
+                html += "<a href=/p" + std::to_string(i) + ">p</a>";
+        co_return make_response(200, html);
+    }
+    std::string root() const { return "http://" + name + ":" + std::to_string(server.port()) + "/"; }
+    std::set<std::string> expected_urls() const {
+        std::set<std::string> out{root()};
+        for (int i = 0; i < pages; ++i)
+            out.insert(root() + "p" + std::to_string(i));
+        return out;
+    }
+    std::size_t requested() {
+        std::lock_guard lock(mutex);
+        return arrivals.size();
+    }
+    ~named_site() {
+        root_may_answer = true; // a test that failed before letting it go
+        asio::post(ctx, [this] { server.stop(); });
+        thread.join();
+    }
+};
+
+/// A call to an instance's control API (`--listen 127.0.0.1:PORT`, no token on loopback): the answer's status
+/// and body.
+std::pair<unsigned, std::string> api_call(unsigned short port, boost::beast::http::verb verb,
+                                          const std::string& target, const std::string& body = {}) {
+    namespace http = boost::beast::http;
+    asio::io_context ctx;
+    boost::beast::tcp_stream stream(ctx);
+    stream.expires_after(10s);
+    stream.connect(asio::ip::tcp::endpoint(asio::ip::make_address("127.0.0.1"), port));
+    http::request<http::string_body> request{verb, target, 11};
+    request.set(http::field::host, "127.0.0.1");
+    request.body() = body;
+    request.prepare_payload();
+    http::write(stream, request);
+    boost::beast::flat_buffer buffer;
+    http::response<http::string_body> response;
+    http::read(stream, buffer, response);
+    return {response.result_int(), response.body()};
+}
+
+bool listening(unsigned short port) {
+    try {
+        return api_call(port, boost::beast::http::verb::get, "/api/status").first == 200;
+    } catch (const std::exception&) {
+        return false; // not yet
+    }
+}
+
+/// The host's entry in an instance's GET /api/hosts, or an empty object (not listed, or no answer yet).
+boost::json::object host_entry(unsigned short port, const std::string& host) {
+    try {
+        const auto [status, body] = api_call(port, boost::beast::http::verb::get, "/api/hosts");
+        if (status != 200)
+            return {};
+        const auto answer = boost::json::parse(body);
+        for (const auto& h : answer.as_object().at("hosts").as_array())
+            if (h.as_object().at("host").as_string() == host)
+                return h.as_object();
+    } catch (const std::exception&) {
+        // the listener is not up yet
+    }
+    return {};
+}
+
+} // namespace
+
+// The control API in a shared crawl acts crawl-wide through Redis (docs/CONTROL.md, "Shared crawls"): b.test
+// paused through instance 0 while its root is in flight gets no request from either instance while a.test
+// is crawled to the end; its delay and max_per_host set through instance 0 show in instance 1's API, and it
+// is resumed through instance 1; its pages then arrive spaced by the delay, whichever instance fetches them,
+// and the crawl ends with every page of both sites, each once.
+TEST_F(shared_crawl, a_pause_and_limits_set_through_one_instance_hold_for_every_instance) {
+    using boost::beast::http::verb;
+    named_site a{"a.test", 24, 10ms};
+    named_site b{"b.test", 6, 0ms};
+    b.root_may_answer = false;
+    const unsigned short ports[2] = {free_loopback_port(), free_loopback_port()};
+    std::vector<std::unique_ptr<child_process>> instances;
+    for (int i = 0; i < 2; ++i) {
+        // A lease far longer than the test (as the graceful stop's test does): nobody is killed here, and on
+        // a loaded machine a 1 s lease may run out under an instance that is slow to renew it, which fetches
+        // a URL twice.
+        auto argv = with_option(command(a.root(), std::to_string(i)), "--lease", "10m");
+        // Without robots.txt: an instance that takes a host's robots.txt from Redis counts that as a request
+        // start for its own spacing of the host, which would hold its first page of b.test up to a delay
+        // after its lease (the spacing measured here is the leases', crawl-wide).
+        argv.insert(argv.end() - 1,
+                    {"--ignore-robots", "--host-override", "a.test=127.0.0.1", "--host-override",
+                     "b.test=127.0.0.1", "--listen", "127.0.0.1:" + std::to_string(ports[i])});
+        argv.push_back(b.root());
+        instances.push_back(std::make_unique<child_process>(argv));
+    }
+    wait_until([&] { return b.root_requested.load(); });
+    ASSERT_TRUE(b.root_requested);
+    for (const auto port : ports) // each instance opens its listener as its crawl starts
+        wait_until([&] { return listening(port); });
+    const auto paused = api_call(ports[0], verb::post, "/api/hosts/b.test/pause");
+    EXPECT_EQ(paused.first, 200u) << paused.second;
+    // Instance 1 learns of the pause through Redis only.
+    wait_until([&] {
+        const auto h = host_entry(ports[1], "b.test");
+        return h.contains("paused") && h.at("paused").as_bool();
+    });
+    const auto seen_paused = host_entry(ports[1], "b.test");
+    ASSERT_TRUE(seen_paused.contains("paused") && seen_paused.at("paused").as_bool())
+        << "instance 1 does not see the pause: " << boost::json::serialize(seen_paused);
+    b.root_may_answer = true; // its links come while it is paused
+    const auto a_total = a.expected_urls().size();
+    wait_until([&] { return a.requested() >= a_total; });
+    EXPECT_EQ(a.requested(), a_total) << "a.test went on";
+    EXPECT_EQ(b.requested(), 1u) << "b.test's root only: neither instance started its links";
+
+    const auto limited =
+        api_call(ports[0], verb::put, "/api/hosts/b.test", R"({"delay": "200ms", "max_per_host": 1})");
+    EXPECT_EQ(limited.first, 200u) << limited.second;
+    wait_until([&] {
+        const auto h = host_entry(ports[1], "b.test");
+        return h.contains("delay_ms") && h.at("delay_ms").as_int64() == 200;
+    });
+    const auto seen = host_entry(ports[1], "b.test");
+    ASSERT_TRUE(seen.contains("delay_ms") && seen.contains("max_per_host")) << boost::json::serialize(seen);
+    EXPECT_EQ(seen.at("delay_ms").as_int64(), 200) << "instance 1 does not see the delay";
+    EXPECT_EQ(seen.at("max_per_host").as_int64(), 1);
+    EXPECT_EQ(b.requested(), 1u) << "still paused";
+    const auto resumed = api_call(ports[1], verb::post, "/api/hosts/b.test/resume");
+    EXPECT_EQ(resumed.first, 200u) << resumed.second;
+    EXPECT_NE(resumed.second.find("\"was_paused\":true"), std::string::npos) << resumed.second;
+
+    for (auto& instance : instances) {
+        const auto result = instance->wait(60s);
+        EXPECT_EQ(result.exit_code, 0) << result.err;
+    }
+    auto expected = a.expected_urls();
+    expected.merge(b.expected_urls());
+    const auto [urls, lines] = union_of_records();
+    EXPECT_EQ(urls, expected);
+    EXPECT_EQ(lines, urls.size()) << "a URL got a record from two instances";
+    std::lock_guard lock(b.mutex);
+    for (const auto& [target, at] : b.arrivals)
+        std::cout
+            << "b.test" << target << " at +"
+            << std::chrono::duration_cast<std::chrono::milliseconds>(at - b.arrivals.front().second).count()
+            << " ms\n";
+    ASSERT_EQ(b.arrivals.size(), b.expected_urls().size());
+    // From the resume on, b.test's starts are the delay apart whichever instance makes them: a lower bound
+    // with room for the instances' differing paths from the lease to the request (without the crawl-wide
+    // delay the pages come a millisecond apart, two at a time).
+    for (std::size_t i = 2; i < b.arrivals.size(); ++i) {
+        const auto gap = std::chrono::duration_cast<std::chrono::milliseconds>(b.arrivals[i].second -
+                                                                               b.arrivals[i - 1].second);
+        std::cout << b.arrivals[i].first << " +" << gap.count() << " ms\n";
+        EXPECT_GE(gap, 120ms) << b.arrivals[i].first;
     }
 }
 

@@ -18,6 +18,7 @@
 
 #include <csignal>
 #include <iostream>
+#include <set>
 #include <thread>
 
 namespace asio = boost::asio;
@@ -582,4 +583,73 @@ TEST(shared_store, a_robots_answer_is_shared_until_it_is_a_day_old) {
     const std::string never_fetched =
         "http://b.test/robots.txt"; // outlives the coroutine, which takes a reference
     EXPECT_FALSE(run(ctx, [&] { return store.cached_robots(never_fetched, 24h); }));
+}
+
+// The control API's steering in Redis (docs/CONTROL.md, "Shared crawls"): a paused host is leased to no
+// instance until resumed; a host's rule in the config spaces its leases crawl-wide, and the API's limits win
+// over the rule. A delay of a minute keeps it free of timing: the second lease comes well within it.
+TEST(shared_store, a_paused_host_is_not_leased_and_the_apis_limits_win_over_a_rule) {
+    redis_server server;
+    asio::io_context ctx;
+    redis::client client(ctx.get_executor(), options_for(server));
+    detail::shared_store::settings settings{.crawl_id = "controls", .instance = "0", .max_per_host = 4};
+    settings.rule_for = [](const std::string& host) {
+        detail::shared_store::host_limits limits;
+        if (host == "ruled.test")
+            limits.delay = std::chrono::minutes(1);
+        return limits;
+    };
+    detail::shared_store store(client, settings);
+    const std::string free_host = "free.test"; // outlive the coroutines, which take references
+    const std::string ruled_host = "ruled.test";
+    detail::state_batch batch;
+    batch.new_hosts = {{0, "free.test"}, {1, "ruled.test"}};
+    std::uint64_t fingerprint = 1;
+    for (const detail::host_id host : {0u, 1u}) {
+        for (int i = 0; i < 3; ++i) {
+            detail::work_item item;
+            item.url = "http://" + batch.new_hosts[host].second + "/" + std::to_string(i);
+            batch.fingerprints.push_back(fingerprint++);
+            batch.waiting.push_back({host, 0, detail::encode(item)});
+        }
+    }
+    const auto lease = [&] {
+        auto answer = run(ctx, [&] { return store.lease(10, 10); });
+        std::multiset<std::string> hosts;
+        for (const auto& taken : answer.items)
+            hosts.insert(taken.item.url.substr(7, taken.item.url.find('/', 7) - 7));
+        return std::pair{hosts, answer.controls_version};
+    };
+    run(ctx, [&]() -> asio::awaitable<void> {
+        // Paused first: its URLs come after, as a paused host's links do.
+        co_await store.pause(free_host);
+        co_await store.commit(batch);
+    });
+    EXPECT_EQ(server.command({"HGET", store.prefix() + "rule_limits", "ruled.test"}),
+              "$18\r\n{\"delay_ms\":60000}\r\n");
+
+    const auto [first, version] = lease();
+    EXPECT_EQ(first, std::multiset<std::string>{"ruled.test"})
+        << "free.test is paused; ruled.test one a minute";
+    const auto controls = run(ctx, [&] { return store.read_controls(); });
+    EXPECT_EQ(controls.version, version);
+    ASSERT_EQ(controls.hosts.size(), 1u);
+    EXPECT_TRUE(controls.hosts.at("free.test").paused);
+
+    EXPECT_TRUE(run(ctx, [&] { return store.resume(free_host); }));
+    EXPECT_FALSE(run(ctx, [&] { return store.resume(free_host); })) << "not paused any more";
+    const auto [second, later] = lease();
+    EXPECT_EQ(second, (std::multiset<std::string>{"free.test", "free.test", "free.test"}))
+        << "resumed; ruled.test's minute has not passed";
+    EXPECT_GT(later, version);
+
+    // The API's delay replaces the rule's for every instance, and a shorter one applies at once.
+    run(ctx, [&] { return store.set_limits(ruled_host, {std::chrono::milliseconds(0), 2}); });
+    const auto [third, latest] = lease();
+    EXPECT_EQ(third, (std::multiset<std::string>{"ruled.test"})) << "max_per_host 2: one leased already";
+    const auto limited = run(ctx, [&] { return store.read_controls(); });
+    EXPECT_EQ(limited.version, latest);
+    EXPECT_EQ(limited.hosts.at("ruled.test").limits,
+              (detail::shared_store::host_limits{std::chrono::milliseconds(0), 2}));
+    EXPECT_FALSE(limited.hosts.at("ruled.test").paused);
 }
