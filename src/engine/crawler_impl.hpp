@@ -204,7 +204,9 @@ public:
     /// Something changed (a commit written, a stop): ask again now.
     void poke() { poked_.notify(); }
     boost::asio::awaitable<void> commit(const state_batch& batch);
-    boost::asio::awaitable<void> fetch_robots_once(const work_item& item,
+    /// The ticket's robots.txt from Redis, or fetched here (its request start noted then only, so that an
+    /// answer another instance fetched does not count against the host's delay here).
+    boost::asio::awaitable<void> fetch_robots_once(crawl_state::ticket& t,
                                                    std::unique_ptr<fetch_result>& response);
     boost::asio::awaitable<void> give_back_leases();
     boost::asio::awaitable<void> take_combined_report();

@@ -147,8 +147,9 @@ asio::awaitable<void> lease_loop::commit(const state_batch& batch) {
 
 /// robots.txt of an origin is fetched by one instance of a shared crawl; the others take its answer from
 /// Redis (waiting for it at most a lease). Without Redis each instance fetches it itself.
-asio::awaitable<void> lease_loop::fetch_robots_once(const work_item& item,
+asio::awaitable<void> lease_loop::fetch_robots_once(crawl_state::ticket& t,
                                                     std::unique_ptr<fetch_result>& response) {
+    const work_item& item = t.item;
     bool mine = false;
     try {
         const auto give_up_at = clock_type::now() + e_.config.state.lease;
@@ -175,6 +176,7 @@ asio::awaitable<void> lease_loop::fetch_robots_once(const work_item& item,
     }
     if (e_.aborting())
         co_return; // the worker leaves the URL unfinished
+    e_.state.request_started(t);
     co_await e_.fetch.fetch_into(item.url, e_.workers.options_for(item), response);
     // Only a final answer is shared: a network failure or a 429/503 is this instance's to retry.
     if (!mine || !response || response->error || is_retryable_status(response->status))

@@ -194,10 +194,11 @@ asio::awaitable<void> worker_pool::work() {
                 std::unique_ptr<fetch_result> response;
                 {
                     in_flight_guard guard{state, *t};
-                    state.fetch_started(*t);
+                    const bool shared_robots = e_.shared && t->item.kind == item_kind::robots;
+                    state.fetch_started(*t, !shared_robots);
                     e_.pump.pump();
-                    if (e_.shared && t->item.kind == item_kind::robots)
-                        co_await e_.leases.fetch_robots_once(t->item, response);
+                    if (shared_robots)
+                        co_await e_.leases.fetch_robots_once(*t, response);
                     else
                         co_await e_.fetch.fetch_into(t->item.url, options_for(t->item), response);
                 }

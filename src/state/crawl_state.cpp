@@ -979,10 +979,11 @@ bool crawl_state::begin_attempt(ticket& t) {
     return true;
 }
 
-void crawl_state::fetch_started(ticket& t) {
+void crawl_state::fetch_started(ticket& t, bool request_now) {
     ++in_flight_;
     t.started_at = now_();
-    t.slot.started();
+    if (request_now)
+        t.slot.started();
 }
 
 void crawl_state::fetch_finished(ticket& t) {

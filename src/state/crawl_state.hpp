@@ -245,7 +245,11 @@ public:
     std::size_t in_memory_waiting() const noexcept { return frontier_.in_memory(); }
     /// Requests in flight (begin_attempt .. release of the slot).
     std::size_t in_flight() const noexcept { return in_flight_; }
-    void fetch_started(ticket& t);
+    /// The ticket is in flight from now. `request_now`: its request starts now, and its host's delay counts
+    /// from here; false for a shared crawl's robots.txt, which may come from Redis without a request (then
+    /// request_started() when it is fetched here after all).
+    void fetch_started(ticket& t, bool request_now = true);
+    void request_started(ticket& t) { t.slot.started(); }
     void fetch_finished(ticket& t);
     const std::string& user_agent() const noexcept { return agent_; }
     void set_logger(logger log) { hooks_.log = std::move(log); }

@@ -564,8 +564,7 @@ TEST_F(shared_crawl, robots_crawl_delay_spaces_the_starts_of_every_instance) {
 namespace {
 
 /// Two loopback sites named a.test and b.test (--host-override), each a root linking to `pages` leaf pages
-/// (a robots.txt of 404, not asked for with --ignore-robots), answering late by `delay`, noting when each
-/// request for a page arrived.
+/// (a robots.txt of 404), answering late by `delay`, noting when each request for a page arrived.
 struct named_site {
     named_site(std::string n, int p, std::chrono::milliseconds d)
         : name(std::move(n))
@@ -683,12 +682,12 @@ TEST_F(shared_crawl, a_pause_and_limits_set_through_one_instance_hold_for_every_
         // a loaded machine a 1 s lease may run out under an instance that is slow to renew it, which fetches
         // a URL twice.
         auto argv = with_option(command(a.root(), std::to_string(i)), "--lease", "10m");
-        // Without robots.txt: an instance that takes a host's robots.txt from Redis counts that as a request
-        // start for its own spacing of the host, which would hold its first page of b.test up to a delay
-        // after its lease (the spacing measured here is the leases', crawl-wide).
+        // With robots.txt (a 404, fetched by one instance and taken from Redis by the other): an answer taken
+        // from Redis is no request start for the taker's own spacing of the host, which would otherwise hold
+        // its first page of b.test up to a delay after its lease, close to the other instance's next one.
         argv.insert(argv.end() - 1,
-                    {"--ignore-robots", "--host-override", "a.test=127.0.0.1", "--host-override",
-                     "b.test=127.0.0.1", "--listen", "127.0.0.1:" + std::to_string(ports[i])});
+                    {"--host-override", "a.test=127.0.0.1", "--host-override", "b.test=127.0.0.1", "--listen",
+                     "127.0.0.1:" + std::to_string(ports[i])});
         argv.push_back(b.root());
         instances.push_back(std::make_unique<child_process>(argv));
     }
