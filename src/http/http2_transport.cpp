@@ -107,6 +107,9 @@ struct http2_transport::session {
     /// Hands response bytes (HTTP/1.1 form) to the stream's reader; finishes the stream when that is over.
     void feed(stream& st, std::string_view bytes, bool end_of_stream);
     const fetch_config& owner_config() const noexcept;
+    /// fetch_config::limit_rate asks for `wait` before the next read: the connection pauses, and its
+    /// streams' deadlines move by the pause (the wait is ours, not the server's).
+    void pause(clock_type::duration wait);
     stream* find(std::int32_t id) {
         const auto it = streams.find(id);
         return it == streams.end() ? nullptr : it->second;
@@ -129,6 +132,9 @@ struct http2_transport::session {
     std::size_t shadows = 0;
     /// What nghttp2 last found wrong with the peer (for the record of a connection it ends).
     std::string last_error;
+    /// fetch_config::limit_rate: the connection is not read before this (nor, so, are WINDOW_UPDATEs sent
+    /// for what the server sends meanwhile: it stops at its windows and the socket's buffers).
+    clock_type::time_point paused_until{};
 };
 
 namespace {
@@ -277,6 +283,9 @@ bool http2_transport::session::start(std::uint32_t max_header_bytes) {
     // connection: nghttp2 counts the answers it has not sent yet.
     nghttp2_option_set_max_settings(option, 32);
     nghttp2_option_set_max_outbound_ack(option, 1000);
+    // No closed streams kept for the priority tree (RFC 9113 deprecated it): a storm of streams reset by the
+    // server leaves nothing behind in nghttp2.
+    nghttp2_option_set_no_closed_streams(option, 1);
     const int rc = nghttp2_session_client_new2(&ng, callbacks, this, option);
     nghttp2_option_del(option);
     nghttp2_session_callbacks_del(callbacks);
@@ -341,6 +350,21 @@ void http2_transport::session::fail(error_code ec, std::string detail) {
     conn->socket.close(ignored);
 }
 
+void http2_transport::session::pause(clock_type::duration wait) {
+    const auto now = clock_type::now();
+    const auto until = now + wait;
+    if (wait <= clock_type::duration::zero() || until <= paused_until)
+        return;
+    const auto added = until - std::max(paused_until, now);
+    paused_until = until;
+    for (auto& [id, st] : streams) {
+        if (!st->finished) {
+            st->deadline += added;
+            st->wake.expires_at(st->deadline); // wakes a waiting fetch, which waits on to its new deadline
+        }
+    }
+}
+
 void http2_transport::session::finish(stream& st, bool reset) {
     st.finished = true;
     if (reset && !dead && nghttp2_session_find_stream(ng, st.id))
@@ -396,9 +420,17 @@ std::vector<std::string> http2_transport::finish() {
 asio::awaitable<void> http2_transport::read_turn(session& s, stream& st) {
     using namespace asio::experimental::awaitable_operators;
     auto& c = *s.conn;
+    rate_limiter* const limiter = http1_.limiter();
     while (!st.finished && !s.dead) {
         if (!s.flush())
             break;
+        if (limiter && clock_type::now() < s.paused_until) {
+            // Over the rate: no reads until the debt is paid (a nudge or our stream's end wakes us sooner).
+            asio::steady_timer pause{executor_, s.paused_until};
+            co_await (pause.async_wait(asio::as_tuple(asio::use_awaitable)) ||
+                      st.wake.async_wait(asio::as_tuple(asio::use_awaitable)));
+            continue;
+        }
         if (!c.has_pending()) {
             if (clock_type::now() >= st.deadline)
                 co_return; // the caller ends the stream
@@ -421,6 +453,8 @@ asio::awaitable<void> http2_transport::read_turn(session& s, stream& st) {
         for (int reads = 0; reads <= max_reads_on && !s.dead; ++reads) {
             error_code ec;
             const std::size_t n = c.read_now(asio::buffer(s.input.get(), read_chunk), ec);
+            if (n > 0 && limiter)
+                s.pause(limiter->charge(n, clock_type::now()));
             if (n > 0) {
                 const auto used =
                     nghttp2_session_mem_recv(s.ng, reinterpret_cast<const std::uint8_t*>(s.input.get()), n);
@@ -438,7 +472,7 @@ asio::awaitable<void> http2_transport::read_turn(session& s, stream& st) {
                 s.fail(ec, {});
                 break;
             }
-            if (n < read_chunk)
+            if (n < read_chunk || clock_type::now() < s.paused_until)
                 break;
         }
         // A connection error (a frame the peer must not send: a push we refused, a flood) makes nghttp2 send
