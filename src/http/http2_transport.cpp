@@ -435,7 +435,10 @@ asio::awaitable<void> http2_transport::read_turn(session& s, stream& st) {
             if (clock_type::now() >= st.deadline)
                 co_return; // the caller ends the stream
             const bool writing = !s.output.empty();
-            if (!writing)
+            // An idle wait holds no TLS buffers (as HTTP/1.1's); a session with other streams in flight
+            // keeps them (one connection's, whatever the number of streams), rather than free and allocate
+            // them again at every wait.
+            if (!writing && s.streams.size() <= 1)
                 c.release_tls_buffers();
             const auto ready = co_await (c.socket.async_wait(writing ? asio::ip::tcp::socket::wait_write
                                                                      : asio::ip::tcp::socket::wait_read,
@@ -503,8 +506,6 @@ asio::awaitable<void> http2_transport::fetch_on(std::shared_ptr<session> sp, std
                                 {options.if_none_match, options.if_modified_since, options.extra_fields});
     {
         const auto target = target_of(url);
-        std::vector<std::string> names;
-        std::vector<std::pair<std::string_view, std::string_view>> fields;
         std::string_view text = request;
         const auto line_end = text.find("\r\n");
         const std::string_view line = text.substr(0, line_end);
@@ -514,28 +515,33 @@ asio::awaitable<void> http2_transport::fetch_on(std::shared_ptr<session> sp, std
         const std::string_view path = line.substr(first_space + 1, last_space - first_space - 1);
         std::string_view authority;
         text.remove_prefix(line_end + 2);
-        names.reserve(32);
-        std::vector<std::pair<std::size_t, std::string_view>> others;
-        while (!text.empty() && !text.starts_with("\r\n")) {
-            const auto end = text.find("\r\n");
-            const std::string_view field = text.substr(0, end);
-            text.remove_prefix(end == std::string_view::npos ? text.size() : end + 2);
+        // The fields, names lowered (RFC 9113 8.2.1), in one copy of the head: one allocation, whatever the
+        // number of fields, and nghttp2 copies them again when the request is submitted.
+        std::string lowered(text);
+        std::vector<std::pair<std::string_view, std::string_view>> others;
+        others.reserve(16);
+        std::size_t at = 0;
+        while (at < lowered.size() && lowered.compare(at, 2, "\r\n") != 0) {
+            auto end = lowered.find("\r\n", at);
+            if (end == std::string::npos)
+                end = lowered.size();
+            const std::string_view field(lowered.data() + at, end - at);
+            at = end + 2;
             const auto colon = field.find(':');
             if (colon == std::string_view::npos)
                 continue;
-            std::string name(field.substr(0, colon));
-            std::ranges::transform(name, name.begin(), [](char ch) {
-                return ch >= 'A' && ch <= 'Z' ? char(ch - 'A' + 'a') : ch;
-            });
+            char* const name_start = lowered.data() + (field.data() - lowered.data());
+            for (std::size_t i = 0; i < colon; ++i)
+                if (name_start[i] >= 'A' && name_start[i] <= 'Z')
+                    name_start[i] = char(name_start[i] - 'A' + 'a');
+            const std::string_view name = field.substr(0, colon);
             std::string_view value = field.substr(colon + 1);
             while (!value.empty() && (value.front() == ' ' || value.front() == '\t'))
                 value.remove_prefix(1);
             if (name == "host")
                 authority = value;
-            if (dropped_in_h2(name))
-                continue;
-            names.push_back(std::move(name));
-            others.emplace_back(names.size() - 1, value);
+            if (!dropped_in_h2(name))
+                others.emplace_back(name, value);
         }
         const std::string_view scheme = target && target->https ? "https" : "http";
         std::vector<nghttp2_nv> nv;
@@ -549,8 +555,8 @@ asio::awaitable<void> http2_transport::fetch_on(std::shared_ptr<session> sp, std
         add(":scheme", scheme);
         add(":authority", authority);
         add(":path", path);
-        for (const auto& [index, value] : others)
-            add(names[index], value);
+        for (const auto& [name, value] : others)
+            add(name, value);
         if (s.dead || s.going_away) {
             retry = true;
             co_return;
@@ -571,9 +577,11 @@ asio::awaitable<void> http2_transport::fetch_on(std::shared_ptr<session> sp, std
     else
         std::string().swap(request);
     s.streams.emplace(st.id, &st);
-    if (s.reader)
-        s.reader->wake.cancel(); // nudge it: our request may wait for the socket
     s.flush();
+    // The reader waits to read; if the socket did not take all of our request, nudge it to wait for writing
+    // (a nudge costs the reader a wake and its wait set up again: not for every request).
+    if (s.reader && !s.output.empty())
+        s.reader->wake.cancel();
 
     while (!st.finished) {
         if (!s.reader)
