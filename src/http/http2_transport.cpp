@@ -130,6 +130,12 @@ struct http2_transport::session {
     clock_type::time_point idle_since = clock_type::now();
     /// The shadow connections of the streams count themselves here.
     std::size_t shadows = 0;
+    /// Streams whose answer was over before the server ended them (a complete Content-Length body, a limit
+    /// met): reset after the read that finished them unless the same read also brought their END_STREAM (as
+    /// it almost always does: the DATA frame's bytes come before its END_STREAM flag is seen). Resetting at
+    /// once would send RST_STREAM for nearly every answer, which costs a write a page and looks like a rapid
+    /// reset to a server.
+    std::vector<std::int32_t> resets;
     /// What nghttp2 last found wrong with the peer (for the record of a connection it ends).
     std::string last_error;
     /// fetch_config::limit_rate: the connection is not read before this (nor, so, are WINDOW_UPDATEs sent
@@ -380,9 +386,11 @@ void http2_transport::session::feed(stream& st, std::string_view bytes, bool end
         buffer.commit(bytes.size());
     }
     st.r.at_eof = end_of_stream;
-    if (owner.http1_.reader().parse(st.shadow, st.r, st.url, st.options, st.out))
-        finish(st, !end_of_stream);
-    else if (end_of_stream)
+    if (owner.http1_.reader().parse(st.shadow, st.r, st.url, st.options, st.out)) {
+        finish(st, false);
+        if (!end_of_stream)
+            resets.push_back(st.id);
+    } else if (end_of_stream)
         finish(st, false); // parse() always concludes at the end of the stream; defensive
 }
 
@@ -466,6 +474,11 @@ asio::awaitable<void> http2_transport::read_turn(session& s, stream& st) {
                                                     nghttp2_strerror(static_cast<int>(used)));
                     break;
                 }
+                for (const std::int32_t id : s.resets)
+                    if (nghttp2_session_find_stream(s.ng, id) &&
+                        nghttp2_session_get_stream_remote_close(s.ng, id) == 0)
+                        nghttp2_submit_rst_stream(s.ng, NGHTTP2_FLAG_NONE, id, NGHTTP2_CANCEL);
+                s.resets.clear();
                 // What the frames ask for (PING and SETTINGS acknowledgements, WINDOW_UPDATE) goes out a read
                 // at a time: a peer that reads its answers never sees more than a read's worth pile up.
                 if (!s.flush())

@@ -210,12 +210,15 @@ struct hostile_h2 : http2_fixture {
         if (connections)
             *connections = server.connections();
         requests = server.requests();
+        client_resets = server.resets();
         stats = f->stats();
         return results;
     }
     detail::fetcher_stats stats;
     /// The requests the server read (every stream sent again counts).
     std::size_t requests = 0;
+    /// The RST_STREAM frames the server received.
+    std::size_t client_resets = 0;
 };
 
 void expect_good(const fetch_result& r, const std::string& path) {
@@ -377,6 +380,52 @@ TEST_F(hostile_h2, a_ping_flood_is_answered_a_read_at_a_time_and_the_page_is_fet
     expect_good(results[1], "/ping-flood");
     EXPECT_EQ(results[1].error_detail, "");
     expect_good(results[2], "/2");
+}
+
+TEST_F(hostile_h2, answers_that_end_with_their_stream_are_not_reset_and_one_over_the_limit_is) {
+    // A Content-Length body is complete before its DATA frame's END_STREAM is seen: the stream must not be
+    // reset for that (a RST_STREAM a page costs a write and looks like a rapid reset to the server). A body
+    // over max_body_bytes ends the stream from our side: that one is reset. A last request after the batch,
+    // on the same connection, comes after any RST_STREAM of the batch, so the server has counted them.
+    config.http2 = http2_mode::only;
+    config.max_body_bytes = 1000;
+    h2_raw_server server{ctx.get_executor(), [](const std::string& path, std::uint32_t s, std::size_t) {
+                             if (path != "/big")
+                                 return h2::answer(s, "good " + path);
+                             return h2::frame(h2::headers, h2::end_headers, s, h2::status_200()) +
+                                    h2::frame(h2::data, 0, s, std::string(5000, 'x')); // no END_STREAM
+                         }};
+    fetcher f(ctx.get_executor(), config, 8);
+    const std::vector<std::string> paths{"/1", "/2", "/3", "/big", "/4"};
+    std::vector<fetch_result> results(paths.size() + 1);
+    std::size_t left = paths.size();
+    const auto fetch_one = [&](std::size_t i, std::string path, std::function<void()> then) {
+        asio::co_spawn(
+            ctx,
+            [&, i, path]() -> asio::awaitable<void> {
+                results[i] = co_await f.fetch(boost::urls::parse_uri(server.origin() + path).value());
+            },
+            [then](std::exception_ptr e) {
+                if (e)
+                    std::rethrow_exception(e);
+                then();
+            });
+    };
+    for (std::size_t i = 0; i < paths.size(); ++i)
+        fetch_one(i, paths[i], [&] {
+            if (--left == 0)
+                fetch_one(paths.size(), "/last", [&] {
+                    f.close_idle();
+                    server.stop();
+                });
+        });
+    run_bounded(ctx, std::chrono::seconds(20));
+    for (const std::size_t i : {0u, 1u, 2u, 4u})
+        expect_good(results[i], paths[i]);
+    expect_good(results.back(), "/last");
+    EXPECT_TRUE(results[3].truncated || results[3].error) << results[3].error.message();
+    EXPECT_EQ(f.stats().h2_connections, 1u);
+    EXPECT_EQ(server.resets(), 1u) << "only the stream we ended early";
 }
 
 // ---- rapid resets (RFC 9113 8.7: only a stream refused with REFUSED_STREAM, or one above a GOAWAY's last
