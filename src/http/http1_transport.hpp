@@ -67,6 +67,8 @@ public:
     const request_writer& writer() const noexcept { return writer_; }
     const response_reader& reader() const noexcept { return reader_; }
     const proxy_routes& proxies() const noexcept { return proxies_; }
+    /// fetch_config::limit_rate's bucket, shared with HTTP/2's reads; null without a limit.
+    rate_limiter* limiter() noexcept { return limiter_ ? &*limiter_ : nullptr; }
 
 private:
     using clock_type = std::chrono::steady_clock;

@@ -107,6 +107,9 @@ struct http2_transport::session {
     /// Hands response bytes (HTTP/1.1 form) to the stream's reader; finishes the stream when that is over.
     void feed(stream& st, std::string_view bytes, bool end_of_stream);
     const fetch_config& owner_config() const noexcept;
+    /// fetch_config::limit_rate asks for `wait` before the next read: the connection pauses, and its
+    /// streams' deadlines move by the pause (the wait is ours, not the server's).
+    void pause(clock_type::duration wait);
     stream* find(std::int32_t id) {
         const auto it = streams.find(id);
         return it == streams.end() ? nullptr : it->second;
@@ -127,8 +130,17 @@ struct http2_transport::session {
     clock_type::time_point idle_since = clock_type::now();
     /// The shadow connections of the streams count themselves here.
     std::size_t shadows = 0;
+    /// Streams whose answer was over before the server ended them (a complete Content-Length body, a limit
+    /// met): reset after the read that finished them unless the same read also brought their END_STREAM (as
+    /// it almost always does: the DATA frame's bytes come before its END_STREAM flag is seen). Resetting at
+    /// once would send RST_STREAM for nearly every answer, which costs a write a page and looks like a rapid
+    /// reset to a server.
+    std::vector<std::int32_t> resets;
     /// What nghttp2 last found wrong with the peer (for the record of a connection it ends).
     std::string last_error;
+    /// fetch_config::limit_rate: the connection is not read before this (nor, so, are WINDOW_UPDATEs sent
+    /// for what the server sends meanwhile: it stops at its windows and the socket's buffers).
+    clock_type::time_point paused_until{};
 };
 
 namespace {
@@ -277,6 +289,9 @@ bool http2_transport::session::start(std::uint32_t max_header_bytes) {
     // connection: nghttp2 counts the answers it has not sent yet.
     nghttp2_option_set_max_settings(option, 32);
     nghttp2_option_set_max_outbound_ack(option, 1000);
+    // No closed streams kept for the priority tree (RFC 9113 deprecated it): a storm of streams reset by the
+    // server leaves nothing behind in nghttp2.
+    nghttp2_option_set_no_closed_streams(option, 1);
     const int rc = nghttp2_session_client_new2(&ng, callbacks, this, option);
     nghttp2_option_del(option);
     nghttp2_session_callbacks_del(callbacks);
@@ -341,6 +356,21 @@ void http2_transport::session::fail(error_code ec, std::string detail) {
     conn->socket.close(ignored);
 }
 
+void http2_transport::session::pause(clock_type::duration wait) {
+    const auto now = clock_type::now();
+    const auto until = now + wait;
+    if (wait <= clock_type::duration::zero() || until <= paused_until)
+        return;
+    const auto added = until - std::max(paused_until, now);
+    paused_until = until;
+    for (auto& [id, st] : streams) {
+        if (!st->finished) {
+            st->deadline += added;
+            st->wake.expires_at(st->deadline); // wakes a waiting fetch, which waits on to its new deadline
+        }
+    }
+}
+
 void http2_transport::session::finish(stream& st, bool reset) {
     st.finished = true;
     if (reset && !dead && nghttp2_session_find_stream(ng, st.id))
@@ -356,9 +386,11 @@ void http2_transport::session::feed(stream& st, std::string_view bytes, bool end
         buffer.commit(bytes.size());
     }
     st.r.at_eof = end_of_stream;
-    if (owner.http1_.reader().parse(st.shadow, st.r, st.url, st.options, st.out))
-        finish(st, !end_of_stream);
-    else if (end_of_stream)
+    if (owner.http1_.reader().parse(st.shadow, st.r, st.url, st.options, st.out)) {
+        finish(st, false);
+        if (!end_of_stream)
+            resets.push_back(st.id);
+    } else if (end_of_stream)
         finish(st, false); // parse() always concludes at the end of the stream; defensive
 }
 
@@ -396,14 +428,25 @@ std::vector<std::string> http2_transport::finish() {
 asio::awaitable<void> http2_transport::read_turn(session& s, stream& st) {
     using namespace asio::experimental::awaitable_operators;
     auto& c = *s.conn;
+    rate_limiter* const limiter = http1_.limiter();
     while (!st.finished && !s.dead) {
         if (!s.flush())
             break;
+        if (limiter && clock_type::now() < s.paused_until) {
+            // Over the rate: no reads until the debt is paid (a nudge or our stream's end wakes us sooner).
+            asio::steady_timer pause{executor_, s.paused_until};
+            co_await (pause.async_wait(asio::as_tuple(asio::use_awaitable)) ||
+                      st.wake.async_wait(asio::as_tuple(asio::use_awaitable)));
+            continue;
+        }
         if (!c.has_pending()) {
             if (clock_type::now() >= st.deadline)
                 co_return; // the caller ends the stream
             const bool writing = !s.output.empty();
-            if (!writing)
+            // An idle wait holds no TLS buffers (as HTTP/1.1's); a session with other streams in flight
+            // keeps them (one connection's, whatever the number of streams), rather than free and allocate
+            // them again at every wait.
+            if (!writing && s.streams.size() <= 1)
                 c.release_tls_buffers();
             const auto ready = co_await (c.socket.async_wait(writing ? asio::ip::tcp::socket::wait_write
                                                                      : asio::ip::tcp::socket::wait_read,
@@ -421,6 +464,8 @@ asio::awaitable<void> http2_transport::read_turn(session& s, stream& st) {
         for (int reads = 0; reads <= max_reads_on && !s.dead; ++reads) {
             error_code ec;
             const std::size_t n = c.read_now(asio::buffer(s.input.get(), read_chunk), ec);
+            if (n > 0 && limiter)
+                s.pause(limiter->charge(n, clock_type::now()));
             if (n > 0) {
                 const auto used =
                     nghttp2_session_mem_recv(s.ng, reinterpret_cast<const std::uint8_t*>(s.input.get()), n);
@@ -429,6 +474,11 @@ asio::awaitable<void> http2_transport::read_turn(session& s, stream& st) {
                                                     nghttp2_strerror(static_cast<int>(used)));
                     break;
                 }
+                for (const std::int32_t id : s.resets)
+                    if (nghttp2_session_find_stream(s.ng, id) &&
+                        nghttp2_session_get_stream_remote_close(s.ng, id) == 0)
+                        nghttp2_submit_rst_stream(s.ng, NGHTTP2_FLAG_NONE, id, NGHTTP2_CANCEL);
+                s.resets.clear();
                 // What the frames ask for (PING and SETTINGS acknowledgements, WINDOW_UPDATE) goes out a read
                 // at a time: a peer that reads its answers never sees more than a read's worth pile up.
                 if (!s.flush())
@@ -438,7 +488,7 @@ asio::awaitable<void> http2_transport::read_turn(session& s, stream& st) {
                 s.fail(ec, {});
                 break;
             }
-            if (n < read_chunk)
+            if (n < read_chunk || clock_type::now() < s.paused_until)
                 break;
         }
         // A connection error (a frame the peer must not send: a push we refused, a flood) makes nghttp2 send
@@ -469,8 +519,6 @@ asio::awaitable<void> http2_transport::fetch_on(std::shared_ptr<session> sp, std
                                 {options.if_none_match, options.if_modified_since, options.extra_fields});
     {
         const auto target = target_of(url);
-        std::vector<std::string> names;
-        std::vector<std::pair<std::string_view, std::string_view>> fields;
         std::string_view text = request;
         const auto line_end = text.find("\r\n");
         const std::string_view line = text.substr(0, line_end);
@@ -480,28 +528,33 @@ asio::awaitable<void> http2_transport::fetch_on(std::shared_ptr<session> sp, std
         const std::string_view path = line.substr(first_space + 1, last_space - first_space - 1);
         std::string_view authority;
         text.remove_prefix(line_end + 2);
-        names.reserve(32);
-        std::vector<std::pair<std::size_t, std::string_view>> others;
-        while (!text.empty() && !text.starts_with("\r\n")) {
-            const auto end = text.find("\r\n");
-            const std::string_view field = text.substr(0, end);
-            text.remove_prefix(end == std::string_view::npos ? text.size() : end + 2);
+        // The fields, names lowered (RFC 9113 8.2.1), in one copy of the head: one allocation, whatever the
+        // number of fields, and nghttp2 copies them again when the request is submitted.
+        std::string lowered(text);
+        std::vector<std::pair<std::string_view, std::string_view>> others;
+        others.reserve(16);
+        std::size_t at = 0;
+        while (at < lowered.size() && lowered.compare(at, 2, "\r\n") != 0) {
+            auto end = lowered.find("\r\n", at);
+            if (end == std::string::npos)
+                end = lowered.size();
+            const std::string_view field(lowered.data() + at, end - at);
+            at = end + 2;
             const auto colon = field.find(':');
             if (colon == std::string_view::npos)
                 continue;
-            std::string name(field.substr(0, colon));
-            std::ranges::transform(name, name.begin(), [](char ch) {
-                return ch >= 'A' && ch <= 'Z' ? char(ch - 'A' + 'a') : ch;
-            });
+            char* const name_start = lowered.data() + (field.data() - lowered.data());
+            for (std::size_t i = 0; i < colon; ++i)
+                if (name_start[i] >= 'A' && name_start[i] <= 'Z')
+                    name_start[i] = char(name_start[i] - 'A' + 'a');
+            const std::string_view name = field.substr(0, colon);
             std::string_view value = field.substr(colon + 1);
             while (!value.empty() && (value.front() == ' ' || value.front() == '\t'))
                 value.remove_prefix(1);
             if (name == "host")
                 authority = value;
-            if (dropped_in_h2(name))
-                continue;
-            names.push_back(std::move(name));
-            others.emplace_back(names.size() - 1, value);
+            if (!dropped_in_h2(name))
+                others.emplace_back(name, value);
         }
         const std::string_view scheme = target && target->https ? "https" : "http";
         std::vector<nghttp2_nv> nv;
@@ -515,8 +568,8 @@ asio::awaitable<void> http2_transport::fetch_on(std::shared_ptr<session> sp, std
         add(":scheme", scheme);
         add(":authority", authority);
         add(":path", path);
-        for (const auto& [index, value] : others)
-            add(names[index], value);
+        for (const auto& [name, value] : others)
+            add(name, value);
         if (s.dead || s.going_away) {
             retry = true;
             co_return;
@@ -537,9 +590,11 @@ asio::awaitable<void> http2_transport::fetch_on(std::shared_ptr<session> sp, std
     else
         std::string().swap(request);
     s.streams.emplace(st.id, &st);
-    if (s.reader)
-        s.reader->wake.cancel(); // nudge it: our request may wait for the socket
     s.flush();
+    // The reader waits to read; if the socket did not take all of our request, nudge it to wait for writing
+    // (a nudge costs the reader a wake and its wait set up again: not for every request).
+    if (s.reader && !s.output.empty())
+        s.reader->wake.cancel();
 
     while (!st.finished) {
         if (!s.reader)

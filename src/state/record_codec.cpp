@@ -11,6 +11,7 @@
 #include <array>
 #include <deque>
 #include <mutex>
+#include <string_view>
 
 namespace asiocrawl::detail {
 
@@ -68,6 +69,17 @@ std::uint64_t requisite_code(std::string_view name) {
     return 0;
 }
 
+// The protocol of the answer, last in a record and absent from records written before it was kept (they read
+// back with none): 0 none, 1 http/1.1, 2 h2.
+constexpr std::array<std::string_view, 3> protocols{"", "http/1.1", "h2"};
+
+std::uint64_t protocol_code(std::string_view name) {
+    for (std::size_t code = 1; code < protocols.size(); ++code)
+        if (protocols[code] == name)
+            return code;
+    return 0;
+}
+
 } // namespace
 
 std::string encode(const record& r) {
@@ -93,6 +105,7 @@ std::string encode(const record& r) {
     put_varint(out, (r.from_sitemap ? 1u : 0u) | (requisite_code(r.requisite) << 1));
     put_varint(out, zigzag(r.started.count()));
     put_varint(out, zigzag(r.elapsed.count()));
+    put_varint(out, protocol_code(r.protocol));
     return out;
 }
 
@@ -110,8 +123,13 @@ std::optional<record> decode_record(std::string_view bytes) {
          from_sitemap = in.varint(), started = in.varint(), elapsed = in.varint();
     if (!url || !next_url || !referrer || !status || !category || !value || !message || !detail || !size ||
         !content_type || !charset || !charset_source || !num_urls || !num_new_urls || !depth || !tries ||
-        !from_sitemap || !started || !elapsed || !in.at_end())
+        !from_sitemap || !started || !elapsed)
         return std::nullopt;
+    // A record written before the protocol was kept ends here.
+    std::optional<std::uint64_t> protocol = in.at_end() ? std::optional<std::uint64_t>(0) : in.varint();
+    if (!protocol || *protocol >= protocols.size() || !in.at_end())
+        return std::nullopt;
+    r.protocol = protocols[*protocol];
     r.url = std::move(*url);
     r.next_url = std::move(*next_url);
     r.referrer = std::move(*referrer);

@@ -209,10 +209,16 @@ struct hostile_h2 : http2_fixture {
         auto results = fetch_together(*f, urls, [&] { server.stop(); });
         if (connections)
             *connections = server.connections();
+        requests = server.requests();
+        client_resets = server.resets();
         stats = f->stats();
         return results;
     }
     detail::fetcher_stats stats;
+    /// The requests the server read (every stream sent again counts).
+    std::size_t requests = 0;
+    /// The RST_STREAM frames the server received.
+    std::size_t client_resets = 0;
 };
 
 void expect_good(const fetch_result& r, const std::string& path) {
@@ -374,4 +380,242 @@ TEST_F(hostile_h2, a_ping_flood_is_answered_a_read_at_a_time_and_the_page_is_fet
     expect_good(results[1], "/ping-flood");
     EXPECT_EQ(results[1].error_detail, "");
     expect_good(results[2], "/2");
+}
+
+TEST_F(hostile_h2, answers_that_end_with_their_stream_are_not_reset_and_one_over_the_limit_is) {
+    // A Content-Length body is complete before its DATA frame's END_STREAM is seen: the stream must not be
+    // reset for that (a RST_STREAM a page costs a write and looks like a rapid reset to the server). A body
+    // over max_body_bytes ends the stream from our side: that one is reset. A last request after the batch,
+    // on the same connection, comes after any RST_STREAM of the batch, so the server has counted them.
+    config.http2 = http2_mode::only;
+    config.max_body_bytes = 1000;
+    h2_raw_server server{ctx.get_executor(), [](const std::string& path, std::uint32_t s, std::size_t) {
+                             if (path != "/big")
+                                 return h2::answer(s, "good " + path);
+                             return h2::frame(h2::headers, h2::end_headers, s, h2::status_200()) +
+                                    h2::frame(h2::data, 0, s, std::string(5000, 'x')); // no END_STREAM
+                         }};
+    fetcher f(ctx.get_executor(), config, 8);
+    const std::vector<std::string> paths{"/1", "/2", "/3", "/big", "/4"};
+    std::vector<fetch_result> results(paths.size() + 1);
+    std::size_t left = paths.size();
+    const auto fetch_one = [&](std::size_t i, std::string path, std::function<void()> then) {
+        asio::co_spawn(
+            ctx,
+            [&, i, path]() -> asio::awaitable<void> {
+                results[i] = co_await f.fetch(boost::urls::parse_uri(server.origin() + path).value());
+            },
+            [then](std::exception_ptr e) {
+                if (e)
+                    std::rethrow_exception(e);
+                then();
+            });
+    };
+    for (std::size_t i = 0; i < paths.size(); ++i)
+        fetch_one(i, paths[i], [&] {
+            if (--left == 0)
+                fetch_one(paths.size(), "/last", [&] {
+                    f.close_idle();
+                    server.stop();
+                });
+        });
+    run_bounded(ctx, std::chrono::seconds(20));
+    for (const std::size_t i : {0u, 1u, 2u, 4u})
+        expect_good(results[i], paths[i]);
+    expect_good(results.back(), "/last");
+    EXPECT_TRUE(results[3].truncated || results[3].error) << results[3].error.message();
+    EXPECT_EQ(f.stats().h2_connections, 1u);
+    EXPECT_EQ(server.resets(), 1u) << "only the stream we ended early";
+}
+
+// ---- rapid resets (RFC 9113 8.7: only a stream refused with REFUSED_STREAM, or one above a GOAWAY's last
+// stream, was not processed and may be sent again; any other reset is the URL's record) ----
+
+namespace {
+
+enum : std::uint32_t { no_error = 0, internal_error = 2, refused_stream = 7, cancel = 8 };
+
+std::string reset(std::uint32_t stream, std::uint32_t code) {
+    return h2::frame(h2::rst_stream, 0, stream, h2::u32(code));
+}
+/// A head that promises a body, without END_STREAM.
+std::string head_only(std::uint32_t stream) {
+    return h2::frame(h2::headers, h2::end_headers, stream,
+                     h2::status_200() + h2::literal("content-length", "100"));
+}
+
+} // namespace
+
+TEST_F(hostile_h2, streams_reset_after_their_head_or_before_any_frame_cost_their_urls_a_record_each) {
+    // Every hostile stream is reset at once: after its HEADERS (with any code, REFUSED_STREAM included: a
+    // stream answered was processed) or before any frame (not REFUSED_STREAM). None is sent again.
+    std::vector<std::string> paths{"/1"};
+    for (int i = 0; i < 8; ++i)
+        for (const char* kind : {"/bad-head-internal-", "/bad-head-refused-", "/bad-cancel-", "/bad-none-"})
+            paths.push_back(kind + std::to_string(i));
+    paths.push_back("/2");
+    const auto results = crawl_paths(paths, [](const std::string& path, std::uint32_t s, std::size_t) {
+        if (path.starts_with("/bad-head-internal-"))
+            return head_only(s) + reset(s, internal_error);
+        if (path.starts_with("/bad-head-refused-"))
+            return head_only(s) + reset(s, refused_stream);
+        if (path.starts_with("/bad-cancel-"))
+            return reset(s, cancel);
+        if (path.starts_with("/bad-none-"))
+            return reset(s, no_error); // an end without an answer
+        return std::string();
+    });
+    expect_good(results.front(), "/1");
+    expect_good(results.back(), "/2");
+    for (std::size_t i = 1; i + 1 < results.size(); ++i) {
+        EXPECT_TRUE(results[i].error) << paths[i];
+        if (!paths[i].starts_with("/bad-none-")) {
+            EXPECT_EQ(results[i].error, error::bad_response)
+                << paths[i] << ": " << results[i].error.message();
+            EXPECT_NE(results[i].error_detail.find("RST_STREAM"), std::string::npos)
+                << paths[i] << ": " << results[i].error_detail;
+        }
+    }
+    EXPECT_EQ(requests, paths.size()) << "no reset stream is sent again";
+    EXPECT_EQ(stats.h2_retries, 0u);
+    EXPECT_EQ(stats.h2_connections, 1u) << "resets cost streams, not the connection";
+}
+
+TEST_F(hostile_h2, a_stream_refused_every_time_is_sent_again_at_most_twice) {
+    std::vector<std::string> paths{"/1"};
+    for (int i = 0; i < 10; ++i)
+        paths.push_back("/refused-" + std::to_string(i));
+    paths.push_back("/2");
+    const auto results = crawl_paths(paths, [](const std::string& path, std::uint32_t s, std::size_t) {
+        return path.starts_with("/refused-") ? reset(s, refused_stream) : std::string();
+    });
+    expect_good(results.front(), "/1");
+    expect_good(results.back(), "/2");
+    for (std::size_t i = 1; i + 1 < results.size(); ++i) {
+        EXPECT_TRUE(results[i].error) << paths[i];
+        EXPECT_NE(results[i].error_detail.find("REFUSED_STREAM"), std::string::npos)
+            << paths[i] << ": " << results[i].error_detail;
+    }
+    // Each refused URL three times (once and two retries), then its record: no endless re-send loop.
+    EXPECT_EQ(requests, 2 + 10 * 3u);
+    EXPECT_EQ(stats.h2_retries, 10 * 2u);
+}
+
+TEST_F(hostile_h2, a_burst_that_answers_some_streams_and_resets_the_rest) {
+    // The server holds every request of the first connection, then writes one burst: answers for the good
+    // paths and resets for the others, interleaved. A refused stream was not processed: it is sent again and
+    // answered; a cancelled one is a record.
+    std::vector<std::string> paths;
+    for (int i = 0; i < 6; ++i)
+        for (const char* kind : {"/good-", "/refused-", "/bad-"})
+            paths.push_back(kind + std::to_string(i));
+    struct held {
+        std::vector<std::pair<std::string, std::uint32_t>> streams;
+        bool burst = false;
+    };
+    auto state = std::make_shared<held>();
+    const std::size_t all = paths.size();
+    const auto results = crawl_paths(
+        paths, [state, all](const std::string& path, std::uint32_t s, std::size_t) -> std::string {
+            if (state->burst) // a stream sent again: answered, unless it is a bad one
+                return path.starts_with("/bad-") ? reset(s, cancel) : std::string();
+            state->streams.emplace_back(path, s);
+            if (state->streams.size() < all)
+                return "none";
+            state->burst = true;
+            std::string frames;
+            for (const auto& [p, id] : state->streams) {
+                if (p.starts_with("/good-"))
+                    frames += h2::answer(id, "good " + p);
+                else
+                    frames += reset(id, p.starts_with("/refused-") ? refused_stream : cancel);
+            }
+            return frames;
+        });
+    for (std::size_t i = 0; i < paths.size(); ++i) {
+        if (paths[i].starts_with("/bad-")) {
+            EXPECT_EQ(results[i].error, error::bad_response)
+                << paths[i] << ": " << results[i].error.message();
+            EXPECT_NE(results[i].error_detail.find("RST_STREAM"), std::string::npos)
+                << results[i].error_detail;
+        } else {
+            expect_good(results[i], paths[i]);
+        }
+    }
+    EXPECT_EQ(requests, all + 6) << "the refused streams once more, the others not";
+    EXPECT_EQ(stats.h2_retries, 6u);
+    EXPECT_EQ(stats.h2_connections, 1u);
+}
+
+TEST_F(hostile_h2, a_reset_storm_with_goaway_sends_again_only_the_unprocessed_streams) {
+    // The first connection holds every request, then writes a storm: a reset (CANCEL, INTERNAL_ERROR) for
+    // each bad stream, each twice, and GOAWAY with last stream 0 (nothing processed). The good streams go
+    // again on a new connection, where they are answered; the reset ones are records, never sent again.
+    std::vector<std::string> paths;
+    for (int i = 0; i < 8; ++i)
+        for (const char* kind : {"/good-", "/bad-"})
+            paths.push_back(kind + std::to_string(i));
+    auto held = std::make_shared<std::vector<std::pair<std::string, std::uint32_t>>>();
+    const std::size_t all = paths.size();
+    std::size_t connections = 0;
+    const auto results = crawl_paths(
+        paths,
+        [held, all](const std::string& path, std::uint32_t s, std::size_t connection) -> std::string {
+            if (connection > 0)
+                return path.starts_with("/bad-") ? reset(s, cancel) : std::string();
+            held->emplace_back(path, s);
+            if (held->size() < all)
+                return "none";
+            std::string storm;
+            for (int round = 0; round < 2; ++round)
+                for (const auto& [p, id] : *held)
+                    if (p.starts_with("/bad-"))
+                        storm += reset(id, round == 0 ? cancel : internal_error);
+            return storm + h2::frame(h2::goaway, 0, 0, h2::u32(0) + h2::u32(no_error));
+        },
+        &connections);
+    for (std::size_t i = 0; i < paths.size(); ++i) {
+        if (paths[i].starts_with("/bad-")) {
+            EXPECT_EQ(results[i].error, error::bad_response)
+                << paths[i] << ": " << results[i].error.message();
+        } else {
+            expect_good(results[i], paths[i]);
+        }
+    }
+    EXPECT_EQ(connections, 2u);
+    EXPECT_EQ(requests, all + 8) << "the good streams once more, on the new connection";
+    EXPECT_EQ(stats.h2_retries, 8u);
+}
+
+// ---- fetch.limit_rate ----
+
+TEST_F(hostile_h2, limit_rate_holds_h2_reads_to_the_rate) {
+    // 8 streams of 60,000 bytes on one connection (within our windows: 64 KiB a stream, 1 MiB in all), in
+    // DATA frames of 15,000, at 1,000,000 B/s: after the first burst (a tenth of the rate), the rest takes at
+    // least ~0.38 s. Only a lower bound is asserted (a loaded machine may be slower, never faster); without
+    // the limit the same fetch takes a few milliseconds.
+    constexpr std::size_t body = 60'000;
+    config.limit_rate = 1'000'000;
+    std::vector<std::string> paths;
+    for (int i = 0; i < 8; ++i)
+        paths.push_back("/big-" + std::to_string(i));
+    const auto began = std::chrono::steady_clock::now();
+    const auto results = crawl_paths(paths, [](const std::string& path, std::uint32_t s, std::size_t) {
+        const std::string text = "good " + path + std::string(body - 5 - path.size(), 'x');
+        std::string frames = h2::frame(h2::headers, h2::end_headers, s,
+                                       h2::status_200() + h2::literal("content-type", "text/plain") +
+                                           h2::literal("content-length", std::to_string(body)));
+        for (std::size_t at = 0; at < body; at += 15'000)
+            frames +=
+                h2::frame(h2::data, at + 15'000 >= body ? h2::end_stream : 0, s, text.substr(at, 15'000));
+        return frames;
+    });
+    const std::chrono::duration<double> took = std::chrono::steady_clock::now() - began;
+    for (std::size_t i = 0; i < results.size(); ++i) {
+        EXPECT_FALSE(results[i].error) << paths[i] << ": " << results[i].error.message();
+        EXPECT_EQ(results[i].body.size(), body) << paths[i];
+        EXPECT_EQ(results[i].protocol, "h2");
+    }
+    EXPECT_GE(took.count(), 0.3);
+    std::printf("limit_rate 1000000 B/s over h2: %zu bytes in %.2f s\n", paths.size() * body, took.count());
 }

@@ -1114,6 +1114,33 @@ TEST(record_codec, keeps_the_requisite_kind_and_reads_older_records) {
     }
 }
 
+TEST(record_codec, keeps_the_protocol_and_reads_records_written_before_it) {
+    record r;
+    r.url = "https://a.test/";
+    r.status = 200;
+    r.elapsed = std::chrono::microseconds(1234);
+    // protocol, then the bytes a record without it (as written before issue 24) ends with
+    for (const char* protocol : {"", "http/1.1", "h2"}) {
+        r.protocol = protocol;
+        const auto back = decode_record(encode(r));
+        ASSERT_TRUE(back) << protocol;
+        EXPECT_EQ(back->protocol, protocol);
+        EXPECT_EQ(back->elapsed, r.elapsed) << protocol;
+    }
+    r.protocol.clear();
+    auto older = encode(r);
+    older.pop_back(); // the protocol's varint (0): what an older build wrote
+    const auto old_back = decode_record(older);
+    ASSERT_TRUE(old_back);
+    EXPECT_EQ(old_back->protocol, "");
+    EXPECT_EQ(old_back->elapsed, r.elapsed);
+    EXPECT_EQ(old_back->url, r.url);
+    auto unknown = encode(r);
+    unknown.back() = 3; // no such protocol
+    EXPECT_FALSE(decode_record(unknown));
+    EXPECT_FALSE(decode_record(encode(r) + '\0')) << "bytes after the protocol";
+}
+
 TEST(crawl_definition, names_a_change_of_the_requisite_options) {
     crawler_config before;
     before.roots = {"http://a.test/"};

@@ -180,6 +180,8 @@ public:
     std::string origin() const { return "http://127.0.0.1:" + std::to_string(port()); }
     std::size_t connections() const { return state_->connections; }
     std::size_t requests() const { return state_->requests; }
+    /// RST_STREAM frames the client sent.
+    std::size_t resets() const { return state_->resets; }
     /// Stops accepting and closes every connection, so that the context runs dry.
     void stop() {
         boost::system::error_code ignored;
@@ -199,6 +201,7 @@ private:
         reply_fn reply;
         std::size_t connections = 0;
         std::size_t requests = 0;
+        std::size_t resets = 0;
         std::vector<std::weak_ptr<tcp::socket>> sockets;
     };
 
@@ -248,6 +251,8 @@ private:
                     co_return;
             }
             std::string out;
+            if (type == h2::rst_stream)
+                ++s->resets;
             if (type == h2::settings && !(flags & h2::ack))
                 out = h2::frame(h2::settings, h2::ack, 0, "");
             if (type == h2::headers) {
