@@ -150,7 +150,7 @@ asio::awaitable<void> committer::open_state() {
         if (!meta) {
             s->write_meta({fresh_seed, definition});
             return std::tuple{std::move(s),     fresh_seed, restored_state{},
-                              std::uint32_t{1}, false,      history_map{}};
+                              std::uint32_t{1}, false,      state_store::recrawl_history{}};
         }
         if (auto change = describe_definition_change(meta->definition, definition))
             throw crawl_error(asiocrawl::error::state_mismatch,
@@ -163,20 +163,11 @@ asio::awaitable<void> committer::open_state() {
         if (new_generation)
             s->begin_generation(++generation);
         auto loaded = s->load(seen);
-        history_map history;
-        // Continuous mode keeps every URL's last fetch: its revisit schedule is in it.
-        if (generation > 1 || config.continuous) {
-            s->for_each_history([&](std::string_view url, std::string_view bytes) {
-                auto h = decode_fetch_history(bytes);
-                if (!h)
-                    throw crawl_error(asiocrawl::error::store_damaged,
-                                      "state directory " + dir.string() + ": the fetch history of " +
-                                          std::string(url) + " does not decode (damaged)");
-                if (h->generation < generation ||
-                    config.continuous) // not fetched again in this generation yet
-                    history.emplace(url, std::move(*h));
-            });
-        }
+        // Continuous mode keeps every URL's last fetch: its revisit schedule is in it. A re-crawl whose
+        // history has outlinks leaves it in the store (docs/RECRAWL.md, "Memory during a re-crawl").
+        state_store::recrawl_history history;
+        if (generation > 1 || config.continuous)
+            history = s->load_history(generation, config.continuous, meta->seed, seen);
         return std::tuple{std::move(s), meta->seed,     std::move(loaded),
                           generation,   new_generation, std::move(history)};
     };
@@ -187,9 +178,13 @@ asio::awaitable<void> committer::open_state() {
     if (generation > 1 || config.continuous) {
         e_.log(log_level::info,
                std::string(new_generation ? "re-crawl: generation " : "resuming generation ") +
-                   std::to_string(generation) + ", " + std::to_string(history.size()) +
-                   " URLs known from the previous one");
-        state.set_history(std::move(history), generation, new_generation);
+                   std::to_string(generation) + ", " + std::to_string(history.known) +
+                   " URLs known from the previous one" +
+                   (history.not_admitted ? " (their history stays on disk)" : ""));
+        if (history.not_admitted)
+            state.set_history_in_store(std::move(*history.not_admitted), generation);
+        else
+            state.set_history(std::move(history.whole), generation, new_generation);
     }
     if (state.result().runs > 0)
         e_.log(log_level::info, "resuming the crawl from " + config.state.dir + ": " +

@@ -78,12 +78,23 @@ public:
 
 private:
     boost::asio::awaitable<void> expiry();
+    boost::asio::awaitable<void> wake_loop();
+    /// A re-crawl whose history stays in the store (crawl_state::history_in_store): reads the entries of the
+    /// tickets next() handed out, on the storage thread, before they go into the work queue; and the
+    /// entries not fetched in this generation when it wraps up.
+    boost::asio::awaitable<void> load_loop();
+    boost::asio::awaitable<void> load_history(std::vector<crawl_state::ticket> tickets);
+    boost::asio::awaitable<void> wrap_up_from_store();
 
     engine& e_;
     boost::asio::steady_timer timer_;
     crawl_state::time_point sleeping_until_ = crawl_state::time_point::max();
     async_event rearm_; ///< an earlier wake-up, or close()
     bool closed_ = false;
+    std::vector<crawl_state::ticket> loading_; ///< tickets whose history entry is to be read
+    async_event load_;                         ///< loading_ or wrap_up_wanted_ got something, or close()
+    bool wrap_up_wanted_ = false;
+    bool wrapping_up_ = false;
 };
 
 /// Reads the seed file on a thread of its own, a chunk at a time, whenever the state wants more.

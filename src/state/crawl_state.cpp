@@ -311,6 +311,8 @@ bool crawl_state::admit(std::string_view key, std::uint64_t fp, const std::strin
     if (!for_next_run && !shared_ && !hooks_.hold())
         return false;
     seen_.insert(fp);
+    if (history_in_store_)
+        known_.erase(outlink_fingerprint(key)); // reached: a 304's links need not read its entry again
     if (counted) {
         ++pages_admitted_;
         if (rule)
@@ -353,6 +355,7 @@ bool crawl_state::take_leased(std::uint64_t id, work_item item, std::optional<fe
         return false;
     if (before && recrawling_)
         history_.insert_or_assign(item.url, std::move(*before));
+    note_held();
     seen_.insert(url_fingerprint(item.url, seed_));
     const host_id host = host_number(host_of(item.url));
     item.seq = id;
@@ -385,7 +388,7 @@ std::optional<crawl_state::ticket> crawl_state::next() {
         release_due_revisits();
     const auto now = now_();
     while (auto popped = frontier_.pop(now)) {
-        ticket t{std::move(popped->item), std::move(popped->taken), {}, std::nullopt, {}, false, {}};
+        ticket t{std::move(popped->item), std::move(popped->taken), {}, std::nullopt, {}, false, {}, {}};
         if (!obeys_robots_[t.slot.host()] || t.item.kind == item_kind::robots)
             return t;
         const std::string origin(origin_of(t.item.url));
@@ -502,7 +505,10 @@ void crawl_state::deny(work_item item, host_id host, boost::system::error_code w
 void crawl_state::write_unanswered(const work_item& item) {
     record unanswered;
     unanswered.url = item.url;
-    batch_.history.emplace_back(item.url, encode(history_of(unanswered, item, nullptr, generation_)));
+    auto bytes = encode(history_of(unanswered, item, nullptr, generation_));
+    // With the history in the store, whether the URL is known is the store's to tell: it writes the entry
+    // only where there is none.
+    (history_in_store_ ? batch_.history_if_absent : batch_.history).emplace_back(item.url, std::move(bytes));
 }
 
 void crawl_state::remember_unanswered(const work_item& item) {
@@ -510,6 +516,10 @@ void crawl_state::remember_unanswered(const work_item& item) {
     // again, through a 304 page's links too. A URL the history knows keeps its last answer.
     if (!durable_ || schedule_ || item.kind == item_kind::robots)
         return;
+    if (history_in_store_) {
+        write_unanswered(item); // if absent
+        return;
+    }
     if (const auto found = history_.find(item.url); found != history_.end()) {
         forget_known(found); // reached in this generation
         return;
@@ -528,8 +538,8 @@ void crawl_state::remember_kept_out(std::string_view url, std::uint64_t fp, cons
     // A budget (max_pages) kept the URL out: the next generation must still know it, so that a 304 page's
     // links (which name URLs by fingerprint) lead to it when that generation's budget has room. Known to the
     // history already: it keeps its last answer.
-    if (!durable_ || schedule_ || history_.contains(url) || kept_out_.size() >= max_kept_out_remembered ||
-        !kept_out_.insert(fp))
+    if (!durable_ || schedule_ || (!history_in_store_ && history_.contains(url)) ||
+        kept_out_.size() >= max_kept_out_remembered || !kept_out_.insert(fp))
         return;
     work_item item;
     item.url = std::string(url);
@@ -569,6 +579,8 @@ void crawl_state::emit(record r) {
 }
 
 void crawl_state::finished(const work_item& item, host_id host) {
+    if (history_in_store_ && !item.url.empty())
+        history_.erase(item.url); // whatever ended it, its entry was held for this attempt only
     if (!durable_ || item.seq == 0)
         return;
     batch_.finished.emplace_back(host, item.seq);
@@ -629,6 +641,7 @@ std::string crawl_state::counters_json() const {
 
 void crawl_state::set_history(history_map history, std::uint32_t generation, bool new_generation) {
     history_ = std::move(history);
+    note_held();
     generation_ = generation;
     recrawling_ = true;
     admit_known_ = new_generation;
@@ -651,6 +664,43 @@ void crawl_state::set_history(history_map history, std::uint32_t generation, boo
     }
 }
 
+void crawl_state::set_history_in_store(fingerprint_set known, std::uint32_t generation) {
+    if (!durable_ || shared_ || schedule_)
+        throw std::logic_error(
+            "crawl state: only a local durable one-shot re-crawl keeps its history in the store");
+    history_.clear();
+    known_by_fingerprint_.clear();
+    known_ = std::move(known);
+    generation_ = generation;
+    recrawling_ = true;
+    admit_known_ = false;
+    follow_links_ = true;
+    history_in_store_ = true;
+}
+
+std::vector<std::uint64_t> crawl_state::on_history(ticket& t, std::optional<fetch_history> before) {
+    std::vector<std::uint64_t> wanted;
+    t.known_outlinks.clear();
+    if (!before || before->generation >= generation_)
+        return wanted; // unknown, or this generation's own entry (an unanswered one): nothing to compare with
+    // A 304 needs the entries of the links it stands for that this generation has not admitted yet; only an
+    // entry with validators can get one.
+    if (before->outlinks_known && (!before->etag.empty() || !before->last_modified.empty()))
+        for (const auto fp : before->outlinks)
+            if (known_.contains(fp))
+                wanted.push_back(fp);
+    history_.insert_or_assign(t.item.url, std::move(*before));
+    note_held();
+    return wanted;
+}
+
+void crawl_state::on_known_outlinks(ticket& t, std::vector<std::pair<std::string, fetch_history>> known) {
+    t.known_outlinks.clear();
+    for (auto& entry : known)
+        if (entry.second.generation < generation_ && entry.second.kind != item_kind::robots)
+            t.known_outlinks.push_back(std::move(entry));
+}
+
 const fetch_history* crawl_state::previous(std::string_view url) const {
     const auto found = history_.find(url);
     return found == history_.end() ? nullptr : &found->second;
@@ -664,7 +714,7 @@ const fetch_history* crawl_state::conditional_basis(std::string_view url) const 
 }
 
 void crawl_state::forget_known(history_map::iterator entry) {
-    if (follow_links_)
+    if (follow_links_ && !history_in_store_)
         known_by_fingerprint_.erase(outlink_fingerprint(entry->first));
     history_.erase(entry);
 }
@@ -673,29 +723,37 @@ void crawl_state::replay_outlinks(ticket& t, const fetch_history& before, record
     // A 304 stands for the stored response (RFC 9110 15.4.5), links included: the URLs it led to last time
     // are admitted again as they were, from this page. Those fetched already in this generation are seen.
     std::size_t in_scope_links = 0;
-    for (const auto fp : before.outlinks) {
-        const auto known = known_by_fingerprint_.find(fp);
-        if (known == known_by_fingerprint_.end())
-            continue; // fetched in this generation already, or never fetched (robots.txt, a budget)
-        const auto found = history_.find(known->second);
-        if (found == history_.end())
-            continue;
-        const auto& h = found->second;
-        auto url = boost::urls::parse_uri(found->first);
+    auto replay = [&](std::string_view url_text, const fetch_history& h) {
+        auto url = boost::urls::parse_uri(url_text);
         if (!url || h.kind == item_kind::robots)
-            continue;
+            return;
         if (h.kind == item_kind::page && !in_scope(*url))
-            continue;
+            return;
         const int depth = h.kind == item_kind::sitemap ? h.depth : t.item.depth + 1;
         if (h.kind == item_kind::page && config_.max_depth && depth > *config_.max_depth) {
             skip("max_depth");
-            continue;
+            return;
         }
         if (h.kind == item_kind::page)
             ++in_scope_links;
         if (admit(*url, t.item.url, config_.max_redirect, depth, h.kind, h.from_sitemap, h.requisite) &&
             h.kind == item_kind::page)
             ++r.num_new_urls;
+    };
+    if (history_in_store_) {
+        // Read from the store with the ticket's own entry (on_known_outlinks): the links not admitted then.
+        for (const auto& [url, h] : t.known_outlinks)
+            replay(url, h);
+        t.known_outlinks = {};
+    } else {
+        for (const auto fp : before.outlinks) {
+            const auto known = known_by_fingerprint_.find(fp);
+            if (known == known_by_fingerprint_.end())
+                continue; // fetched in this generation already, or never fetched (robots.txt, a budget)
+            const auto found = history_.find(known->second);
+            if (found != history_.end())
+                replay(found->first, found->second);
+        }
     }
     r.num_urls = in_scope_links;
 }
@@ -705,6 +763,27 @@ bool crawl_state::wants_wrap_up(std::size_t unfinished) const noexcept {
 }
 
 void crawl_state::wrap_up_generation() {
+    if (history_in_store_)
+        return; // the loop reads what was not fetched from the store, for the overload below
+    std::vector<std::pair<std::string_view, const fetch_history*>> unreached;
+    for (const auto& [url, h] : history_)
+        if (h.kind != item_kind::robots && !seen_.contains(url_fingerprint(url, seed_)))
+            unreached.emplace_back(url, &h);
+    std::sort(unreached.begin(), unreached.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    report_unreached(std::move(unreached));
+}
+
+void crawl_state::wrap_up_generation(std::vector<std::pair<std::string, fetch_history>> not_fetched) {
+    std::vector<std::pair<std::string_view, const fetch_history*>> unreached;
+    for (const auto& [url, h] : not_fetched)
+        if (h.generation < generation_ && h.kind != item_kind::robots &&
+            !seen_.contains(url_fingerprint(url, seed_)))
+            unreached.emplace_back(url, &h);
+    report_unreached(std::move(unreached)); // in URL order: the store's key order
+}
+
+void crawl_state::report_unreached(std::vector<std::pair<std::string_view, const fetch_history*>> unreached) {
     if (!std::exchange(wrap_up_hold_, false))
         return;
     // A budget that skipped URLs leaves known ones unreached that are not gone.
@@ -713,16 +792,10 @@ void crawl_state::wrap_up_generation() {
         say(log_level::info, "re-crawl, generation ", generation_,
             ": max_pages skipped URLs, so the known URLs not reached are not reported gone");
     } else {
-        std::vector<history_map::iterator> unreached;
-        for (auto it = history_.begin(); it != history_.end(); ++it)
-            if (it->second.kind != item_kind::robots && !seen_.contains(url_fingerprint(it->first, seed_)))
-                unreached.push_back(it);
-        std::sort(unreached.begin(), unreached.end(),
-                  [](const auto& a, const auto& b) { return a->first < b->first; });
-        for (const auto& it : unreached) {
-            const auto& h = it->second;
+        for (const auto& [url, entry] : unreached) {
+            const auto& h = *entry;
             record r;
-            r.url = it->first;
+            r.url = std::string(url);
             r.referrer = h.referrer;
             r.depth = h.depth;
             r.from_sitemap = h.from_sitemap;
@@ -730,7 +803,7 @@ void crawl_state::wrap_up_generation() {
                 r.requisite = std::string(requisite_kind_name(h.requisite));
             r.change = change_kind::gone; // status 0, tries 0: not requested, no page leads to it
             if (durable_)
-                batch_.history.emplace_back(it->first, std::string()); // forgotten: reported once
+                batch_.history.emplace_back(r.url, std::string()); // forgotten: reported once
             emit(std::move(r));
         }
         if (!unreached.empty())
@@ -738,8 +811,12 @@ void crawl_state::wrap_up_generation() {
                 " known URLs no page links to any more, reported gone");
         ++result_.stats["generation_complete"];
     }
+    say(log_level::info, "re-crawl, generation ", generation_, ": at most ", history_held_peak_,
+        " history entries were held in memory at once",
+        history_in_store_ ? " (the rest stayed on disk)" : "");
     history_.clear();
     known_by_fingerprint_.clear();
+    known_ = fingerprint_set{};
     counters_changed_ = true;
     hooks_.release();
 }
@@ -799,6 +876,7 @@ void crawl_state::compare_with_history(ticket& t, record& r) {
         if (durable_)
             batch_.history.emplace_back(r.url, encode(after));
         history_.insert_or_assign(r.url, std::move(after));
+        note_held();
         return;
     }
     // No answer says nothing about a URL the history knows, which keeps its last answer. One it does not know
@@ -1017,6 +1095,8 @@ bool crawl_state::retry_later(ticket& t, const fetch_outcome& response) {
         ", retrying in ", human_duration(std::chrono::duration_cast<std::chrono::milliseconds>(wait)));
     if (durable_ && t.item.seq != 0)
         batch_.waiting.push_back({host, t.item.seq, encode(t.item)}); // the attempts made so far survive
+    if (history_in_store_)
+        history_.erase(t.item.url); // read again when the next attempt comes up
     // A copy: the worker still names the item until it is done with it.
     frontier_.push_later(host, work_item(t.item), now_() + wait, t.item.kind == item_kind::robots);
     return true;

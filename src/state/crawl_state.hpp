@@ -24,6 +24,7 @@
 #include <boost/json/object.hpp>
 #include <boost/url/url.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -97,6 +98,10 @@ public:
         /// The WARC-Record-ID the fetch history gives this answer's capture (http_exchange::record_id);
         /// empty when the history keeps none (a revisit, a retried attempt, a crawl without a state).
         std::string capture_record_id;
+        /// A re-crawl whose history stays in the store (history_in_store()): the entries of the known URLs
+        /// this ticket's last answer linked to and this generation had not reached when it was read (their
+        /// outlinks left out), for a 304 to admit again (on_history(), on_known_outlinks()).
+        std::vector<std::pair<std::string, fetch_history>> known_outlinks;
     };
 
     /// What on_response() leaves to the caller.
@@ -202,12 +207,34 @@ public:
     /// will (only the state's own unit of work is left), and wrap_up_generation() is due.
     bool wants_wrap_up(std::size_t unfinished) const noexcept;
     /// Reports every known URL this generation did not reach as gone (no fetch: status 0, tries 0), forgets
-    /// them, and releases the unit of work that kept the crawl open.
+    /// them, and releases the unit of work that kept the crawl open. Nothing with the history in the store:
+    /// the loop calls the overload with what it read.
     void wrap_up_generation();
     /// A shared re-crawl's new generation (docs/RECRAWL.md, "Shared crawls"): admits the known URLs of
     /// `known`, one chunk of the history at a time, as admit_known() admits the whole history; returns how
     /// many were admitted.
     std::size_t admit_known_from(const history_map& known);
+    /// A re-crawl over a state directory that follows links (docs/RECRAWL.md, "Memory during a re-crawl"):
+    /// the history stays in the store. `known`: outlink_fingerprint() of every known URL this generation has
+    /// not admitted yet (8 bytes each, the only per-URL memory it takes); each is erased when its URL is
+    /// admitted. The loop reads a ticket's entry before it is fetched (on_history()) and, when the generation
+    /// has reached all it will, the entries it did not fetch (wrap_up_generation(not_fetched)). Call before
+    /// start(), instead of set_history().
+    void set_history_in_store(fingerprint_set known, std::uint32_t generation);
+    bool history_in_store() const noexcept { return history_in_store_; }
+    /// The ticket's entry as the store has it (nullopt: none). An entry this generation wrote already is not
+    /// the previous one and is ignored. Held until the URL's record is made (previous() answers it). Returns
+    /// the outlink fingerprints of the entry whose entries the loop reads next (known, not admitted yet),
+    /// for on_known_outlinks().
+    std::vector<std::uint64_t> on_history(ticket& t, std::optional<fetch_history> before);
+    /// The entries the store has for (some of) the fingerprints on_history() asked for: (url, entry).
+    void on_known_outlinks(ticket& t, std::vector<std::pair<std::string, fetch_history>> known);
+    /// history_in_store(): as wrap_up_generation(), over `not_fetched`: the store's entries of an earlier
+    /// generation (not fetched in this one), in URL order; those this generation did not reach are gone.
+    void wrap_up_generation(std::vector<std::pair<std::string, fetch_history>> not_fetched);
+    /// History entries held in memory now, and the most held at once in this run (tests, the bench).
+    std::size_t history_held() const noexcept { return history_.size(); }
+    std::size_t history_held_peak() const noexcept { return history_held_peak_; }
     /// Continuous mode (crawler_config::continuous): URLs scheduled for a revisit and not yet due.
     std::size_t revisits_scheduled() const noexcept { return due_.size(); }
 
@@ -353,6 +380,8 @@ private:
     void complete(ticket& t, record&& r);
     void admit_known();
     void replay_outlinks(ticket& t, const fetch_history& before, record& r);
+    void report_unreached(std::vector<std::pair<std::string_view, const fetch_history*>> unreached);
+    void note_held() noexcept { history_held_peak_ = std::max(history_held_peak_, history_.size()); }
     /// While it lives, admit() notes what `t`'s answer leads to in t.outlinks (a durable one-shot re-crawl
     /// history only: nothing else reads them).
     class collect_outlinks {
@@ -456,6 +485,11 @@ private:
     std::unordered_map<std::uint64_t, std::string_view> known_by_fingerprint_;
     ticket* collecting_ = nullptr;
     bool wrap_up_hold_ = false;
+    // A re-crawl whose history stays in the store (set_history_in_store): history_ holds the entries of
+    // the tickets being fetched only, and known_ the outlink fingerprints of the known URLs not admitted yet.
+    bool history_in_store_ = false;
+    fingerprint_set known_;
+    std::size_t history_held_peak_ = 0;
     // Continuous mode: the revisit schedule, the URLs by when they are due (an entry whose history says
     // another time is stale and skipped), and the unit of unfinished work that keeps the crawl from ending.
     std::optional<revisit_schedule> schedule_;

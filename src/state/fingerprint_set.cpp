@@ -37,6 +37,29 @@ bool fingerprint_set::contains(std::uint64_t fp) const noexcept {
     }
 }
 
+bool fingerprint_set::erase(std::uint64_t fp) noexcept {
+    if (slots_.empty())
+        return false;
+    fp = stored(fp);
+    std::size_t hole = home(fp);
+    for (; slots_[hole] != fp; hole = after(hole))
+        if (slots_[hole] == 0)
+            return false;
+    // Every later fingerprint of the same run whose home is not in (hole, j] moves back into the hole, so
+    // that a lookup for it, which starts at its home, still finds it before an empty slot.
+    for (std::size_t j = after(hole); slots_[j] != 0; j = after(j)) {
+        const std::size_t h = home(slots_[j]);
+        const bool movable = hole <= j ? (h <= hole || h > j) : (h <= hole && h > j);
+        if (movable) {
+            slots_[hole] = slots_[j];
+            hole = j;
+        }
+    }
+    slots_[hole] = 0;
+    --size_;
+    return true;
+}
+
 void fingerprint_set::reserve(std::size_t n) {
     const std::size_t needed = n + n / 4 + 1;
     if (needed > slots_.size())

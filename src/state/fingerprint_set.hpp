@@ -16,12 +16,16 @@ namespace asiocrawl::detail {
 std::uint64_t url_fingerprint(std::string_view url, std::uint64_t seed) noexcept;
 
 /// An open-addressing set of fingerprints (linear probing). It grows by half when 80% full, so between
-/// growths it is 53% to 80% full: 10 to 15 bytes a URL. Nothing is ever removed.
+/// growths it is 53% to 80% full: 10 to 15 bytes a URL. The seen set never removes; a re-crawl's set of
+/// known URLs not reached yet does (erase), and never shrinks its table.
 class fingerprint_set {
 public:
     /// True when `fp` was not in the set (and now is).
     bool insert(std::uint64_t fp);
     bool contains(std::uint64_t fp) const noexcept;
+    /// True when `fp` was in the set (and now is not). Backward-shift deletion: no tombstones, so lookups
+    /// stay as short as if `fp` had never been inserted.
+    bool erase(std::uint64_t fp) noexcept;
     std::size_t size() const noexcept { return size_; }
     /// Heap bytes held by the table.
     std::size_t memory_bytes() const noexcept { return slots_.capacity() * sizeof(std::uint64_t); }
@@ -42,6 +46,7 @@ private:
         return static_cast<std::size_t>((static_cast<wide>(fp) * slots_.size()) >> 64);
     }
     void rehash(std::size_t slots);
+    std::size_t after(std::size_t i) const noexcept { return i + 1 == slots_.size() ? 0 : i + 1; }
 
     std::vector<std::uint64_t> slots_;
     std::size_t size_ = 0;

@@ -42,6 +42,10 @@ struct state_batch {
     /// Fetch history (fetch_history.hpp) of the URLs finished since the last commit: URL -> encode(entry);
     /// empty bytes forget the URL (a re-crawl reported it gone).
     std::vector<std::pair<std::string, std::string>> history;
+    /// History entries written only where the URL has none yet (the store looks): a URL a re-crawl over a
+    /// state directory reached without an answer (robots.txt denied it, a budget kept it out) keeps its last
+    /// answer when it has one (docs/RECRAWL.md, "Memory during a re-crawl"). A local state store only.
+    std::vector<std::pair<std::string, std::string>> history_if_absent;
     /// The crawl's counters as JSON (crawl_state::counters_json); empty when there is nothing to write.
     std::string counters;
     /// How far the seed file has been read (seed_position::to_text), with the seeds admitted in this batch;
@@ -53,8 +57,8 @@ struct state_batch {
 
     bool empty() const noexcept {
         return new_hosts.empty() && fingerprints.empty() && waiting.empty() && finished.empty() &&
-               lines.empty() && records.empty() && history.empty() && counters.empty() &&
-               seed_position.empty() && host_delays.empty();
+               lines.empty() && records.empty() && history.empty() && history_if_absent.empty() &&
+               counters.empty() && seed_position.empty() && host_delays.empty();
     }
 };
 

@@ -8,6 +8,8 @@
 //   "S" chunk(8)             the fingerprints (8 bytes each) of the URLs admitted between two commits
 //   "W" host(4) seq(8)       a waiting URL: encode(work_item)
 //   "R" url                  a kept record: encode(record)
+//   "F" url                  the URL's fetch history: encode(fetch_history)
+//   "O" fingerprint(8)       the outlink index of a re-crawl that follows links: outlink_fingerprint -> url
 // A resume reads H, L and S only: O(hosts) keys and 8 bytes per URL in large values, never every waiting URL.
 #include "store/state_store.hpp"
 
@@ -30,6 +32,7 @@
 #include <optional>
 #include <sstream>
 #include <system_error>
+#include <unordered_set>
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -464,6 +467,15 @@ void state_store::write(const state_batch& b, bool sync) {
         else
             batch.Put(slice("F" + url), slice(bytes));
     }
+    if (!b.history_if_absent.empty()) {
+        // Only where the URL has no entry: neither in the database nor earlier in this batch.
+        std::unordered_set<std::string_view> in_batch;
+        for (const auto& [url, bytes] : b.history)
+            in_batch.insert(url);
+        for (const auto& [url, bytes] : b.history_if_absent)
+            if (in_batch.insert(url).second && !impl_->get("F" + url))
+                batch.Put(slice("F" + url), slice(bytes));
+    }
     if (!b.counters.empty())
         batch.Put(slice(meta_key("counters")), slice(b.counters));
     if (!b.seed_position.empty())
@@ -558,6 +570,114 @@ void state_store::for_each_history(
         each(key.substr(1), value);
         return true;
     });
+}
+
+namespace {
+std::string outlink_key(std::uint64_t fp) {
+    std::string k = "O";
+    put_be(k, fp, 8);
+    return k;
+}
+
+fetch_history decoded_history(const fs::path& dir, std::string_view url, std::string_view bytes) {
+    auto h = decode_fetch_history(bytes);
+    if (!h)
+        fail(dir, asiocrawl::error::store_damaged,
+             "the fetch history of " + std::string(url) + " does not decode (damaged)");
+    return std::move(*h);
+}
+} // namespace
+
+state_store::recrawl_history state_store::load_history(std::uint32_t generation, bool continuous,
+                                                       std::uint64_t seed, const fingerprint_set& seen) {
+    recrawl_history out;
+    const bool may_stay = !continuous;
+    bool follows = false;
+    fingerprint_set not_admitted;
+    rocksdb::WriteBatch index;
+    auto write_index = [&] {
+        if (impl_->write_failed)
+            fail_write(impl_->dir, false, "an earlier write failed");
+        impl_->check_write(impl_->db->Write(rocksdb::WriteOptions(), &index)); // built again at every open
+        index.Clear();
+    };
+    if (may_stay) {
+        index.DeleteRange(slice("O"), slice("P"));
+        write_index();
+    }
+    std::size_t indexed = 0;
+    impl_->scan("F", [&](std::string_view key, std::string_view value) {
+        const auto url = key.substr(1);
+        auto h = decoded_history(impl_->dir, url, value);
+        if (h.generation >= generation && !continuous)
+            return true; // fetched in this generation already
+        ++out.known;
+        if (may_stay && h.kind != item_kind::robots) {
+            follows = follows || h.outlinks_known;
+            const auto fp = outlink_fingerprint(url);
+            index.Put(slice(outlink_key(fp)), slice(url));
+            if (!seen.contains(url_fingerprint(url, seed)))
+                not_admitted.insert(fp);
+            if (++indexed % 10'000 == 0)
+                write_index();
+        }
+        // Kept whole until an entry shows that links can be followed from the history.
+        if (!follows)
+            out.whole.emplace(url, std::move(h));
+        return true;
+    });
+    if (follows) {
+        write_index();
+        out.whole = history_map{};
+        out.not_admitted = std::move(not_admitted);
+    }
+    return out;
+}
+
+std::vector<std::optional<fetch_history>>
+state_store::read_history(const std::vector<std::string>& urls) const {
+    std::vector<std::optional<fetch_history>> out;
+    out.reserve(urls.size());
+    for (const auto& url : urls) {
+        const auto bytes = impl_->get("F" + url);
+        if (bytes)
+            out.emplace_back(decoded_history(impl_->dir, url, *bytes));
+        else
+            out.emplace_back();
+    }
+    return out;
+}
+
+std::vector<std::optional<std::pair<std::string, fetch_history>>>
+state_store::read_indexed_history(const std::vector<std::uint64_t>& fps) const {
+    std::vector<std::optional<std::pair<std::string, fetch_history>>> out;
+    out.reserve(fps.size());
+    for (const auto fp : fps) {
+        auto url = impl_->get(outlink_key(fp));
+        const auto bytes = url ? impl_->get("F" + *url) : std::nullopt;
+        if (!bytes) {
+            out.emplace_back();
+            continue;
+        }
+        auto h = decoded_history(impl_->dir, *url, *bytes);
+        h.outlinks = {};
+        out.emplace_back(std::in_place, std::move(*url), std::move(h));
+    }
+    return out;
+}
+
+std::vector<std::pair<std::string, fetch_history>>
+state_store::history_before(std::uint32_t generation) const {
+    std::vector<std::pair<std::string, fetch_history>> out;
+    impl_->scan("F", [&](std::string_view key, std::string_view value) {
+        auto h = decoded_history(impl_->dir, key.substr(1), value);
+        if (h.generation < generation && h.kind != item_kind::robots) {
+            h.outlinks = {};
+            out.emplace_back(std::string(key.substr(1)), std::move(h));
+        }
+        return true;
+    });
+    return out;
 }
 
 std::uint64_t state_store::disk_bytes() const {

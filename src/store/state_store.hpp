@@ -2,6 +2,7 @@
 // blocks on disk, so the crawler makes them on its storage thread, never on its executor.
 #pragma once
 
+#include "state/fetch_history.hpp"
 #include "state/fingerprint_set.hpp"
 #include "state/state_batch.hpp"
 
@@ -95,6 +96,35 @@ public:
     /// Every fetch history entry (key `F`), ordered by URL: (url, encode(fetch_history)).
     void
     for_each_history(const std::function<void(std::string_view url, std::string_view bytes)>& each) const;
+
+    /// What a re-crawl over this state begins with (docs/RECRAWL.md, "Memory during a re-crawl"), read in
+    /// one pass over the history.
+    struct recrawl_history {
+        /// Entries of an earlier generation (not fetched in `generation` yet); every entry in continuous
+        /// mode.
+        std::size_t known = 0;
+        /// Set when the history stays in the store (a one-shot re-crawl whose history has outlinks): the
+        /// outlink fingerprints of the known URLs not in `seen` (not admitted yet). The outlink index (key
+        /// `O`) is built again for them.
+        std::optional<fingerprint_set> not_admitted;
+        /// Otherwise, those entries themselves (continuous mode keeps its schedule in them; a history
+        /// written without outlinks admits every known URL at once).
+        history_map whole;
+    };
+    /// `seed`: the crawl's fingerprint seed, for `seen`. Throws crawl_error (store_damaged) for an entry
+    /// that does not decode.
+    recrawl_history load_history(std::uint32_t generation, bool continuous, std::uint64_t seed,
+                                 const fingerprint_set& seen);
+    /// The entries of `urls` (key `F`) in the same order; nullopt for a URL without one.
+    std::vector<std::optional<fetch_history>> read_history(const std::vector<std::string>& urls) const;
+    /// The entries of the URLs the outlink index names by `fps`, in the same order, without their own
+    /// outlinks: (url, entry), or nullopt for a fingerprint the index does not know or whose URL has no
+    /// entry any more.
+    std::vector<std::optional<std::pair<std::string, fetch_history>>>
+    read_indexed_history(const std::vector<std::uint64_t>& fps) const;
+    /// The entries of an earlier generation than `generation` (not fetched in it), robots.txt's left out,
+    /// without their outlinks, in URL order.
+    std::vector<std::pair<std::string, fetch_history>> history_before(std::uint32_t generation) const;
 
     /// Bytes the directory holds (a benchmark figure).
     std::uint64_t disk_bytes() const;

@@ -63,3 +63,27 @@ TEST(fingerprint_set, costs_at_most_16_bytes_a_url_at_every_size) {
         }
     }
 }
+
+TEST(fingerprint_set, erases_and_agrees_with_a_reference_set_at_every_step) {
+    // A small table (erase never shrinks it) packed to 80%, so that runs wrap around its end: every erase
+    // must leave every other fingerprint findable, and an erased one gone.
+    fingerprint_set set;
+    std::unordered_set<std::uint64_t> reference;
+    std::mt19937_64 random{7};
+    for (int i = 0; i < 60'000; ++i) {
+        const std::uint64_t fp = 2 + random() % 2'000; // few values (not 0, stored as 1): they meet often
+        if (random() % 2 == 0)
+            EXPECT_EQ(set.insert(fp), reference.insert(fp).second) << fp;
+        else
+            EXPECT_EQ(set.erase(fp), reference.erase(fp) == 1) << fp;
+        ASSERT_EQ(set.size(), reference.size());
+        if (i % 997 == 0) {
+            for (std::uint64_t v = 2; v < 2'002; ++v)
+                ASSERT_EQ(set.contains(v), reference.contains(v)) << v << " after step " << i;
+        }
+    }
+    for (const auto fp : std::unordered_set<std::uint64_t>(reference))
+        ASSERT_TRUE(set.erase(fp)) << fp;
+    EXPECT_EQ(set.size(), 0u);
+    EXPECT_FALSE(set.erase(1));
+}

@@ -5,7 +5,11 @@
 #include <asiocrawl/crawler.hpp>
 
 #include "support/loopback.hpp"
+#include "support/state_harness.hpp"
 #include "support/temp_dir.hpp"
+
+#include "state/fetch_history.hpp"
+#include "store/state_store.hpp"
 
 #include <asiocrawl/error.hpp>
 #include <asiocrawl_demo/site.hpp>
@@ -14,6 +18,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -31,8 +36,9 @@ struct durable_crawl : ::testing::Test {
     demo::site site = demo::generate_site({.pages = 120, .seed = 7});
     temp_dir dir{"durable-crawl"};
     fs::path state_dir = dir.path / "state";
-    std::map<std::string, int> requests; // target -> times requested, over every run
-    unsigned short port = 0;             // every run serves the site on the same port: the same root
+    std::map<std::string, int> requests;          // target -> times requested, over every run
+    unsigned short port = 0;                      // every run serves the site on the same port: the same root
+    std::function<void(std::string_view)> on_log; // the crawler's messages from info up, when set
 
     crawler_config config_for(std::uint16_t port) const {
         crawler_config config;
@@ -62,7 +68,9 @@ struct durable_crawl : ::testing::Test {
         if (adjust)
             adjust(config);
         crawler c{ctx.get_executor(), config};
-        if (std::getenv("DURABLE_DEBUG"))
+        if (on_log)
+            c.set_logger({log_level::info, [this](log_level, std::string_view m) { on_log(m); }});
+        else if (std::getenv("DURABLE_DEBUG"))
             c.set_logger({log_level::debug, [](log_level, std::string_view m) {
                               std::fprintf(stderr, "%.*s\n", (int)m.size(), m.data());
                           }});
@@ -261,4 +269,191 @@ TEST_F(durable_crawl, a_held_directory_is_refused_to_a_second_crawler_until_the_
     run_bounded(ctx);
     ASSERT_FALSE(failure) << detail;
     EXPECT_NO_THROW((crawler{ctx.get_executor(), config}));
+}
+
+// ---- a re-crawl whose fetch history stays on disk (docs/RECRAWL.md, "Memory during a re-crawl") ----
+
+TEST_F(durable_crawl, a_recrawl_holds_the_history_of_the_urls_being_fetched_only) {
+    const auto first = run();
+    ASSERT_FALSE(first.failure) << first.detail;
+    std::vector<std::string> lines;
+    on_log = [&](std::string_view m) { lines.emplace_back(m); };
+    const auto second = run(std::nullopt, false, [](crawler_config& c) { c.state.recrawl = true; });
+    ASSERT_FALSE(second.failure) << second.detail;
+    // The same site again: every URL fetched again, nothing changed, nothing gone.
+    EXPECT_EQ(second.streamed.size(), first.streamed.size());
+    std::size_t unchanged = 0;
+    for (const auto& r : second.streamed) {
+        EXPECT_TRUE(r.change == change_kind::unchanged || r.change == change_kind::none) << r.url;
+        unchanged += r.change == change_kind::unchanged ? 1 : 0;
+    }
+    EXPECT_GE(unchanged, 100u);
+    // The history of all of them stayed on disk: in memory, at most the entries of the URLs in flight (4 at
+    // once for the site's one host), never the 120 pages' history.
+    std::optional<std::size_t> held;
+    for (const auto& line : lines)
+        if (const auto at = line.find("at most ");
+            at != std::string::npos && line.find("history entries were held") != std::string::npos)
+            held = std::stoul(line.substr(at + 8));
+    ASSERT_TRUE(held) << "no line says how many history entries were held";
+    EXPECT_GE(*held, 1u);
+    EXPECT_LE(*held, 4u);
+}
+
+namespace {
+
+using asiocrawl::detail::fetch_history;
+
+/// A generation-1 entry of a page that answered 200 with validators and linked to `links`.
+fetch_history known_page(int depth, const std::vector<std::string>& links,
+                         std::string referrer = "http://a.test/") {
+    fetch_history h;
+    h.status = 200;
+    h.etag = "\"v1\"";
+    h.last_modified = "Tue, 01 Sep 2026 10:00:00 GMT";
+    h.payload_digest = "sha1:OLD";
+    h.fetched_at_us = 1'700'000'000'000'000;
+    h.captured_at_us = 1'700'000'000'000'000;
+    h.generation = 1;
+    h.depth = depth;
+    h.referrer = std::move(referrer);
+    for (const auto& link : links)
+        h.outlinks.push_back(asiocrawl::detail::outlink_fingerprint(link));
+    h.outlinks_known = true;
+    return h;
+}
+
+} // namespace
+
+TEST(history_on_disk, a_recrawl_follows_links_from_the_store_and_reports_the_unreached_gone) {
+    // The crawl state driven as the engine drives it over a real state directory: each ticket's entry read
+    // from the store before it is fetched, with the entries of the links a 304 would stand for (the frontier
+    // pump's load_history), and the wrap-up over the store's entries not fetched in this generation.
+    using namespace asiocrawl::detail;
+    temp_dir dir{"history-on-disk"};
+    state_lock lock(dir.path);
+    auto store = state_store::open(dir.path);
+    // Generation 1: / -> a, b, p0..p19; a -> deep; b -> vanished. Now / and a and the p's answer 304, b
+    // changed and links to fresh instead of vanished.
+    std::vector<std::string> root_links{"http://a.test/a", "http://a.test/b"};
+    for (int i = 0; i < 20; ++i)
+        root_links.push_back("http://a.test/p" + std::to_string(i));
+    std::map<std::string, fetch_history> first;
+    first["http://a.test/"] = known_page(0, root_links, "");
+    first["http://a.test/a"] = known_page(1, {"http://a.test/deep"});
+    first["http://a.test/b"] = known_page(1, {"http://a.test/vanished"});
+    for (int i = 0; i < 20; ++i)
+        first["http://a.test/p" + std::to_string(i)] = known_page(1, {"http://a.test/"});
+    first["http://a.test/deep"] = known_page(2, {}, "http://a.test/a");
+    first["http://a.test/deep"].outlinks_known = false; // fetched in full: its links are read
+    first["http://a.test/vanished"] = known_page(2, {}, "http://a.test/b");
+    state_batch written;
+    for (const auto& [url, h] : first)
+        written.history.emplace_back(url, encode(h));
+    store->write(written, false);
+
+    state_harness h({}, true, 64, &asiocrawl::test::manual_wall_clock);
+    auto loaded = store->load_history(2, false, 42, h->seen_set());
+    EXPECT_EQ(loaded.known, first.size());
+    ASSERT_TRUE(loaded.not_admitted) << "a history with outlinks stays in the store";
+    EXPECT_TRUE(loaded.whole.empty());
+    h->set_history_in_store(std::move(*loaded.not_admitted), 2);
+    h->start();
+
+    std::set<std::string> asked;
+    std::set<std::string> conditional;
+    std::size_t held = 0;
+    for (;;) {
+        auto t = h->next();
+        if (!t)
+            break;
+        const std::string url = t->item.url;
+        auto wanted = h->on_history(*t, std::move(store->read_history({url})[0]));
+        std::vector<std::pair<std::string, fetch_history>> links;
+        for (auto& found : store->read_indexed_history(wanted))
+            if (found)
+                links.push_back(std::move(*found));
+        h->on_known_outlinks(*t, std::move(links));
+        ASSERT_TRUE(h->begin_attempt(*t));
+        h->fetch_started(*t);
+        held = std::max(held, h->history_held());
+        asked.insert(url);
+        if (h->conditional_basis(url) != nullptr)
+            conditional.insert(url);
+        std::vector<std::string> found_links;
+        asiocrawl::test::test_response response = asiocrawl::test::answer_of(304, "");
+        if (url == "http://a.test/b") {
+            found_links = {"http://a.test/fresh"};
+            response = asiocrawl::test::answer_of(200, "<p>b, edited</p>");
+        } else if (url == "http://a.test/deep" || url == "http://a.test/fresh") {
+            response = asiocrawl::test::answer_of(200, "<p>" + url + "</p>");
+        }
+        h.answer(*t, response, found_links);
+        store->write(h->take_batch(), false); // the committer's commit
+        if (h->wants_wrap_up(h.unfinished))   // the frontier pump's wrap_up_from_store
+            h->wrap_up_generation(store->history_before(2));
+    }
+    store->write(h->take_batch(), false);
+
+    std::set<std::string> expected{"http://a.test/", "http://a.test/a", "http://a.test/b",
+                                   "http://a.test/deep", "http://a.test/fresh"};
+    for (int i = 0; i < 20; ++i)
+        expected.insert("http://a.test/p" + std::to_string(i));
+    EXPECT_EQ(asked, expected) << "reached through the 304s' links from the store; vanished not asked for";
+    expected.erase("http://a.test/deep");
+    expected.erase("http://a.test/fresh");
+    EXPECT_EQ(conditional, expected);
+    EXPECT_EQ(h.unfinished, 0u) << "the crawl ends once the unreached URLs are reported";
+    ASSERT_EQ(h.records.size(), 26u);
+    const auto& gone = h.records.back();
+    EXPECT_EQ(gone.url, "http://a.test/vanished");
+    EXPECT_EQ(gone.change, change_kind::gone);
+    EXPECT_EQ(gone.status, 0);
+    EXPECT_EQ(gone.referrer, "http://a.test/b");
+    for (const auto& r : h.records)
+        if (r.url == "http://a.test/deep") {
+            EXPECT_EQ(r.depth, 2);
+            EXPECT_EQ(r.referrer, "http://a.test/a");
+        }
+    const auto& stats = h->result().stats;
+    EXPECT_EQ(stats.at("not_modified"), 22u);
+    EXPECT_EQ(stats.at("gone_unlinked"), 1u);
+    EXPECT_EQ(stats.at("change_new"), 1u);
+    // One ticket at a time here: one entry held at once, never the generation's 25.
+    EXPECT_EQ(held, 1u);
+    EXPECT_EQ(h->history_held_peak(), 1u);
+    EXPECT_EQ(h->history_held(), 0u);
+    // What the store keeps for generation 3: the gone URL forgotten, the 304s' outlinks kept.
+    const auto after =
+        store->read_history({"http://a.test/vanished", "http://a.test/", "http://a.test/fresh"});
+    EXPECT_FALSE(after[0]);
+    ASSERT_TRUE(after[1]);
+    EXPECT_EQ(after[1]->generation, 2u);
+    EXPECT_EQ(after[1]->outlinks.size(), root_links.size());
+    ASSERT_TRUE(after[2]);
+    EXPECT_TRUE(store->history_before(2).empty()) << "every known URL was fetched again or forgotten";
+}
+
+TEST(history_on_disk, an_unanswered_entry_never_replaces_a_known_answer) {
+    // A re-crawl with the history on disk cannot tell whether a URL robots.txt denied (or a budget kept
+    // out) is known: the store writes its status-0 entry only where the URL has none.
+    using namespace asiocrawl::detail;
+    temp_dir dir{"history-if-absent"};
+    state_lock lock(dir.path);
+    auto store = state_store::open(dir.path);
+    state_batch first;
+    first.history.emplace_back("http://a.test/known", encode(known_page(1, {})));
+    store->write(first, false);
+    fetch_history unanswered;
+    unanswered.generation = 2;
+    state_batch second;
+    second.history_if_absent.emplace_back("http://a.test/known", encode(unanswered));
+    second.history_if_absent.emplace_back("http://a.test/new", encode(unanswered));
+    store->write(second, false);
+    const auto read = store->read_history({"http://a.test/known", "http://a.test/new"});
+    ASSERT_TRUE(read[0]);
+    EXPECT_EQ(read[0]->status, 200);
+    EXPECT_EQ(read[0]->etag, "\"v1\"");
+    ASSERT_TRUE(read[1]);
+    EXPECT_EQ(read[1]->status, 0);
 }
