@@ -320,7 +320,8 @@ void tree_builder::compact() {
     // Past the cap, it counts distinct links: a repeat of a kept one, up to its fragment, names the same
     // document, and is dropped without counting (a table of contents of 13,972 links to 497 pages keeps them
     // all). Views into out_.text, which lives until the end.
-    const bool over_cap = options_.max_links != 0 && stored_links_ > options_.max_links;
+    links_over_cap_ = links_over_cap_ || (options_.max_links != 0 && stored_links_ > options_.max_links);
+    const bool over_cap = links_over_cap_;
     std::unordered_set<std::string_view> kept_links;
     for (std::uint32_t i = items_[0].next; i != 0;) {
         const std::uint32_t next = items_[i].next;

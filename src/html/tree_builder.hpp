@@ -369,6 +369,10 @@ private:
     std::uint32_t free_items_ = no_item;
     std::vector<extraction::entry> entries_;
     std::size_t stored_links_ = 0;
+    // The page has had more links than the cap: every compaction from then on keeps distinct documents only,
+    // also one that finds no more than the cap stored (an earlier one left the kept links, and a later link
+    // may repeat one of them).
+    bool links_over_cap_ = false;
     // Past the cap: repeats of a kept link dropped uncounted, by document. Counted after all if a link
     // inserted before them later (foster parenting) takes that document's place. At most max_links entries.
     std::unordered_map<std::string, std::size_t> dropped_repeats_;

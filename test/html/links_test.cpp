@@ -677,6 +677,18 @@ TEST(ExtractLinksCapped, AHundredTimesTheCapIsCutAtTheCap) {
     }
 }
 
+TEST(ExtractLinksCapped, ARepeatAfterACompactionIsStillOneLink) {
+    // A cap of 2 compacts the stored links when 20 are stored (2 * 2 + 16): the 20 repeats become one; the
+    // 21st, stored after it, repeats that one and is no second link though only 2 are stored at the end
+    // (found by fuzz_links_differential).
+    std::string html;
+    for (int i = 0; i < 21; ++i)
+        html += "<a href=/x>y</a>";
+    const page_links fast = extract_with(html_parser::fast, html, 2);
+    EXPECT_EQ(fast.references, std::vector<std::string>{"/x"});
+    EXPECT_EQ(fast.dropped_references, 0u);
+}
+
 TEST(ExtractLinksCapped, RepeatsOfOneLinkAreOneLink) {
     // The cap counts distinct links (up to the fragment): the fast parser keeps one, drops the repeats as it
     // compacts (memory stays bounded) and counts none of them; gumbo's cut counts tags.
