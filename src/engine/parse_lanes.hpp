@@ -13,9 +13,9 @@
 // fourth pass": its body is read from another core's cache, its link strings come back the same way), so the
 // parse threads earn their keep only while the crawl thread is what limits the crawl and another core has
 // time for them. offload() asks that of every page: an offload_gauge measures the crawl thread's CPU time
-// against the wall clock, and hands pages over only while the crawl thread is busy nearly all the time; on
-// cores shared with the server (or with other work) the crawl thread waits for them, and parses its pages
-// itself, as with no parse threads.
+// against the wall clock, and hands pages over only while the crawl thread runs most of the time (a thread
+// that waits for its server, or for a core, has no work to give away); on cores shared with the server (or
+// with other work) the crawl thread parses its pages itself, as with no parse threads.
 #pragma once
 
 #include "html/page_links.hpp"
@@ -43,8 +43,8 @@ class offload_gauge {
 public:
     using nanoseconds = std::chrono::nanoseconds;
     static constexpr nanoseconds window{10'000'000}; // 10 ms: about a hundred pages on a busy crawl
-    static constexpr double raise_at = 0.9;
-    static constexpr double lower_below = 0.75;
+    static constexpr double raise_at = 0.8;
+    static constexpr double lower_below = 0.6;
     static constexpr int steps = 4;
 
     /// Whether the window that began at the last sample() is over at `now` (or none began): sample() then.
@@ -76,7 +76,7 @@ public:
     parse_lanes& operator=(const parse_lanes&) = delete;
 
     /// Whether the page about to be parsed goes to a parse thread (resolve()) or is parsed by the caller
-    /// (resolve_links()): handed over only while the crawl thread is busy nearly all the time (offload_gauge)
+    /// (resolve_links()): handed over only while the crawl thread runs most of the time (offload_gauge)
     /// and the parse threads are not behind (fewer than four pages a thread waiting or being parsed). Crawl
     /// executor only; one call a page.
     bool offload();

@@ -133,7 +133,7 @@ int handed_over(offload_gauge& gauge, int pages) {
 
 } // namespace
 
-TEST(OffloadGauge, PagesGoToTheParseThreadsOnlyWhileTheCrawlThreadIsBusyNearlyAllTheTime) {
+TEST(OffloadGauge, PagesGoToTheParseThreadsOnlyWhileTheCrawlThreadRunsMostOfTheTime) {
     offload_gauge gauge;
     nanoseconds wall{milliseconds(1000)};
     nanoseconds cpu{milliseconds(300)};
@@ -150,16 +150,16 @@ TEST(OffloadGauge, PagesGoToTheParseThreadsOnlyWhileTheCrawlThreadIsBusyNearlyAl
     // Busy all the time: a quarter more of the pages each window, up to all of them.
     feed(gauge, wall, cpu, 1.0, 1);
     EXPECT_EQ(handed_over(gauge, 100), 25);
-    feed(gauge, wall, cpu, 0.95, 1);
+    feed(gauge, wall, cpu, 0.85, 1);
     EXPECT_EQ(handed_over(gauge, 100), 50);
     feed(gauge, wall, cpu, 1.0, 10);
     EXPECT_EQ(gauge.level(), offload_gauge::steps);
     EXPECT_EQ(handed_over(gauge, 100), 100);
 
     // Between the two marks the share holds; below the lower one it shrinks a step a window.
-    feed(gauge, wall, cpu, 0.8, 5);
+    feed(gauge, wall, cpu, 0.7, 5);
     EXPECT_EQ(handed_over(gauge, 100), 100);
-    feed(gauge, wall, cpu, 0.6, 1);
+    feed(gauge, wall, cpu, 0.5, 1);
     EXPECT_EQ(handed_over(gauge, 100), 75);
     feed(gauge, wall, cpu, 0.2, 10);
     EXPECT_EQ(gauge.level(), 0);
