@@ -148,6 +148,9 @@ asio::awaitable<void> engine::until_no_work() {
 
 asio::awaitable<void> engine::workers_then_last_commit() {
     co_await workers.run();
+    if (parse_pool)
+        log(log_level::debug, "parse threads: " + std::to_string(parse_pool->pages_handed_over()) + " of " +
+                                  std::to_string(parse_pool->pages_asked()) + " pages handed over");
     // The last changes (counters, the records of the last pages) are written before the report.
     commits.finish();
 }

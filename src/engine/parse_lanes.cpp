@@ -11,6 +11,8 @@
 #include <exception>
 #include <utility>
 
+#include <time.h>
+
 namespace asiocrawl::detail {
 
 namespace asio = boost::asio;
@@ -31,6 +33,35 @@ struct parse_lanes::job {
     asio::steady_timer wake; // on the crawl executor; never expires: drain() cancels the wait
     bool done = false;       // drain()'s, on the crawl executor
 };
+
+void offload_gauge::sample(nanoseconds now, nanoseconds cpu) noexcept {
+    if (started_ && now > wall_) {
+        const double busy =
+            static_cast<double>((cpu - cpu_).count()) / static_cast<double>((now - wall_).count());
+        if (busy >= raise_at && level_ < steps)
+            ++level_;
+        else if (busy < lower_below && level_ > 0)
+            --level_;
+    }
+    started_ = true;
+    wall_ = now;
+    cpu_ = cpu;
+}
+
+bool offload_gauge::take() noexcept {
+    turn_ = turn_ + 1 == steps ? 0 : turn_ + 1;
+    return turn_ < level_;
+}
+
+namespace {
+
+std::chrono::nanoseconds thread_cpu_time() noexcept {
+    timespec t{};
+    ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return std::chrono::seconds(t.tv_sec) + std::chrono::nanoseconds(t.tv_nsec);
+}
+
+} // namespace
 
 parse_lanes::parse_lanes(std::size_t threads, asio::any_io_executor crawl)
     : crawl_(std::move(crawl)) {
@@ -60,6 +91,22 @@ void parse_lanes::join() {
     give_back_.clear();
 }
 
+bool parse_lanes::offload() {
+    ++asked_;
+    // The wall clock is cheap (vDSO); the thread's CPU clock is a system call, read once a window.
+    const auto now = std::chrono::steady_clock::now().time_since_epoch();
+    if (const auto self = std::this_thread::get_id(); self != measured_) {
+        measured_ = self;
+        gauge_.restart();
+    }
+    if (gauge_.window_over(now))
+        gauge_.sample(now, thread_cpu_time());
+    if (in_flight_ >= 4 * threads_.size() || !gauge_.take())
+        return false;
+    ++handed_over_;
+    return true;
+}
+
 asio::awaitable<resolved_links> parse_lanes::resolve(std::string_view page_url, std::string body,
                                                      link_options options) {
     // Not a coroutine: the job is made here, and the coroutine's frame holds only its pointer, which the
@@ -69,6 +116,7 @@ asio::awaitable<resolved_links> parse_lanes::resolve(std::string_view page_url, 
 
 asio::awaitable<resolved_links> parse_lanes::hand_over(std::unique_ptr<job> owned) {
     job& j = *owned;
+    ++in_flight_;
     bool wake = false;
     {
         const std::lock_guard lock(inbox_mutex_);
@@ -150,6 +198,7 @@ void parse_lanes::drain() {
         const std::lock_guard lock(done_mutex_);
         draining_.swap(done_);
     }
+    in_flight_ -= draining_.size();
     for (job* j : draining_) {
         j->done = true;
         j->wake.cancel();

@@ -8,6 +8,14 @@
 // finished goes back in one post to the crawl executor for however many pages finished meanwhile. The link
 // strings a parse thread made are handed back to the parse threads to be freed there (give_back), so that the
 // crawl thread does not free memory of another thread's malloc arena.
+//
+// A page handed over costs more CPU than a page parsed where it was fetched (bench/RESULTS.md, "Issue 27,
+// fourth pass": its body is read from another core's cache, its link strings come back the same way), so the
+// parse threads earn their keep only while the crawl thread is what limits the crawl and another core has
+// time for them. offload() asks that of every page: an offload_gauge measures the crawl thread's CPU time
+// against the wall clock, and hands pages over only while the crawl thread runs most of the time (a thread
+// that waits for its server, or for a core, has no work to give away); on cores shared with the server (or
+// with other work) the crawl thread parses its pages itself, as with no parse threads.
 #pragma once
 
 #include "html/page_links.hpp"
@@ -15,6 +23,7 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
@@ -27,6 +36,35 @@
 
 namespace asiocrawl::detail {
 
+/// What share of the pages goes to the parse threads, from how busy the crawl thread is: its CPU time over
+/// the wall time, in windows of `window`. At `raise_at` or busier the share grows by one `steps`-th a window,
+/// below `lower_below` it shrinks by one; it starts at nothing. Pure arithmetic on the times it is given.
+class offload_gauge {
+public:
+    using nanoseconds = std::chrono::nanoseconds;
+    static constexpr nanoseconds window{10'000'000}; // 10 ms: about a hundred pages on a busy crawl
+    static constexpr double raise_at = 0.8;
+    static constexpr double lower_below = 0.6;
+    static constexpr int steps = 4;
+
+    /// Whether the window that began at the last sample() is over at `now` (or none began): sample() then.
+    bool window_over(nanoseconds now) const noexcept { return !started_ || now - wall_ >= window; }
+    /// Ends the window at `now`, the measuring thread's CPU time being `cpu`, and begins the next one.
+    void sample(nanoseconds now, nanoseconds cpu) noexcept;
+    /// Forgets the window (another thread measures from now on); the share stays.
+    void restart() noexcept { started_ = false; }
+    /// For each page: whether it goes to a parse thread; level() of every `steps` pages do.
+    bool take() noexcept;
+    int level() const noexcept { return level_; }
+
+private:
+    bool started_ = false;
+    nanoseconds wall_{};
+    nanoseconds cpu_{};
+    int level_ = 0; // 0 (every page parsed by the crawl thread) to steps (every page handed over)
+    int turn_ = 0;
+};
+
 class parse_lanes {
 public:
     /// `threads` parse threads (at least one), started here; `crawl` is the executor of the coroutines that
@@ -36,6 +74,16 @@ public:
     ~parse_lanes();
     parse_lanes(const parse_lanes&) = delete;
     parse_lanes& operator=(const parse_lanes&) = delete;
+
+    /// Whether the page about to be parsed goes to a parse thread (resolve()) or is parsed by the caller
+    /// (resolve_links()): handed over only while the crawl thread runs most of the time (offload_gauge)
+    /// and the parse threads are not behind (fewer than four pages a thread waiting or being parsed). Crawl
+    /// executor only; one call a page.
+    bool offload();
+
+    /// Pages offload() sent to the parse threads, and pages it asked about. Crawl executor only.
+    std::size_t pages_handed_over() const noexcept { return handed_over_; }
+    std::size_t pages_asked() const noexcept { return asked_; }
 
     /// resolve_links(page_url, body, options) on a parse thread; resumes on the crawl executor with its
     /// result, or its exception. `page_url` is read on the parse thread: it must stay valid until this
@@ -57,6 +105,11 @@ private:
     void drain(); // on the crawl executor: the finished pages' coroutines resumed
 
     boost::asio::any_io_executor crawl_;
+    offload_gauge gauge_;       // crawl executor only, like the four below
+    std::thread::id measured_;  // the thread whose CPU time gauge_ measures
+    std::size_t in_flight_ = 0; // handed over, not yet drained
+    std::size_t handed_over_ = 0;
+    std::size_t asked_ = 0;
     std::mutex inbox_mutex_;
     std::condition_variable inbox_ready_;
     std::deque<job*> inbox_;                          // pages waiting for a parse thread, oldest first

@@ -148,7 +148,8 @@ asio::awaitable<void> worker_pool::handle(crawl_state::ticket& t, fetch_result& 
         break;
     case crawl_state::next_step::parse_page: {
         resolved_links links;
-        if (e_.parse_pool) {
+        const bool handed_over = e_.parse_pool && e_.parse_pool->offload();
+        if (handed_over) {
             // The body travels to a parse thread and back by move: no copy, and no crawl state leaves this
             // thread.
             links = co_await e_.parse_pool->resolve(t.item.url, std::move(response.body),
@@ -163,7 +164,7 @@ asio::awaitable<void> worker_pool::handle(crawl_state::ticket& t, fetch_result& 
             co_return;
         }
         e_.state.on_links(t, r, links);
-        if (e_.parse_pool)
+        if (handed_over)
             e_.parse_pool->give_back(std::move(links.urls)); // made on a parse thread, freed there
         [[fallthrough]];
     }

@@ -11,6 +11,8 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/url/parse.hpp>
 
+#include <chrono>
+#include <cstdint>
 #include <exception>
 #include <string>
 #include <thread>
@@ -102,4 +104,71 @@ TEST(ParseLanes, AFailedPageRethrowsInItsCoroutineAndOthersGoOn) {
     asiocrawl::test::run_bounded(ctx);
     EXPECT_TRUE(threw);
     EXPECT_EQ(good_links, 21u);
+}
+
+namespace {
+
+using asiocrawl::detail::offload_gauge;
+using std::chrono::milliseconds;
+using std::chrono::nanoseconds;
+
+/// `windows` windows of `busy` (the thread's CPU time over the wall time) fed to `gauge` from `wall`, `cpu`.
+void feed(offload_gauge& gauge, nanoseconds& wall, nanoseconds& cpu, double busy, int windows) {
+    for (int i = 0; i < windows; ++i) {
+        wall += offload_gauge::window;
+        cpu +=
+            nanoseconds(static_cast<std::int64_t>(busy * static_cast<double>(offload_gauge::window.count())));
+        ASSERT_TRUE(gauge.window_over(wall));
+        gauge.sample(wall, cpu);
+    }
+}
+
+/// Of `pages` pages, how many take() hands over.
+int handed_over(offload_gauge& gauge, int pages) {
+    int n = 0;
+    for (int i = 0; i < pages; ++i)
+        n += gauge.take() ? 1 : 0;
+    return n;
+}
+
+} // namespace
+
+TEST(OffloadGauge, PagesGoToTheParseThreadsOnlyWhileTheCrawlThreadRunsMostOfTheTime) {
+    offload_gauge gauge;
+    nanoseconds wall{milliseconds(1000)};
+    nanoseconds cpu{milliseconds(300)};
+    EXPECT_TRUE(gauge.window_over(wall)) << "no window yet";
+    gauge.sample(wall, cpu);
+    EXPECT_FALSE(gauge.window_over(wall + offload_gauge::window / 2));
+    EXPECT_EQ(handed_over(gauge, 100), 0) << "it starts with every page parsed by the crawl thread";
+
+    // A crawl thread that waits half the time (for the server, or for a core): nothing is handed over.
+    feed(gauge, wall, cpu, 0.5, 10);
+    EXPECT_EQ(gauge.level(), 0);
+    EXPECT_EQ(handed_over(gauge, 100), 0);
+
+    // Busy all the time: a quarter more of the pages each window, up to all of them.
+    feed(gauge, wall, cpu, 1.0, 1);
+    EXPECT_EQ(handed_over(gauge, 100), 25);
+    feed(gauge, wall, cpu, 0.85, 1);
+    EXPECT_EQ(handed_over(gauge, 100), 50);
+    feed(gauge, wall, cpu, 1.0, 10);
+    EXPECT_EQ(gauge.level(), offload_gauge::steps);
+    EXPECT_EQ(handed_over(gauge, 100), 100);
+
+    // Between the two marks the share holds; below the lower one it shrinks a step a window.
+    feed(gauge, wall, cpu, 0.7, 5);
+    EXPECT_EQ(handed_over(gauge, 100), 100);
+    feed(gauge, wall, cpu, 0.5, 1);
+    EXPECT_EQ(handed_over(gauge, 100), 75);
+    feed(gauge, wall, cpu, 0.2, 10);
+    EXPECT_EQ(gauge.level(), 0);
+    EXPECT_EQ(handed_over(gauge, 100), 0);
+
+    // Another thread's clock, far ahead of this one's: after restart() its first sample only begins a window.
+    gauge.restart();
+    wall += offload_gauge::window;
+    EXPECT_TRUE(gauge.window_over(wall));
+    gauge.sample(wall, cpu + milliseconds(1000));
+    EXPECT_EQ(gauge.level(), 0);
 }
