@@ -329,16 +329,14 @@ void detail::engine::steered() {
 void crawler::pause_host(std::string_view host) {
     const auto key = host_key(host);
     impl_->state.pause_host(key);
-    if (!impl_->config.state.redis.empty())
-        impl_->leases.share_control({detail::lease_loop::control_change::kind::pause, key, {}});
+    impl_->leases.share_control({detail::lease_loop::control_change::kind::pause, key, {}});
     impl_->steered();
 }
 
 bool crawler::resume_host(std::string_view host) {
     const auto key = host_key(host);
     const bool was = impl_->state.resume_host(key);
-    if (!impl_->config.state.redis.empty())
-        impl_->leases.share_control({detail::lease_loop::control_change::kind::resume, key, {}});
+    impl_->leases.share_control({detail::lease_loop::control_change::kind::resume, key, {}});
     impl_->steered();
     return was;
 }
@@ -349,13 +347,8 @@ void crawler::set_host_limits(std::string_view host, const host_limits& limits) 
     if (limits.delay)
         delay = *limits.delay;
     impl_->state.set_host_limits(key, delay, limits.max_per_host);
-    if (!impl_->config.state.redis.empty()) {
-        detail::shared_store::host_limits shared;
-        if (limits.delay)
-            shared.delay = std::chrono::duration_cast<std::chrono::milliseconds>(*limits.delay);
-        shared.max_per_host = limits.max_per_host;
-        impl_->leases.share_control({detail::lease_loop::control_change::kind::limits, key, shared});
-    }
+    impl_->leases.share_control(
+        {detail::lease_loop::control_change::kind::limits, key, {limits.delay, limits.max_per_host}});
     impl_->steered();
 }
 

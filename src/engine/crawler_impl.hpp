@@ -222,8 +222,9 @@ public:
     boost::asio::awaitable<void> give_back_leases();
     boost::asio::awaitable<void> take_combined_report();
 
-    /// A change the control API made here (crawler::pause_host...), for every instance: sent to Redis by
-    /// run(), in order, before its next lease (docs/CONTROL.md, "Shared crawls").
+    /// A change the control API made here (crawler::pause_host...), for every instance of a shared crawl:
+    /// sent to Redis by run(), in order, before its next lease (docs/CONTROL.md, "Shared crawls"). Nothing
+    /// without Redis.
     struct control_change {
         enum class kind { pause, resume, limits } what;
         std::string host;

@@ -70,13 +70,9 @@ asio::awaitable<void> lease_loop::open() {
     if (!e_.config.hosts.empty()) {
         rules_.emplace(e_.config.hosts);
         settings.rule_for = [this](const std::string& host) {
-            shared_store::host_limits limits;
-            if (const host_rule* rule = rules_->for_host(host)) {
-                if (rule->delay)
-                    limits.delay = std::chrono::duration_cast<std::chrono::milliseconds>(*rule->delay);
-                limits.max_per_host = rule->max_per_host;
-            }
-            return limits;
+            const host_rule* rule = rules_->for_host(host);
+            return rule ? shared_store::host_limits{rule->delay, rule->max_per_host}
+                        : shared_store::host_limits{};
         };
     }
     e_.shared.emplace(*e_.redis_client, settings);
@@ -223,6 +219,8 @@ asio::awaitable<void> lease_loop::take_combined_report() {
 }
 
 void lease_loop::share_control(control_change change) {
+    if (e_.config.state.redis.empty())
+        return; // not a shared crawl: the change is this instance's only
     unsent_controls_.push_back(std::move(change));
     poked_.notify();
 }

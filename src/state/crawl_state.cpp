@@ -767,7 +767,7 @@ void crawl_state::wrap_up_generation() {
         return; // the loop reads what was not fetched from the store, for the overload below
     std::vector<std::pair<std::string_view, const fetch_history*>> unreached;
     for (const auto& [url, h] : history_)
-        if (h.kind != item_kind::robots && !seen_.contains(url_fingerprint(url, seed_)))
+        if (unreached_now(url, h))
             unreached.emplace_back(url, &h);
     std::sort(unreached.begin(), unreached.end(),
               [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -777,10 +777,13 @@ void crawl_state::wrap_up_generation() {
 void crawl_state::wrap_up_generation(std::vector<std::pair<std::string, fetch_history>> not_fetched) {
     std::vector<std::pair<std::string_view, const fetch_history*>> unreached;
     for (const auto& [url, h] : not_fetched)
-        if (h.generation < generation_ && h.kind != item_kind::robots &&
-            !seen_.contains(url_fingerprint(url, seed_)))
+        if (h.generation < generation_ && unreached_now(url, h))
             unreached.emplace_back(url, &h);
     report_unreached(std::move(unreached)); // in URL order: the store's key order
+}
+
+bool crawl_state::unreached_now(std::string_view url, const fetch_history& h) const {
+    return h.kind != item_kind::robots && !seen_.contains(url_fingerprint(url, seed_));
 }
 
 void crawl_state::report_unreached(std::vector<std::pair<std::string_view, const fetch_history*>> unreached) {

@@ -380,6 +380,8 @@ private:
     void complete(ticket& t, record&& r);
     void admit_known();
     void replay_outlinks(ticket& t, const fetch_history& before, record& r);
+    /// A known URL (robots.txt's aside) that this generation has not admitted: gone at the wrap-up.
+    bool unreached_now(std::string_view url, const fetch_history& h) const;
     void report_unreached(std::vector<std::pair<std::string_view, const fetch_history*>> unreached);
     void note_held() noexcept { history_held_peak_ = std::max(history_held_peak_, history_.size()); }
     /// While it lives, admit() notes what `t`'s answer leads to in t.outlinks (a durable one-shot re-crawl
