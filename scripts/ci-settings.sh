@@ -17,7 +17,8 @@ plain_options=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBIN
 sanitized_options=(-DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-g1 -DCMAKE_UNITY_BUILD=ON
   -DASIOCRAWL_UBSAN_SKIP=alignment,null,pointer-overflow)
 asan_env=(ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1)
-tsan_env=(TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1)
+# The suppressions drop only races TSan reports inside the uninstrumented librocksdb (the file says why).
+tsan_env=("TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=$PWD/test/support/tsan.supp")
 
 # TSan runs only the layers whose processes run a second thread: TSan reports races between threads, and the
 # sans-io layers' tests (url, policy, html, state...) cannot have one; they run under ASan+UBSan. engine: the
