@@ -234,6 +234,8 @@ public:
 
 private:
     boost::asio::awaitable<void> pause(std::chrono::milliseconds wait);
+    /// True when this instance wrapped the generation up.
+    boost::asio::awaitable<bool> wrap_up_generation();
     /// Sends the changes made here, then, when the controls' version moved (a lease answer says it), reads
     /// every instance's controls and makes them this instance's.
     boost::asio::awaitable<void> sync_controls();
@@ -241,6 +243,7 @@ private:
     engine& e_;
     std::unordered_set<std::uint64_t> leased_ids_; // leased here, not yet finished in Redis
     std::optional<std::string> admit_from_;        // admit_known_urls() from this history scan cursor
+    bool follows_links_ = false; // a re-crawl generation that follows links from the history
     async_event poked_;
     std::deque<control_change> unsent_controls_;
     std::int64_t controls_read_ = -1;  // the version of the controls made this instance's

@@ -89,12 +89,15 @@ asio::awaitable<void> lease_loop::open() {
                                 redis::redacted(*where.value) + " as " + settings.instance);
     const auto generation = co_await e_.shared->begin_generation(e_.config.state.recrawl);
     if (generation.generation > 1) {
-        // The history stays in Redis: each leased URL brings its own entry (lease with_history).
-        e_.state.set_history({}, generation.generation, false); // admitted by admit_known_urls()
+        // The history stays in Redis: each leased URL brings its own entry (lease with_history), and in a
+        // generation that follows links the entries of its links not admitted yet.
+        e_.state.set_shared_history(generation.generation, generation.follows_links);
+        follows_links_ = generation.follows_links;
         e_.log(log_level::info,
-               std::string(generation.admit && generation.admit_from == "0" ? "re-crawl: began generation "
-                                                                            : "joined generation ") +
-                   std::to_string(generation.generation) + " of the shared crawl");
+               std::string(e_.config.state.recrawl ? "re-crawl: generation " : "generation ") +
+                   std::to_string(generation.generation) + " of the shared crawl" +
+                   (generation.follows_links ? ", following links from the history"
+                                             : ", every known URL admitted"));
     }
     if (generation.admit)
         admit_from_ = generation.admit_from;
@@ -121,6 +124,65 @@ asio::awaitable<void> lease_loop::admit_known_urls() {
     e_.log(log_level::info, "re-crawl, generation " + std::to_string(e_.state.generation()) + ": " +
                                 std::to_string(admitted) + " of " + std::to_string(known) +
                                 " known URLs admitted to fetch again");
+}
+
+/// The end of a generation that follows links: once nothing waits or is leased anywhere, one instance claims
+/// the wrap-up and reports every known URL of an earlier generation that no page of this one led to (the
+/// crawl-wide seen set lacks it) as gone, a chunk of the history at a time, then releases the generation's
+/// hold. A killed wrap-upper's claim expires after a lease: another instance goes on from its cursor.
+asio::awaitable<bool> lease_loop::wrap_up_generation() {
+    auto cursor = co_await e_.shared->claim_wrap_up();
+    if (!cursor)
+        co_return false;
+    // A budget that skipped URLs (on any instance) leaves known ones unreached that are not gone.
+    const auto status = co_await e_.shared->read_status();
+    const auto combined = combined_report(status.counters);
+    const auto skipped = combined.stats.find("skipped_max_pages");
+    const bool budget_skipped = skipped != combined.stats.end() && skipped->second > 0;
+    std::size_t gone = 0;
+    while (!budget_skipped && !e_.aborting()) {
+        auto scanned = co_await e_.shared->scan_history(*cursor, 1000);
+        std::vector<std::pair<std::string, fetch_history>> earlier;
+        std::vector<std::uint64_t> fingerprints;
+        for (auto& [url, h] : scanned.second) {
+            if (h.generation >= e_.state.generation() || h.kind == item_kind::robots)
+                continue; // fetched (or known unanswered) in this generation: reached
+            fingerprints.push_back(url_fingerprint(url, e_.state.seed()));
+            earlier.emplace_back(url, std::move(h));
+        }
+        const auto seen = co_await e_.shared->seen(fingerprints);
+        std::vector<std::pair<std::string, fetch_history>> unreached;
+        for (std::size_t i = 0; i < earlier.size(); ++i)
+            if (!seen.at(i))
+                unreached.push_back(std::move(earlier[i]));
+        std::sort(unreached.begin(), unreached.end(),
+                  [](const auto& a, const auto& b) { return a.first < b.first; });
+        gone += unreached.size();
+        // Recorded before the commit that forgets them: a wrap-upper killed in between leaves them to its
+        // successor, which reports them again (at least once, as a killed instance's leased URLs).
+        e_.state.report_gone_shared(unreached);
+        co_await commit(e_.state.take_batch());
+        *cursor = std::move(scanned.first);
+        if (*cursor == "0")
+            break;
+        const bool still_mine = co_await e_.shared->wrapped_up_to(*cursor);
+        if (!still_mine)
+            co_return false; // the claim expired and another instance took it: it goes on
+    }
+    if (e_.aborting())
+        co_return false; // the claim expires: another instance goes on from the cursor
+    const bool ended = co_await e_.shared->end_wrap_up();
+    if (!ended)
+        co_return false;
+    if (budget_skipped)
+        e_.log(log_level::info,
+               "re-crawl, generation " + std::to_string(e_.state.generation()) +
+                   ": max_pages skipped URLs, so the known URLs not reached are not reported gone");
+    else
+        e_.log(log_level::info, "re-crawl, generation " + std::to_string(e_.state.generation()) + ": " +
+                                    std::to_string(gone) +
+                                    " known URLs no page links to any more, reported gone");
+    co_return true;
 }
 
 /// Commits a batch to Redis, again and again while Redis is away (the client reconnects with backoff):
@@ -280,7 +342,15 @@ asio::awaitable<void> lease_loop::run() {
                 const auto unfinished = e_.queue.unfinished();
                 ask = pacing.next(unfinished - std::min(unfinished, e_.state.paused_waiting()),
                                   e_.commits.awaiting_commit());
-                answer = co_await e_.shared->lease(ask.room, ask.idle, e_.state.recrawling());
+                answer = co_await e_.shared->lease(ask.room, ask.idle, e_.state.generation(),
+                                                   e_.state.recrawling(), follows_links_);
+                // Only the generation's hold is left: the wrap-up is due (one instance does it).
+                if (follows_links_ && answer.unfinished == 1 && answer.items.empty() &&
+                    e_.queue.unfinished() == 0) {
+                    const bool wrapped_up = co_await wrap_up_generation();
+                    if (wrapped_up)
+                        continue;
+                }
             } catch (const redis::connection_lost& e) {
                 e_.log(log_level::warning, std::string(e.what()) + ": retrying");
                 continue;
@@ -293,7 +363,8 @@ asio::awaitable<void> lease_loop::run() {
             const std::size_t leased = answer.items.size();
             for (auto& taken : answer.items) {
                 const auto id = taken.id;
-                if (e_.state.take_leased(id, std::move(taken.item), std::move(taken.before)))
+                if (e_.state.take_leased(id, std::move(taken.item), std::move(taken.before),
+                                         std::move(taken.known_outlinks)))
                     leased_ids_.insert(id);
             }
             if (leased > 0)

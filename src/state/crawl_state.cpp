@@ -210,7 +210,7 @@ void crawl_state::start() {
         admit(root, {}, config_.max_redirect, 0, item_kind::page, false);
     if (std::exchange(admit_known_, false) && !follow_links_)
         admit_known();
-    if (follow_links_ && !stopping_ && !wrap_up_hold_)
+    if (follow_links_ && !shared_ && !stopping_ && !wrap_up_hold_)
         wrap_up_hold_ = hooks_.hold(); // the unreached known URLs are reported when the rest is done
     if (schedule_ && !stopping_ && !continuous_hold_)
         continuous_hold_ = hooks_.hold(); // the crawl goes on while revisits are scheduled
@@ -350,11 +350,14 @@ bool crawl_state::admit(std::string_view key, std::uint64_t fp, const std::strin
     return true;
 }
 
-bool crawl_state::take_leased(std::uint64_t id, work_item item, std::optional<fetch_history> before) {
+bool crawl_state::take_leased(std::uint64_t id, work_item item, std::optional<fetch_history> before,
+                              std::vector<std::pair<std::string, fetch_history>> known_outlinks) {
     if (stopping_ || !hooks_.hold())
         return false;
     if (before && recrawling_)
         history_.insert_or_assign(item.url, std::move(*before));
+    if (follow_links_ && !known_outlinks.empty())
+        leased_outlinks_.insert_or_assign(item.url, std::move(known_outlinks));
     note_held();
     seen_.insert(url_fingerprint(item.url, seed_));
     const host_id host = host_number(host_of(item.url));
@@ -581,6 +584,8 @@ void crawl_state::emit(record r) {
 void crawl_state::finished(const work_item& item, host_id host) {
     if (history_in_store_ && !item.url.empty())
         history_.erase(item.url); // whatever ended it, its entry was held for this attempt only
+    if (shared_ && !leased_outlinks_.empty() && !item.url.empty())
+        leased_outlinks_.erase(item.url);
     if (!durable_ || item.seq == 0)
         return;
     batch_.finished.emplace_back(host, item.seq);
@@ -664,6 +669,16 @@ void crawl_state::set_history(history_map history, std::uint32_t generation, boo
     }
 }
 
+void crawl_state::set_shared_history(std::uint32_t generation, bool follows_links) {
+    if (!shared_)
+        throw std::logic_error("crawl state: set_shared_history() is for a shared crawl");
+    history_.clear();
+    generation_ = generation;
+    recrawling_ = true;
+    admit_known_ = false;
+    follow_links_ = follows_links;
+}
+
 void crawl_state::set_history_in_store(fingerprint_set known, std::uint32_t generation) {
     if (!durable_ || shared_ || schedule_)
         throw std::logic_error(
@@ -745,6 +760,13 @@ void crawl_state::replay_outlinks(ticket& t, const fetch_history& before, record
         for (const auto& [url, h] : t.known_outlinks)
             replay(url, h);
         t.known_outlinks = {};
+    } else if (shared_) {
+        // Leased with the URL (shared_store::lease): its links the crawl had not admitted then.
+        if (const auto found = leased_outlinks_.find(t.item.url); found != leased_outlinks_.end()) {
+            for (const auto& [url, h] : found->second)
+                replay(url, h);
+            leased_outlinks_.erase(found);
+        }
     } else {
         for (const auto fp : before.outlinks) {
             const auto known = known_by_fingerprint_.find(fp);
@@ -786,6 +808,25 @@ bool crawl_state::unreached_now(std::string_view url, const fetch_history& h) co
     return h.kind != item_kind::robots && !seen_.contains(url_fingerprint(url, seed_));
 }
 
+void crawl_state::report_gone(std::string_view url, const fetch_history& h) {
+    record r;
+    r.url = std::string(url);
+    r.referrer = h.referrer;
+    r.depth = h.depth;
+    r.from_sitemap = h.from_sitemap;
+    if (h.kind == item_kind::requisite)
+        r.requisite = std::string(requisite_kind_name(h.requisite));
+    r.change = change_kind::gone; // status 0, tries 0: not requested, no page leads to it
+    if (durable_)
+        batch_.history.emplace_back(r.url, std::string()); // forgotten: reported once
+    emit(std::move(r));
+}
+
+void crawl_state::report_gone_shared(const std::vector<std::pair<std::string, fetch_history>>& unreached) {
+    for (const auto& [url, h] : unreached)
+        report_gone(url, h);
+}
+
 void crawl_state::report_unreached(std::vector<std::pair<std::string_view, const fetch_history*>> unreached) {
     if (!std::exchange(wrap_up_hold_, false))
         return;
@@ -795,20 +836,8 @@ void crawl_state::report_unreached(std::vector<std::pair<std::string_view, const
         say(log_level::info, "re-crawl, generation ", generation_,
             ": max_pages skipped URLs, so the known URLs not reached are not reported gone");
     } else {
-        for (const auto& [url, entry] : unreached) {
-            const auto& h = *entry;
-            record r;
-            r.url = std::string(url);
-            r.referrer = h.referrer;
-            r.depth = h.depth;
-            r.from_sitemap = h.from_sitemap;
-            if (h.kind == item_kind::requisite)
-                r.requisite = std::string(requisite_kind_name(h.requisite));
-            r.change = change_kind::gone; // status 0, tries 0: not requested, no page leads to it
-            if (durable_)
-                batch_.history.emplace_back(r.url, std::string()); // forgotten: reported once
-            emit(std::move(r));
-        }
+        for (const auto& [url, entry] : unreached)
+            report_gone(url, *entry);
         if (!unreached.empty())
             say(log_level::info, "re-crawl, generation ", generation_, ": ", unreached.size(),
                 " known URLs no page links to any more, reported gone");
@@ -886,14 +915,12 @@ void crawl_state::compare_with_history(ticket& t, record& r) {
     // becomes known as unanswered (status 0): the next generation asks again, through a 304 page's links too.
     if (durable_ && (r.status != 0 || before == nullptr)) {
         auto after = history_of(r, t.item, before, generation_);
-        if (!shared_) {
-            if (r.not_modified && before != nullptr) {
-                after.outlinks = before->outlinks; // followed again from the history
-                after.outlinks_known = before->outlinks_known;
-            } else {
-                after.outlinks = std::move(t.outlinks);
-                after.outlinks_known = !t.outlinks_overflow;
-            }
+        if (r.not_modified && before != nullptr) {
+            after.outlinks = before->outlinks; // followed again from the history
+            after.outlinks_known = before->outlinks_known;
+        } else {
+            after.outlinks = std::move(t.outlinks);
+            after.outlinks_known = !t.outlinks_overflow;
         }
         if (r.status != 0)
             name_capture(t, before, after);

@@ -214,6 +214,14 @@ public:
     /// `known`, one chunk of the history at a time, as admit_known() admits the whole history; returns how
     /// many were admitted.
     std::size_t admit_known_from(const history_map& known);
+    /// A shared re-crawl's generation (docs/RECRAWL.md, "Shared crawls"): the history stays in Redis, each
+    /// leased URL brings its entry and, when `follows_links`, the entries of its outlinks not admitted yet
+    /// (take_leased). Call before start(), instead of set_history().
+    void set_shared_history(std::uint32_t generation, bool follows_links);
+    /// A shared generation that follows links, wrapped up by this instance: these known URLs no page of it
+    /// leads to (the crawl-wide seen set lacks them) are recorded gone and forgotten (the batch deletes
+    /// them).
+    void report_gone_shared(const std::vector<std::pair<std::string, fetch_history>>& unreached);
     /// A re-crawl over a state directory that follows links (docs/RECRAWL.md, "Memory during a re-crawl"):
     /// the history stays in the store. `known`: outlink_fingerprint() of every known URL this generation has
     /// not admitted yet (8 bytes each, the only per-URL memory it takes); each is erased when its URL is
@@ -250,7 +258,9 @@ public:
     /// batch's finished entries name it). Counted by hooks::hold; false when the crawl is closing.
     /// `before`: the URL's last fetch in a re-crawl (shared_store::lease with_history), kept until its record
     /// is made as previous() answers it.
-    bool take_leased(std::uint64_t id, work_item item, std::optional<fetch_history> before = std::nullopt);
+    /// `known_outlinks`: what a 304 of it stands for (shared_store::leased::known_outlinks).
+    bool take_leased(std::uint64_t id, work_item item, std::optional<fetch_history> before = std::nullopt,
+                     std::vector<std::pair<std::string, fetch_history>> known_outlinks = {});
     /// The changes since the last call (empty when not durable).
     state_batch take_batch();
     /// Where the archive put the captures named in `batch` (the outputs' flush before its commit): their
@@ -383,14 +393,15 @@ private:
     /// A known URL (robots.txt's aside) that this generation has not admitted: gone at the wrap-up.
     bool unreached_now(std::string_view url, const fetch_history& h) const;
     void report_unreached(std::vector<std::pair<std::string_view, const fetch_history*>> unreached);
+    void report_gone(std::string_view url, const fetch_history& h);
     void note_held() noexcept { history_held_peak_ = std::max(history_held_peak_, history_.size()); }
-    /// While it lives, admit() notes what `t`'s answer leads to in t.outlinks (a durable one-shot re-crawl
-    /// history only: nothing else reads them).
+    /// While it lives, admit() notes what `t`'s answer leads to in t.outlinks (a durable one-shot crawl's
+    /// history, a state directory's or a shared crawl's: continuous mode does not read them).
     class collect_outlinks {
     public:
         collect_outlinks(crawl_state& s, ticket& t) noexcept
             : s_(s) {
-            if (s.durable_ && !s.shared_ && !s.schedule_)
+            if (s.durable_ && !s.schedule_)
                 s.collecting_ = &t;
         }
         ~collect_outlinks() { s_.collecting_ = nullptr; }
@@ -492,6 +503,10 @@ private:
     bool history_in_store_ = false;
     fingerprint_set known_;
     std::size_t history_held_peak_ = 0;
+    // A shared re-crawl that follows links: by leased URL, the entries of its links a 304 stands for.
+    std::unordered_map<std::string, std::vector<std::pair<std::string, fetch_history>>, url_hash,
+                       std::equal_to<>>
+        leased_outlinks_;
     // Continuous mode: the revisit schedule, the URLs by when they are due (an entry whose history says
     // another time is stale and skipped), and the unit of unfinished work that keeps the crawl from ending.
     std::optional<revisit_schedule> schedule_;

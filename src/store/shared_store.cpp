@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
+#include <unordered_map>
 
 namespace asiocrawl::detail {
 
@@ -22,8 +23,9 @@ namespace {
 // instances' clocks need not agree. Scripts replicate their effects (Redis 7's default), which TIME needs.
 
 // ARGV: prefix, instance, n_delays, n_delays x (host, delay_ms), n_rules, n_rules x (host, limits JSON),
-// n_new, n_new x (bucket, fingerprint, host, item), n_retry, n_retry x (id, item), n_finished, n_finished x
-// id, n_history, n_history x (url, history), counters JSON ('' when unchanged).
+// n_new, n_new x (bucket, fingerprint, host, item, outlink fingerprint, url), n_retry, n_retry x (id, item),
+// n_finished, n_finished x id, n_history, n_history x (url, history, outlink fingerprint), counters JSON (''
+// when unchanged).
 constexpr const char* commit_script = R"lua(
 local p, me = ARGV[1], ARGV[2]
 local t = redis.call('TIME')
@@ -52,8 +54,12 @@ n = tonumber(ARGV[i]); i = i + 1
 local added = 0
 for _ = 1, n do
   local bucket, fp, host, item = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
-  i = i + 4
+  local outlink, url = ARGV[i + 4], ARGV[i + 5]
+  i = i + 6
   if redis.call('SADD', p .. 's:' .. bucket, fp) == 1 then
+    -- A history entry names its outlinks by fingerprint: this says which URL each is, and where the seen
+    -- set keeps it (a 304's links are looked up through it, known_outlinks_script).
+    redis.call('HSET', p .. 'urlof', outlink, bucket .. ' ' .. fp .. ' ' .. url)
     local id = redis.call('INCR', p .. 'nextid')
     redis.call('HSET', p .. 'items', id, item)
     redis.call('HSET', p .. 'hostof', id, host)
@@ -93,15 +99,18 @@ for _ = 1, n do
     finished = finished + 1
   end
 end
--- The fetch history a re-crawl reads (docs/RECRAWL.md): URL -> its last fetch.
+-- The fetch history a re-crawl reads (docs/RECRAWL.md): URL -> its last fetch. Entries written here say what
+-- each page linked to (meta's 'outlinks'): the next generation follows links from them.
 n = tonumber(ARGV[i]); i = i + 1
 for _ = 1, n do
   if ARGV[i + 1] == '' then
     redis.call('HDEL', p .. 'history', ARGV[i])
+    redis.call('HDEL', p .. 'urlof', ARGV[i + 2])
   else
     redis.call('HSET', p .. 'history', ARGV[i], ARGV[i + 1])
+    redis.call('HSETNX', p .. 'meta', 'outlinks', '1')
   end
-  i = i + 2
+  i = i + 3
 end
 if ARGV[i] ~= '' then
   redis.call('HSET', p .. 'counters', me, ARGV[i])
@@ -109,10 +118,15 @@ end
 return {added, finished}
 )lua";
 
-// ARGV: prefix, instance, max, lease_ms, max_per_host, default_delay_ms, max_delayed.
+// ARGV: prefix, instance, max, lease_ms, max_per_host, default_delay_ms, max_delayed, generation.
 // Returns {ids/hosts/items flattened, unfinished, wait_ms, controls version}.
 constexpr const char* lease_script = R"lua(
 local p, me = ARGV[1], ARGV[2]
+-- An instance that joined a generation over since (a re-crawl began the next one meanwhile) has no part in
+-- the next: to it the crawl it joined is finished.
+if tonumber(redis.call('HGET', p .. 'meta', 'generation') or '1') ~= tonumber(ARGV[8]) then
+  return {{}, 0, -1, tonumber(redis.call('GET', p .. 'controls') or '0')}
+end
 local max, lease_ms, cap, default_delay = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
 local max_delayed = tonumber(ARGV[7])
 local taken_delayed = 0
@@ -240,28 +254,91 @@ end
 return renewed
 )lua";
 
-// ARGV: prefix, recrawl ('1' or '0'). Returns {generation, admit (0/1), cursor}. The seen set's buckets are
-// s:0 .. s:4095 (a fingerprint's top 12 bits, commit_script).
+// ARGV: prefix, recrawl ('1' or '0'). Returns {generation, admit (0/1), cursor, follows links (0/1)}. The
+// seen set's buckets are s:0 .. s:4095 (a fingerprint's top 12 bits, commit_script).
 constexpr const char* generation_script = R"lua(
 local p, recrawl = ARGV[1], ARGV[2] == '1'
 local gen = tonumber(redis.call('HGET', p .. 'meta', 'generation') or '1')
 local cursor = redis.call('HGET', p .. 'meta', 'admit_cursor')
 if cursor then
-  return {gen, 1, cursor}
+  return {gen, 1, cursor, 0}
 end
-if recrawl and tonumber(redis.call('GET', p .. 'unfinished') or '0') == 0 and
+local follows = redis.call('HEXISTS', p .. 'meta', 'wrap_hold')
+if follows == 0 and recrawl and tonumber(redis.call('GET', p .. 'unfinished') or '0') == 0 and
     redis.call('HLEN', p .. 'history') > 0 then
   gen = gen + 1
   redis.call('HSET', p .. 'meta', 'generation', gen)
   for bucket = 0, 4095 do
     redis.call('DEL', p .. 's:' .. bucket)
   end
-  redis.call('DEL', p .. 'counters', p .. 'ready')
-  redis.call('HSET', p .. 'meta', 'admit_cursor', '0')
+  redis.call('DEL', p .. 'counters', p .. 'ready', p .. 'wrap-owner')
+  redis.call('HDEL', p .. 'meta', 'wrap_cursor')
   redis.call('INCR', p .. 'unfinished')
-  return {gen, 1, '0'}
+  if redis.call('HGET', p .. 'meta', 'outlinks') == '1' then
+    -- The history says what each page linked to: the generation starts from the roots and follows links,
+    -- held open until the known URLs it did not reach are reported gone (wrap_up_script).
+    redis.call('HSET', p .. 'meta', 'wrap_hold', '1')
+    return {gen, 0, '', 1}
+  end
+  redis.call('HSET', p .. 'meta', 'admit_cursor', '0')
+  return {gen, 1, '0', 0}
 end
-return {gen, 0, ''}
+return {gen, 0, '', follows}
+)lua";
+
+// ARGV: prefix, outlink fingerprints... Returns {fingerprint, url, history entry} flattened, for those whose
+// URL this generation has not admitted yet (not in the seen set) and that have a history entry: what a 304
+// of a page linking to them stands for.
+constexpr const char* known_outlinks_script = R"lua(
+local p = ARGV[1]
+local out = {}
+for i = 2, #ARGV do
+  local at = redis.call('HGET', p .. 'urlof', ARGV[i])
+  if at then
+    local bucket, fp, url = string.match(at, '^(%d+) (%-?%d+) (.*)$')
+    if url and redis.call('SISMEMBER', p .. 's:' .. bucket, fp) == 0 then
+      local entry = redis.call('HGET', p .. 'history', url)
+      if entry then
+        out[#out + 1] = ARGV[i]
+        out[#out + 1] = url
+        out[#out + 1] = entry
+      end
+    end
+  end
+end
+return out
+)lua";
+
+// ARGV: prefix, instance, lease_ms, 'claim' | 'to' cursor | 'end'. The wrap-up of a generation that follows
+// links: once nothing waits or is leased (only the generation's hold is unfinished), one instance at a time
+// holds the claim (it expires after a lease unless renewed: a killed wrap-upper's successor goes on from
+// the cursor). 'claim' returns {1, cursor} or {0}; 'to' and 'end' return 0 when the claim is not this
+// instance's (any more).
+constexpr const char* wrap_up_script = R"lua(
+local p, me, lease_ms, op = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+if redis.call('HEXISTS', p .. 'meta', 'wrap_hold') == 0 then
+  return op == 'claim' and {0} or 0
+end
+local owner = redis.call('GET', p .. 'wrap-owner')
+if op == 'claim' then
+  if tonumber(redis.call('GET', p .. 'unfinished') or '0') ~= 1 or (owner and owner ~= me) then
+    return {0}
+  end
+  redis.call('SET', p .. 'wrap-owner', me, 'PX', lease_ms)
+  return {1, redis.call('HGET', p .. 'meta', 'wrap_cursor') or '0'}
+end
+if owner ~= me then
+  return 0
+end
+if op == 'end' then
+  redis.call('HDEL', p .. 'meta', 'wrap_hold', 'wrap_cursor')
+  redis.call('DEL', p .. 'wrap-owner')
+  redis.call('DECR', p .. 'unfinished')
+else
+  redis.call('HSET', p .. 'meta', 'wrap_cursor', ARGV[5])
+  redis.call('PEXPIRE', p .. 'wrap-owner', lease_ms)
+end
+return 1
 )lua";
 
 // ARGV: prefix, 'to' cursor | 'end'. Nothing once the admission has ended (another instance ended it).
@@ -323,6 +400,8 @@ shared_store::shared_store(redis::client& client, settings s)
     , renew_{renew_script, {}}
     , generation_{generation_script, {}}
     , admission_{admission_script, {}}
+    , known_outlinks_{known_outlinks_script, {}}
+    , wrap_up_{wrap_up_script, {}}
     , control_{control_script, {}} {}
 
 asio::awaitable<std::uint64_t> shared_store::join(std::uint64_t fresh_seed, std::string definition) {
@@ -386,6 +465,11 @@ asio::awaitable<void> shared_store::commit(const state_batch& batch) {
         args.push_back(std::to_string(static_cast<std::int64_t>(fp)));
         args.push_back(host_names_.at(w.host));
         args.push_back(w.item);
+        auto item = decode_work_item(w.item);
+        if (!item)
+            throw std::logic_error("shared crawl: a batch's new URL does not decode");
+        args.push_back(hex64(outlink_fingerprint(item->url)));
+        args.push_back(std::move(item->url));
         ++new_count;
     }
     args[new_count_at] = std::to_string(new_count);
@@ -398,6 +482,7 @@ asio::awaitable<void> shared_store::commit(const state_batch& batch) {
     for (const auto& [url, history] : batch.history) {
         args.push_back(url);
         args.push_back(history);
+        args.push_back(hex64(outlink_fingerprint(url)));
     }
     args.push_back(batch.counters);
     co_await commit_.run(client_, std::move(args));
@@ -406,12 +491,13 @@ asio::awaitable<void> shared_store::commit(const state_batch& batch) {
 asio::awaitable<shared_store::generation_answer> shared_store::begin_generation(bool recrawl) {
     std::vector<std::string> args{prefix_, recrawl ? std::string("1") : std::string("0")};
     auto r = co_await generation_.run(client_, std::move(args));
-    if (r.elements.size() != 3)
+    if (r.elements.size() != 4)
         throw std::runtime_error("shared crawl: the generation script answered something unexpected");
     generation_answer out;
     out.generation = static_cast<std::uint32_t>(r.elements[0].integer);
     out.admit = r.elements[1].integer != 0;
     out.admit_from = r.elements[2].str;
+    out.follows_links = r.elements.size() > 3 && r.elements[3].integer != 0;
     co_return out;
 }
 
@@ -453,14 +539,16 @@ asio::awaitable<void> shared_store::end_admission() {
 }
 
 asio::awaitable<shared_store::lease_answer> shared_store::lease(std::size_t max, std::size_t max_delayed,
-                                                                bool with_history) {
+                                                                std::uint32_t generation, bool with_history,
+                                                                bool follow_links) {
     std::vector<std::string> args{prefix_,
                                   settings_.instance,
                                   std::to_string(max),
                                   std::to_string(settings_.lease.count()),
                                   std::to_string(settings_.max_per_host),
                                   std::to_string(settings_.delay.count()),
-                                  std::to_string(std::min(max, max_delayed))};
+                                  std::to_string(std::min(max, max_delayed)),
+                                  std::to_string(generation)};
     auto r = co_await lease_.run(client_, std::move(args));
     lease_answer out;
     if (r.elements.size() != 4)
@@ -478,6 +566,81 @@ asio::awaitable<shared_store::lease_answer> shared_store::lease(std::size_t max,
     out.controls_version = r.elements[3].integer;
     if (with_history && !out.items.empty())
         co_await add_history(out.items);
+    if (follow_links && !out.items.empty())
+        co_await add_known_outlinks(out.items, generation);
+    co_return out;
+}
+
+asio::awaitable<void> shared_store::add_known_outlinks(std::vector<leased>& items, std::uint32_t generation) {
+    // Only an entry of an earlier generation with validators can be answered with a 304 that stands for it.
+    std::vector<std::string> args{prefix_};
+    for (const auto& taken : items) {
+        const auto& before = taken.before;
+        if (!before || before->generation >= generation || !before->outlinks_known ||
+            (before->etag.empty() && before->last_modified.empty()))
+            continue;
+        for (const auto fp : before->outlinks)
+            args.push_back(hex64(fp));
+    }
+    if (args.size() == 1)
+        co_return;
+    const auto r = co_await known_outlinks_.run(client_, std::move(args));
+    std::unordered_map<std::uint64_t, std::pair<std::string, fetch_history>> known;
+    const auto& flat = r.elements;
+    for (std::size_t i = 0; i + 2 < flat.size(); i += 3) {
+        auto h = decoded_history(flat[i + 1].str, flat[i + 2].str);
+        if (h.generation >= generation || h.kind == item_kind::robots)
+            continue; // fetched in this generation already: its own links were followed then
+        known.emplace(std::strtoull(flat[i].str.c_str(), nullptr, 16),
+                      std::pair{flat[i + 1].str, std::move(h)});
+    }
+    for (auto& taken : items) {
+        if (!taken.before || taken.before->generation >= generation)
+            continue;
+        for (const auto fp : taken.before->outlinks)
+            if (const auto found = known.find(fp); found != known.end())
+                taken.known_outlinks.push_back(found->second);
+    }
+}
+
+asio::awaitable<std::optional<std::string>> shared_store::claim_wrap_up() {
+    std::vector<std::string> args{prefix_, settings_.instance, std::to_string(settings_.lease.count()),
+                                  "claim"};
+    const auto r = co_await wrap_up_.run(client_, std::move(args));
+    if (r.elements.size() != 2 || r.elements[0].integer != 1)
+        co_return std::nullopt;
+    co_return r.elements[1].str;
+}
+
+asio::awaitable<bool> shared_store::wrapped_up_to(const std::string& cursor) {
+    std::vector<std::string> args{prefix_, settings_.instance, std::to_string(settings_.lease.count()), "to",
+                                  cursor};
+    const auto r = co_await wrap_up_.run(client_, std::move(args));
+    co_return r.integer == 1;
+}
+
+asio::awaitable<bool> shared_store::end_wrap_up() {
+    std::vector<std::string> args{prefix_, settings_.instance, std::to_string(settings_.lease.count()),
+                                  "end"};
+    const auto r = co_await wrap_up_.run(client_, std::move(args));
+    co_return r.integer == 1;
+}
+
+asio::awaitable<std::vector<bool>> shared_store::seen(const std::vector<std::uint64_t>& fingerprints) {
+    std::vector<bool> out;
+    if (fingerprints.empty())
+        co_return out;
+    std::vector<redis::command> commands;
+    commands.reserve(fingerprints.size());
+    for (const auto fp : fingerprints)
+        commands.push_back({"SISMEMBER", prefix_ + "s:" + std::to_string(fp >> 52),
+                            std::to_string(static_cast<std::int64_t>(fp))});
+    const auto answers = co_await client_.execute(std::move(commands));
+    out.reserve(answers.size());
+    for (const auto& a : answers) {
+        redis::checked(a);
+        out.push_back(a.integer == 1);
+    }
     co_return out;
 }
 

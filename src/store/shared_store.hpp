@@ -3,7 +3,9 @@
 // Lua script, so that the crawl is consistent whatever instance dies at whatever moment.
 //
 // Keys, all under "asiocrawl:{CRAWL_ID}:" (the braces keep them in one Redis Cluster slot):
-//   meta         hash   seed, definition
+//   meta         hash   seed, definition, generation, admit_cursor (an admission under way), outlinks (the
+//                       history says what pages linked to), wrap_hold and wrap_cursor (a generation that
+//                       follows links, until its wrap-up ends)
 //   s:B          set    seen fingerprints whose top 12 bits are B, as integers (an intset: 8 bytes each)
 //   nextid       string the last id given to an admitted URL
 //   items        hash   id -> encode(work_item): URLs waiting or leased
@@ -27,6 +29,11 @@
 //   robots       hash   robots.txt URL -> when it was fetched and its answer (status, Location, body):
 //                       fetched once per crawl and per robots_cache_lifetime
 //   robots-fetch:URL    string: the instance fetching that robots.txt now (expires)
+//   history      hash   URL -> its last fetch (fetch_history), for re-crawls
+//   urlof        hash   outlink fingerprint (hex) -> "bucket seen-fingerprint URL" of every URL admitted:
+//   what
+//                       a history entry's outlinks name
+//   wrap-owner   string the instance wrapping up a generation that follows links (expires after a lease)
 #pragma once
 
 #include "state/fetch_history.hpp"
@@ -90,6 +97,9 @@ public:
         /// admitter may have been killed: admitting twice is harmless, the seen set takes each URL once).
         bool admit = false;
         std::string admit_from;
+        /// The generation starts from the roots and follows links from the history (its pages said what they
+        /// linked to); held open until wrapped up (claim_wrap_up).
+        bool follows_links = false;
     };
     /// A re-crawl (`recrawl`) of a finished shared crawl that has a fetch history begins its next
     /// generation: the seen set and the instances' counters are cleared, and the crawl is held open (one
@@ -110,6 +120,9 @@ public:
         work_item item;
         /// The URL's last fetch, for a re-crawl's conditional request and comparison (lease(with_history)).
         std::optional<fetch_history> before;
+        /// The entries of the URLs `before` linked to that the generation has not admitted yet, which a 304
+        /// stands for (lease(follow_links_of)).
+        std::vector<std::pair<std::string, fetch_history>> known_outlinks = {};
     };
     struct lease_answer {
         std::vector<leased> items;
@@ -123,8 +136,24 @@ public:
     /// `max_delayed` of hosts with a delay (the workers idle now: a delay runs from the lease, so such a URL
     /// must start at once), and first hands expired leases of any instance back to their host's line.
     /// `with_history`: each leased URL comes with its entry in the fetch history, if it has one (a re-crawl).
+    /// `generation`: the one this instance joined; when the crawl is at another (over, and the next begun by
+    /// a re-crawl), nothing is leased and `unfinished` is 0: the crawl this instance joined is finished.
+    /// `follow_links`: a generation that follows links: each leased URL that may answer 304 also comes with
+    /// the entries of its outlinks not admitted yet (crawl-wide).
     boost::asio::awaitable<lease_answer> lease(std::size_t max, std::size_t max_delayed,
-                                               bool with_history = false);
+                                               std::uint32_t generation, bool with_history = false,
+                                               bool follow_links = false);
+
+    /// The wrap-up of a generation that follows links (docs/RECRAWL.md, "Shared crawls"): when nothing waits
+    /// or is leased, one instance claims it and gets the history scan cursor to go on from (nullopt: not due,
+    /// or another instance holds the claim). The claim lasts a lease; wrapped_up_to() renews it.
+    boost::asio::awaitable<std::optional<std::string>> claim_wrap_up();
+    /// The wrap-up has reached `cursor`; false when the claim is not this instance's any more.
+    boost::asio::awaitable<bool> wrapped_up_to(const std::string& cursor);
+    /// Every unreached URL is reported: the generation's hold is released, the crawl ends.
+    boost::asio::awaitable<bool> end_wrap_up();
+    /// Which of these fingerprints (url_fingerprint with the crawl's seed) the crawl-wide seen set holds.
+    boost::asio::awaitable<std::vector<bool>> seen(const std::vector<std::uint64_t>& fingerprints);
     /// Extends the leases this instance holds.
     boost::asio::awaitable<void> renew(const std::vector<std::uint64_t>& ids);
     /// Ends the leases this instance holds now (a graceful stop): other instances take the URLs at once.
@@ -177,6 +206,7 @@ public:
 
 private:
     boost::asio::awaitable<void> add_history(std::vector<leased>& items);
+    boost::asio::awaitable<void> add_known_outlinks(std::vector<leased>& items, std::uint32_t generation);
     boost::asio::awaitable<void> renew_for(const std::vector<std::uint64_t>& ids,
                                            std::chrono::milliseconds lease);
 
@@ -194,6 +224,8 @@ private:
     script renew_;
     script generation_;
     script admission_;
+    script known_outlinks_;
+    script wrap_up_;
     script control_;
 };
 

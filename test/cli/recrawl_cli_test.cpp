@@ -451,6 +451,105 @@ TEST_F(recrawl_cli, ASharedCrawlRecrawlsThroughRedisFromEveryInstance) {
     EXPECT_EQ(gen3.size(), 4u);
 }
 
+TEST_F(recrawl_cli, ASharedRecrawlFollowsLinksAndReportsUnlinkedUrlsGoneWithoutRequestingThem) {
+    // index -> a, b; a -> c; b -> d. Then b links to e (new) instead of d, which stays on the site: only
+    // b changes, and nothing leads to d any more.
+    write_file(site / "index.html", page("home", {"a.html", "b.html"}));
+    write_file(site / "a.html", page("a", {"c.html"}));
+    write_file(site / "b.html", page("b", {"d.html"}));
+    write_file(site / "c.html", page("c", {}));
+    write_file(site / "d.html", page("d", {}));
+    nginx_server server(site);
+    redis_server redis;
+    const std::string root = server.origin() + "/index.html";
+    // The delay keeps the second generation going while the second instance starts.
+    const auto instance = [&](const std::string& name, const std::string& generation, bool recrawl,
+                              const char* delay = "0") {
+        std::vector<std::string> argv{cli,
+                                      root,
+                                      "--redis",
+                                      redis.url(),
+                                      "--crawl-id",
+                                      "site",
+                                      "--instance",
+                                      name,
+                                      "--lease",
+                                      "2s",
+                                      "--delay",
+                                      delay,
+                                      "-o",
+                                      (dir.path / (generation + "-" + name + ".jsonl")).string(),
+                                      "--report-json",
+                                      (dir.path / (generation + "-" + name + ".json")).string(),
+                                      "--no-report",
+                                      "-q"};
+        if (recrawl)
+            argv.emplace_back("--recrawl");
+        return std::make_unique<child_process>(argv);
+    };
+    auto first = instance("one", "gen1", false)->wait(60s);
+    ASSERT_EQ(first.exit_code, 0) << first.err;
+    ASSERT_EQ(read_records(dir.path / "gen1-one.jsonl").size(), 5u);
+    const auto requests_before = server.requests().size();
+
+    write_file(site / "b.html", page("b, edited", {"e.html"}));
+    write_file(site / "e.html", page("e", {}));
+    // One instance begins the generation, the other joins it once it runs (without --recrawl: one that came
+    // after the end would find the crawl over, instead of beginning a third generation).
+    auto one = instance("one", "gen2", true, "250ms");
+    for (int i = 0; i < 6000 && server.requests().size() == requests_before; ++i)
+        std::this_thread::sleep_for(10ms);
+    auto two = instance("two", "gen2", false, "250ms");
+    for (auto* child : {one.get(), two.get()}) {
+        const auto result = child->wait(60s);
+        EXPECT_EQ(result.exit_code, 0) << result.err;
+    }
+    auto gen2 = read_records(dir.path / "gen2-one.jsonl");
+    gen2.merge(read_records(dir.path / "gen2-two.jsonl"));
+    const auto o = server.origin();
+    ASSERT_EQ(gen2.size(), 6u);
+    for (const char* unchanged : {"/index.html", "/a.html", "/c.html"}) {
+        EXPECT_EQ(change_of(gen2.at(o + unchanged)), "unchanged") << unchanged;
+        EXPECT_EQ(gen2.at(o + unchanged).at("status").as_int64(), 304) << unchanged;
+    }
+    EXPECT_EQ(change_of(gen2.at(o + "/b.html")), "changed");
+    EXPECT_EQ(change_of(gen2.at(o + "/e.html")), "new");
+    const auto& d = gen2.at(o + "/d.html");
+    EXPECT_EQ(change_of(d), "gone");
+    EXPECT_EQ(d.at("status").as_int64(), 0);
+    EXPECT_EQ(d.at("tries").as_int64(), 0);
+    std::map<std::string, int> asked;
+    const auto all = server.requests();
+    for (std::size_t i = requests_before; i < all.size(); ++i)
+        ++asked[all[i].uri];
+    EXPECT_EQ(asked.count("/d.html"), 0u) << "an unlinked URL is reported gone without a request";
+    for (const char* reached : {"/index.html", "/a.html", "/b.html", "/c.html", "/e.html"})
+        EXPECT_EQ(asked[reached], 1) << reached << ": once, by one of the instances";
+
+    // Every instance's report counts the whole generation.
+    std::ifstream in(dir.path / "gen2-one.json");
+    const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    const auto counters = boost::json::parse(text).as_object().at("counters").as_object();
+    const auto counter = [&](const char* name) {
+        const auto* v = counters.if_contains(name);
+        return v != nullptr ? v->to_number<std::int64_t>() : 0;
+    };
+    EXPECT_EQ(counter("gone_unlinked"), 1) << text;
+    EXPECT_EQ(counter("change_gone"), 1) << text;
+    EXPECT_EQ(counter("not_modified"), 3) << text;
+    EXPECT_EQ(counter("change_unchanged"), 3) << text;
+    EXPECT_EQ(counter("change_changed"), 1) << text;
+    EXPECT_EQ(counter("change_new"), 1) << text;
+
+    // Gone is reported once: the next generation neither asks for d nor reports it again.
+    auto third = instance("one", "gen3", true)->wait(60s);
+    ASSERT_EQ(third.exit_code, 0) << third.err;
+    const auto gen3 = read_records(dir.path / "gen3-one.jsonl");
+    EXPECT_EQ(gen3.size(), 5u);
+    EXPECT_EQ(gen3.count(o + "/d.html"), 0u);
+    EXPECT_EQ(change_of(gen3.at(o + "/e.html")), "unchanged");
+}
+
 TEST_F(recrawl_cli, ContinuousModeRevisitsUntilStopped) {
     write_file(site / "index.html", page("home", {"a.html"}));
     write_file(site / "a.html", page("a", {}));

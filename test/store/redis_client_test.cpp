@@ -614,7 +614,7 @@ TEST(shared_store, a_paused_host_is_not_leased_and_the_apis_limits_win_over_a_ru
         }
     }
     const auto lease = [&] {
-        auto answer = run(ctx, [&] { return store.lease(10, 10); });
+        auto answer = run(ctx, [&] { return store.lease(10, 10, 1); });
         std::multiset<std::string> hosts;
         for (const auto& taken : answer.items)
             hosts.insert(taken.item.url.substr(7, taken.item.url.find('/', 7) - 7));
