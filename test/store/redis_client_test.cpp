@@ -653,3 +653,102 @@ TEST(shared_store, a_paused_host_is_not_leased_and_the_apis_limits_win_over_a_ru
               (detail::shared_store::host_limits{std::chrono::milliseconds(0), 2}));
     EXPECT_FALSE(limited.hosts.at("ruled.test").paused);
 }
+
+// A shared re-crawl over a history that says what each page linked to (docs/RECRAWL.md, "Shared crawls"): the
+// generation admits no known URL itself; a leased page that may answer 304 brings the entries of its links
+// the crawl has not admitted; an instance that joined the generation before is over leases nothing after; and
+// once only the generation's hold is left, one instance at a time holds the wrap-up, whose cursor a successor
+// takes on when the first stops renewing its claim (killed). No timed assertion: the successor asks until the
+// claim has expired.
+TEST(shared_store, a_generation_that_follows_links_leases_their_entries_and_is_wrapped_up_by_one_instance) {
+    redis_server server;
+    asio::io_context ctx;
+    redis::client client(ctx.get_executor(), options_for(server));
+    const detail::shared_store::settings settings{
+        .crawl_id = "follow", .instance = "a", .lease = 200ms, .max_per_host = 4};
+    detail::shared_store a(client, settings);
+    auto other = settings;
+    other.instance = "b";
+    detail::shared_store b(client, other);
+    const std::string page = "http://h.test/a";
+    const std::string link = "http://h.test/b";
+
+    // The first generation: both URLs admitted, fetched, finished, their entries written.
+    detail::state_batch first;
+    first.new_hosts = {{0, "h.test"}};
+    for (const auto& url : {page, link}) {
+        detail::work_item item;
+        item.url = url;
+        first.fingerprints.push_back(first.fingerprints.size() + 1); // the seen set's: 1 and 2
+        first.waiting.push_back({0, 0, detail::encode(item)});
+        detail::fetch_history h;
+        h.status = 200;
+        h.etag = "\"1\"";
+        h.generation = 1;
+        h.outlinks_known = true;
+        if (url == page)
+            h.outlinks = {detail::outlink_fingerprint(link)};
+        first.history.emplace_back(url, detail::encode(h));
+    }
+    run(ctx, [&] { return a.commit(first); });
+    const auto leased = run(ctx, [&] { return a.lease(10, 10, 1); });
+    ASSERT_EQ(leased.items.size(), 2u);
+    detail::state_batch done;
+    for (const auto& taken : leased.items)
+        done.finished.emplace_back(0, taken.id);
+    run(ctx, [&] { return a.commit(done); });
+
+    const auto began = run(ctx, [&] { return a.begin_generation(true); });
+    EXPECT_EQ(began.generation, 2u);
+    EXPECT_TRUE(began.follows_links);
+    EXPECT_FALSE(began.admit) << "the roots only: known URLs are reached through links";
+    const auto joined = run(ctx, [&] { return b.begin_generation(false); });
+    EXPECT_EQ(joined.generation, 2u);
+    EXPECT_TRUE(joined.follows_links);
+
+    // The root comes again (as every instance admits it at its start); the wrap-up is not due while it waits.
+    detail::state_batch root;
+    root.fingerprints = {1};
+    root.waiting.push_back(first.waiting.front());
+    run(ctx, [&] { return a.commit(root); });
+    EXPECT_FALSE(run(ctx, [&] { return a.claim_wrap_up(); }));
+    const auto stale = run(ctx, [&] { return b.lease(10, 10, 1); });
+    EXPECT_TRUE(stale.items.empty()) << "an instance of the first generation has no part in the second";
+    EXPECT_EQ(stale.unfinished, 0);
+    const auto again = run(ctx, [&] { return a.lease(10, 10, 2, true, true); });
+    ASSERT_EQ(again.items.size(), 1u);
+    const auto& taken = again.items.front();
+    ASSERT_TRUE(taken.before);
+    EXPECT_EQ(taken.before->generation, 1u);
+    ASSERT_EQ(taken.known_outlinks.size(), 1u) << "its link, not admitted in this generation";
+    EXPECT_EQ(taken.known_outlinks.front().first, link);
+    detail::state_batch finished;
+    finished.finished.emplace_back(0, taken.id);
+    run(ctx, [&] { return a.commit(finished); });
+
+    // Only the hold is left: one instance claims the wrap-up, the other cannot while the claim lasts.
+    const auto claimed = run(ctx, [&] { return a.claim_wrap_up(); });
+    ASSERT_TRUE(claimed);
+    EXPECT_EQ(*claimed, "0");
+    EXPECT_FALSE(run(ctx, [&] { return b.claim_wrap_up(); }));
+    const std::string cursor = "17"; // outlives the coroutine, which takes a reference
+    EXPECT_TRUE(run(ctx, [&] { return a.wrapped_up_to(cursor); }));
+    const std::vector<std::uint64_t> fingerprints{1, 2};
+    EXPECT_EQ(run(ctx, [&] { return a.seen(fingerprints); }), (std::vector<bool>{true, false}));
+
+    // `a` stops renewing its claim (killed): `b` takes it on from the cursor, and `a` finds it gone.
+    std::optional<std::string> taken_on;
+    for (int i = 0; i < 500 && !taken_on; ++i) {
+        taken_on = run(ctx, [&] { return b.claim_wrap_up(); });
+        if (!taken_on)
+            std::this_thread::sleep_for(10ms);
+    }
+    ASSERT_TRUE(taken_on);
+    EXPECT_EQ(*taken_on, cursor);
+    EXPECT_FALSE(run(ctx, [&] { return a.wrapped_up_to(cursor); }));
+    EXPECT_FALSE(run(ctx, [&] { return a.end_wrap_up(); }));
+    EXPECT_TRUE(run(ctx, [&] { return b.end_wrap_up(); }));
+    EXPECT_EQ(run(ctx, [&] { return b.read_status(); }).unfinished, 0)
+        << "the hold is released: the crawl ends";
+    EXPECT_FALSE(run(ctx, [&] { return b.claim_wrap_up(); }));
+}
