@@ -206,8 +206,8 @@ public:
     explicit lease_loop(engine& e);
     /// Joins the shared crawl, and the generation under way (or begins the next one: a re-crawl).
     boost::asio::awaitable<void> open();
-    /// A new generation of a shared re-crawl: every URL of the fetch history is admitted, a chunk at a time,
-    /// before this instance leases any (nothing to do otherwise).
+    /// A new generation of a shared re-crawl over a history without outlinks: every URL of the fetch history
+    /// is admitted, a chunk at a time, before this instance leases any (nothing to do otherwise).
     boost::asio::awaitable<void> admit_known_urls();
     /// Leases URLs as workers have room for them and renews the leases held here; returns when the crawl-wide
     /// unfinished counter reaches zero, or on a stop.

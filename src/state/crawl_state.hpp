@@ -210,9 +210,9 @@ public:
     /// them, and releases the unit of work that kept the crawl open. Nothing with the history in the store:
     /// the loop calls the overload with what it read.
     void wrap_up_generation();
-    /// A shared re-crawl's new generation (docs/RECRAWL.md, "Shared crawls"): admits the known URLs of
-    /// `known`, one chunk of the history at a time, as admit_known() admits the whole history; returns how
-    /// many were admitted.
+    /// A shared re-crawl's new generation over a history without outlinks (docs/RECRAWL.md, "Shared crawls"):
+    /// admits the known URLs of `known`, one chunk of the history at a time, as admit_known() admits the
+    /// whole history; returns how many were admitted.
     std::size_t admit_known_from(const history_map& known);
     /// A shared re-crawl's generation (docs/RECRAWL.md, "Shared crawls"): the history stays in Redis, each
     /// leased URL brings its entry and, when `follows_links`, the entries of its outlinks not admitted yet

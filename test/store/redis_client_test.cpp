@@ -752,3 +752,22 @@ TEST(shared_store, a_generation_that_follows_links_leases_their_entries_and_is_w
         << "the hold is released: the crawl ends";
     EXPECT_FALSE(run(ctx, [&] { return b.claim_wrap_up(); }));
 }
+
+// A history written before entries kept their outlinks (no 'outlinks' mark in meta): the new generation
+// admits every known URL, as it did then.
+TEST(shared_store, a_history_without_outlinks_begins_a_generation_that_admits_every_known_url) {
+    redis_server server;
+    asio::io_context ctx;
+    redis::client client(ctx.get_executor(), options_for(server));
+    detail::shared_store store(client, {.crawl_id = "older", .instance = "a"});
+    detail::fetch_history h;
+    h.status = 200;
+    h.generation = 1;
+    server.command({"HSET", store.prefix() + "history", "http://h.test/", detail::encode(h)});
+    const auto began = run(ctx, [&] { return store.begin_generation(true); });
+    EXPECT_EQ(began.generation, 2u);
+    EXPECT_TRUE(began.admit);
+    EXPECT_EQ(began.admit_from, "0");
+    EXPECT_FALSE(began.follows_links);
+    EXPECT_FALSE(run(ctx, [&] { return store.claim_wrap_up(); })) << "no wrap-up: gone means 404 or 410";
+}
