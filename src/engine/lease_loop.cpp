@@ -140,7 +140,9 @@ asio::awaitable<bool> lease_loop::wrap_up_generation() {
     const auto skipped = combined.stats.find("skipped_max_pages");
     const bool budget_skipped = skipped != combined.stats.end() && skipped->second > 0;
     std::size_t gone = 0;
-    while (!budget_skipped && !e_.aborting()) {
+    // A stop leaves the rest to another instance (or the next to join) once the claim expires.
+    const auto stopped = [this] { return e_.aborting() || e_.stopping != stop_level::none; };
+    while (!budget_skipped && !stopped()) {
         auto scanned = co_await e_.shared->scan_history(*cursor, 1000);
         std::vector<std::pair<std::string, fetch_history>> earlier;
         std::vector<std::uint64_t> fingerprints;
@@ -169,7 +171,7 @@ asio::awaitable<bool> lease_loop::wrap_up_generation() {
         if (!still_mine)
             co_return false; // the claim expired and another instance took it: it goes on
     }
-    if (e_.aborting())
+    if (stopped())
         co_return false; // the claim expires: another instance goes on from the cursor
     const bool ended = co_await e_.shared->end_wrap_up();
     if (!ended)
