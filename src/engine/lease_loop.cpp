@@ -325,7 +325,8 @@ asio::awaitable<void> lease_loop::sync_controls() {
 /// ends when the crawl-wide unfinished counter reaches zero (nothing waits, nothing is leased).
 asio::awaitable<void> lease_loop::run() {
     lease_pacing pacing(e_.config.max_tasks);
-    auto renewed_at = clock_type::now();
+    // Renewed at once: the seeding mark must be in Redis before another instance could claim a wrap-up.
+    auto renewed_at = clock_type::now() - e_.config.state.lease;
     try {
         while (e_.stopping == stop_level::none) {
             shared_store::lease_answer answer;
@@ -333,7 +334,7 @@ asio::awaitable<void> lease_loop::run() {
             try {
                 if (clock_type::now() - renewed_at > e_.config.state.lease / 3) {
                     const std::vector<std::uint64_t> held(leased_ids_.begin(), leased_ids_.end());
-                    co_await e_.shared->renew(held);
+                    co_await e_.shared->renew(held, e_.state.reading_seeds());
                     renewed_at = clock_type::now();
                 }
                 co_await sync_controls();

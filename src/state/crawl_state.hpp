@@ -168,6 +168,8 @@ public:
     /// that is not an http(s) URL is logged with its line number and counted as skipped_invalid_seed. The
     /// crawl does not end before the chunk that says `end`.
     void on_seeds(seed_chunk chunk);
+    /// The seed file has lines not admitted yet (a shared crawl tells the other instances so).
+    bool reading_seeds() const noexcept { return seed_hold_; }
     /// Where the seed file is to be read from: after restore(), where the previous runs stopped.
     seed_position seeds_read() const noexcept { return seed_position_; }
 

@@ -239,13 +239,20 @@ redis.call('INCR', p .. 'controls')
 return result
 )lua";
 
-// ARGV: prefix, instance, lease_ms, ids...
+// ARGV: prefix, instance, lease_ms, reading seeds ('1', '0', or '-': unchanged), ids... An instance still
+// reading its seed file is marked in `seeding` until a lease after its last renewal: its seeds are not
+// committed yet, so no wrap-up may call the URLs they lead to gone (wrap_up_script).
 constexpr const char* renew_script = R"lua(
-local p, me, lease_ms = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local p, me, lease_ms, seeding = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4]
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+if seeding == '1' then
+  redis.call('ZADD', p .. 'seeding', now + lease_ms, me)
+elseif seeding == '0' then
+  redis.call('ZREM', p .. 'seeding', me)
+end
 local renewed = 0
-for i = 4, #ARGV do
+for i = 5, #ARGV do
   if redis.call('HGET', p .. 'owner', ARGV[i]) == me then
     redis.call('ZADD', p .. 'leases', 'XX', now + lease_ms, ARGV[i])
     renewed = renewed + 1
@@ -322,6 +329,18 @@ end
 local owner = redis.call('GET', p .. 'wrap-owner')
 if op == 'claim' then
   if tonumber(redis.call('GET', p .. 'unfinished') or '0') ~= 1 or (owner and owner ~= me) then
+    return {0}
+  end
+  -- Another instance still reading seeds (its mark not expired) has roots to commit yet. The claimer's own
+  -- mark is stale: it claims only once its own work, seeds included, is done.
+  local t = redis.call('TIME')
+  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  local mine = tonumber(redis.call('ZSCORE', p .. 'seeding', me) or '0')
+  local live = redis.call('ZCOUNT', p .. 'seeding', now, '+inf')
+  if mine >= now then
+    live = live - 1
+  end
+  if live > 0 then
     return {0}
   end
   redis.call('SET', p .. 'wrap-owner', me, 'PX', lease_ms)
@@ -657,21 +676,20 @@ asio::awaitable<void> shared_store::add_history(std::vector<leased>& items) {
     }
 }
 
-asio::awaitable<void> shared_store::renew(const std::vector<std::uint64_t>& ids) {
-    co_await renew_for(ids, settings_.lease);
+asio::awaitable<void> shared_store::renew(const std::vector<std::uint64_t>& ids, bool reading_seeds) {
+    co_await renew_for(ids, settings_.lease, reading_seeds ? "1" : "0");
 }
 
 asio::awaitable<void> shared_store::give_back(const std::vector<std::uint64_t>& ids) {
     // A lease that ends now: the next lease call of any instance puts these URLs back at the head of their
     // host's line, as it does a killed instance's, only without the wait.
-    co_await renew_for(ids, std::chrono::milliseconds(0));
+    if (!ids.empty())
+        co_await renew_for(ids, std::chrono::milliseconds(0), "-");
 }
 
 asio::awaitable<void> shared_store::renew_for(const std::vector<std::uint64_t>& ids,
-                                              std::chrono::milliseconds lease) {
-    if (ids.empty())
-        co_return;
-    std::vector<std::string> args{prefix_, settings_.instance, std::to_string(lease.count())};
+                                              std::chrono::milliseconds lease, const char* seeding) {
+    std::vector<std::string> args{prefix_, settings_.instance, std::to_string(lease.count()), seeding};
     for (const auto id : ids)
         args.push_back(std::to_string(id));
     co_await renew_.run(client_, std::move(args));

@@ -34,6 +34,7 @@
 //   what
 //                       a history entry's outlinks name
 //   wrap-owner   string the instance wrapping up a generation that follows links (expires after a lease)
+//   seeding      zset   instance -> until when (ms) it is known to be reading its seed file (renew)
 #pragma once
 
 #include "state/fetch_history.hpp"
@@ -154,8 +155,9 @@ public:
     boost::asio::awaitable<bool> end_wrap_up();
     /// Which of these fingerprints (url_fingerprint with the crawl's seed) the crawl-wide seen set holds.
     boost::asio::awaitable<std::vector<bool>> seen(const std::vector<std::uint64_t>& fingerprints);
-    /// Extends the leases this instance holds.
-    boost::asio::awaitable<void> renew(const std::vector<std::uint64_t>& ids);
+    /// Extends the leases this instance holds. `reading_seeds`: this instance has a seed file not read to its
+    /// end; while its mark lasts (a lease from this call) no other instance claims a wrap-up.
+    boost::asio::awaitable<void> renew(const std::vector<std::uint64_t>& ids, bool reading_seeds = false);
     /// Ends the leases this instance holds now (a graceful stop): other instances take the URLs at once.
     boost::asio::awaitable<void> give_back(const std::vector<std::uint64_t>& ids);
 
@@ -208,7 +210,7 @@ private:
     boost::asio::awaitable<void> add_history(std::vector<leased>& items);
     boost::asio::awaitable<void> add_known_outlinks(std::vector<leased>& items, std::uint32_t generation);
     boost::asio::awaitable<void> renew_for(const std::vector<std::uint64_t>& ids,
-                                           std::chrono::milliseconds lease);
+                                           std::chrono::milliseconds lease, const char* seeding);
 
     redis::client& client_;
     settings settings_;

@@ -726,7 +726,15 @@ TEST(shared_store, a_generation_that_follows_links_leases_their_entries_and_is_w
     finished.finished.emplace_back(0, taken.id);
     run(ctx, [&] { return a.commit(finished); });
 
-    // Only the hold is left: one instance claims the wrap-up, the other cannot while the claim lasts.
+    // Only the hold is left, but an instance still reading its seed file holds the wrap-up off (its roots are
+    // not committed yet); a claimer's own mark does not (it claims once its own seeds are read).
+    const std::vector<std::uint64_t> no_leases;
+    run(ctx, [&] { return b.renew(no_leases, true); });
+    run(ctx, [&] { return a.renew(no_leases, true); });
+    EXPECT_FALSE(run(ctx, [&] { return a.claim_wrap_up(); })) << "b is reading seeds";
+    run(ctx, [&] { return b.renew(no_leases, false); });
+
+    // One instance claims the wrap-up, the other cannot while the claim lasts.
     const auto claimed = run(ctx, [&] { return a.claim_wrap_up(); });
     ASSERT_TRUE(claimed);
     EXPECT_EQ(*claimed, "0");
