@@ -28,6 +28,7 @@ struct host_limits {
     std::optional<std::chrono::milliseconds> delay;
     /// At least 1.
     std::optional<std::size_t> max_per_host;
+    bool operator==(const host_limits&) const = default;
 };
 
 /// What crawler::add_seeds did with one URL.

@@ -455,8 +455,8 @@ asio::awaitable<void> shared_store::commit(const state_batch& batch) {
     if (settings_.rule_for) {
         for (const auto& [id, name] : batch.new_hosts) {
             const auto limits = settings_.rule_for(name);
-            if (limits.empty())
-                continue;
+            if (!limits.delay && !limits.max_per_host)
+                continue; // the rule sets no limits, only other settings
             args.push_back(name);
             args.push_back(limits_json(limits));
             ++rule_count;

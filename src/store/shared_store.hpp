@@ -42,6 +42,7 @@
 #include "state/work_item.hpp"
 #include "store/redis_client.hpp"
 
+#include <asiocrawl/control.hpp>
 #include <asiocrawl/report.hpp>
 
 #include <boost/asio/awaitable.hpp>
@@ -60,12 +61,7 @@ class shared_store {
 public:
     /// A host's scheduling set apart from the crawl's (politeness.delay, politeness.max_per_host): by the
     /// control API, or by the host's rule in the config. An empty field keeps what applies otherwise.
-    struct host_limits {
-        std::optional<std::chrono::milliseconds> delay;
-        std::optional<std::size_t> max_per_host;
-        bool empty() const noexcept { return !delay && !max_per_host; }
-        bool operator==(const host_limits&) const = default;
-    };
+    using host_limits = asiocrawl::host_limits;
 
     struct settings {
         std::string crawl_id;
