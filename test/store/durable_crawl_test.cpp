@@ -16,9 +16,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -456,4 +459,117 @@ TEST(history_on_disk, an_unanswered_entry_never_replaces_a_known_answer) {
     EXPECT_EQ(read[0]->etag, "\"v1\"");
     ASSERT_TRUE(read[1]);
     EXPECT_EQ(read[1]->status, 0);
+}
+
+// ---- continuous mode's schedule on disk (docs/RECRAWL.md, "Continuous mode") ----
+
+TEST(schedule_on_disk, a_continuous_crawl_holds_a_window_of_its_schedule_and_revisits_in_due_order) {
+    // The crawl state driven as the engine drives it over a real state directory: the committer's batch,
+    // frontier refills and due-time reads, and the frontier pump's read of each ticket's entry. A state
+    // written before the due-time index gets one when it opens; the crawl is killed midway with revisits
+    // queued and resumed by a new state over the same directory.
+    using namespace asiocrawl::detail;
+    temp_dir dir{"schedule-on-disk"};
+    state_lock lock(dir.path);
+    auto store = state_store::open(dir.path);
+    constexpr int pages = 200;
+    constexpr std::size_t window = 16;
+    const std::chrono::sys_seconds start{std::chrono::seconds(1'800'000'000)}; // the harness's calendar
+    std::vector<std::pair<int, std::string>> by_due;
+    state_batch written;
+    written.fingerprints.push_back(url_fingerprint("http://a.test/", 42)); // the root: seen, not due
+    for (int i = 0; i < pages; ++i) {
+        const std::string url = "http://a.test/p" + std::to_string(i);
+        const int slot = (i * 7) % pages; // URL order is not due order
+        auto entry = known_page(1, {});
+        entry.revisit = revisit_entry{std::chrono::hours(1), start - std::chrono::hours(1),
+                                      start + std::chrono::seconds(10 * slot), 0};
+        written.history.emplace_back(url, encode(entry));
+        by_due.emplace_back(slot, url);
+    }
+    store->write(written, false);
+    std::sort(by_due.begin(), by_due.end());
+    std::vector<std::string> due_order;
+    for (const auto& [slot, url] : by_due)
+        due_order.push_back(url);
+
+    std::vector<std::string> revisited;
+    std::size_t held_peak = 0;
+    std::size_t window_peak = 0;
+    // One run until `until` URLs were revisited in all; `killed`: then a few more are queued (committed) and
+    // the run ends without fetching them.
+    auto run = [&](std::size_t until, bool killed,
+                   std::optional<std::chrono::system_clock::time_point> wall) {
+        state_harness h(
+            [](crawler_config& c) {
+                c.continuous = true;
+                c.revisit.min = std::chrono::hours(1);
+                c.revisit.max = std::chrono::hours(24 * 30);
+            },
+            true, 8, &asiocrawl::test::manual_wall_clock);
+        if (wall)
+            asiocrawl::test::manual_wall_now = *wall;
+        h->restore(store->load(h->seen_set()));
+        ASSERT_TRUE(store->load_history(1, true, 42, h->seen_set()).due_indexed);
+        h->set_schedule_in_store(1, window);
+        h->start();
+        auto commit = [&] {
+            for (;;) {
+                auto batch = h->take_batch();
+                auto refills = h->take_refills();
+                const auto read = h->take_due_read();
+                if (batch.empty() && refills.empty() && !read)
+                    return;
+                store->write(batch, false);
+                for (const auto& r : refills)
+                    h->on_refill(r.host, store->read_waiting(r.host, r.from_seq, r.count));
+                if (read)
+                    h->on_due_read(store->read_due(read->from, read->count));
+                window_peak = std::max(window_peak, h->due_window_held());
+            }
+        };
+        commit();
+        for (int idle = 0; revisited.size() < until && idle < 1000;) {
+            auto t = h->next();
+            commit(); // what next() released
+            if (!t) {
+                h.advance(std::chrono::seconds(60));
+                ++idle;
+                continue;
+            }
+            h->on_history(*t, std::move(store->read_history({t->item.url})[0]));
+            ASSERT_TRUE(h->begin_attempt(*t));
+            h->fetch_started(*t);
+            held_peak = std::max(held_peak, h->history_held());
+            ASSERT_NE(h->conditional_basis(t->item.url), nullptr) << t->item.url << ": fetched conditionally";
+            revisited.push_back(t->item.url);
+            h.answer(*t, asiocrawl::test::answer_of(304, ""));
+            EXPECT_EQ(h.records.back().change, change_kind::unchanged);
+            commit();
+        }
+        EXPECT_LE(h->history_held_peak(), 1u);
+        if (killed) {
+            h.advance(std::chrono::seconds(60));
+            auto queued = h->next(); // released, and the next few with it: in the frontier on disk
+            ASSERT_TRUE(queued);
+            commit();
+        }
+    };
+    run(90, true, std::nullopt);
+    ASSERT_EQ(revisited.size(), 90u);
+    EXPECT_FALSE(store->nothing_waiting()) << "the kill left revisits queued in the frontier on disk";
+    run(pages, false, asiocrawl::test::manual_wall_now);
+
+    EXPECT_EQ(revisited, due_order) << "each URL revisited once, in due order, across the kill";
+    EXPECT_LE(held_peak, 1u) << "one ticket at a time: its entry only";
+    EXPECT_LE(window_peak, window);
+    EXPECT_GE(window_peak, window / 2);
+    // Every URL waits again, once, an interval after its visit (1 h x 1.25 for the 304).
+    const auto index = store->read_due(due_key{std::numeric_limits<std::int64_t>::min(), {}}, 1000);
+    ASSERT_EQ(index.size(), static_cast<std::size_t>(pages));
+    for (const auto& [key, entry] : index) {
+        ASSERT_TRUE(entry && entry->revisit) << key.url;
+        EXPECT_EQ(entry->revisit->due.time_since_epoch().count(), key.due);
+        EXPECT_EQ(entry->revisit->interval, std::chrono::seconds(4500));
+    }
 }
