@@ -158,8 +158,11 @@ asio::awaitable<void> committer::open_state() {
         auto meta = s->meta();
         if (!meta) {
             s->write_meta({fresh_seed, definition});
+            state_store::recrawl_history history;
+            if (config.continuous) // its schedule goes to disk from the first fetch on
+                history = s->load_history(1, true, fresh_seed, seen);
             return std::tuple{std::move(s),     fresh_seed, restored_state{},
-                              std::uint32_t{1}, false,      state_store::recrawl_history{}};
+                              std::uint32_t{1}, false,      std::move(history)};
         }
         if (auto change = describe_definition_change(meta->definition, definition))
             throw crawl_error(asiocrawl::error::state_mismatch,
@@ -184,14 +187,17 @@ asio::awaitable<void> committer::open_state() {
     e_.store = std::move(opened);
     state.set_seed(seed);
     state.restore(restored);
-    if (generation > 1 || config.continuous) {
+    if (history.due_indexed) {
+        e_.log(log_level::info, "continuous, generation " + std::to_string(generation) +
+                                    ": the revisit schedule and the fetch history stay on disk");
+    } else if (generation > 1 || config.continuous) {
         e_.log(log_level::info,
                std::string(new_generation ? "re-crawl: generation " : "resuming generation ") +
-                   std::to_string(generation) +
-                   (history.due_indexed
-                        ? std::string(", continuous: the schedule stays on disk")
-                        : ", " + std::to_string(history.known) + " URLs known from the previous one" +
-                              (history.not_admitted ? " (their history stays on disk)" : "")));
+                   std::to_string(generation) + ", " + std::to_string(history.known) +
+                   " URLs known from the previous one" +
+                   (history.not_admitted ? " (their history stays on disk)" : ""));
+    }
+    if (generation > 1 || config.continuous) {
         if (history.due_indexed)
             state.set_schedule_in_store(generation);
         else if (history.not_admitted)

@@ -1130,7 +1130,6 @@ void crawl_state::on_due_read(std::vector<std::pair<due_key, std::optional<fetch
 
 void crawl_state::window_insert(due_key key, work_item item) {
     due_window_.insert_or_assign(std::move(key), std::move(item));
-    due_window_peak_ = std::max(due_window_peak_, due_window_.size());
     while (due_window_.size() > due_window_limit_) {
         // The last keys wait on disk only; the horizon comes down to the first of them.
         auto last = std::prev(due_window_.end());
@@ -1139,6 +1138,7 @@ void crawl_state::window_insert(due_key key, work_item item) {
         if (due_read_from_)
             due_horizon_lowered_ = true;
     }
+    due_window_peak_ = std::max(due_window_peak_, due_window_.size());
 }
 
 void crawl_state::index_due(const std::string& url, const fetch_history* before, const fetch_history& after) {

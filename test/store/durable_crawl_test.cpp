@@ -463,17 +463,18 @@ TEST(history_on_disk, an_unanswered_entry_never_replaces_a_known_answer) {
 
 // ---- continuous mode's schedule on disk (docs/RECRAWL.md, "Continuous mode") ----
 
-TEST(schedule_on_disk, a_continuous_crawl_holds_a_window_of_its_schedule_and_revisits_in_due_order) {
-    // The crawl state driven as the engine drives it over a real state directory: the committer's batch,
-    // frontier refills and due-time reads, and the frontier pump's read of each ticket's entry. A state
-    // written before the due-time index gets one when it opens; the crawl is killed midway with revisits
-    // queued and resumed by a new state over the same directory.
+namespace {
+
+/// Drives a continuous crawl over `pages` known URLs through a window of `window`. The crawl state driven as
+/// the engine drives it over a real state directory: the committer's batch, frontier refills and due-time
+/// reads, and the frontier pump's read of each ticket's entry. A state written before the due-time index
+/// gets one when it opens; the crawl is killed midway with revisits queued and resumed by a new state over
+/// the same directory, which goes through a second pass.
+void drive_schedule_on_disk(int pages, std::size_t window) {
     using namespace asiocrawl::detail;
     temp_dir dir{"schedule-on-disk"};
     state_lock lock(dir.path);
     auto store = state_store::open(dir.path);
-    constexpr int pages = 200;
-    constexpr std::size_t window = 16;
     const std::chrono::sys_seconds start{std::chrono::seconds(1'800'000'000)}; // the harness's calendar
     std::vector<std::pair<int, std::string>> by_due;
     state_batch written;
@@ -494,11 +495,14 @@ TEST(schedule_on_disk, a_continuous_crawl_holds_a_window_of_its_schedule_and_rev
         due_order.push_back(url);
 
     std::vector<std::string> revisited;
+    std::vector<std::pair<std::chrono::system_clock::time_point, std::string>> visits;
     std::size_t held_peak = 0;
     std::size_t window_peak = 0;
     // One run until `until` URLs were revisited in all; `killed`: then a few more are queued (committed) and
-    // the run ends without fetching them.
-    auto run = [&](std::size_t until, bool killed,
+    // the run ends without fetching them. `lagged`: each commit (its batch written, then the due-time index
+    // read) is made one step later than it was taken, so that the state schedules URLs meanwhile, as it does
+    // while the engine's committer waits on the storage thread.
+    auto run = [&](std::size_t until, bool killed, bool lagged,
                    std::optional<std::chrono::system_clock::time_point> wall) {
         state_harness h(
             [](crawler_config& c) {
@@ -513,19 +517,36 @@ TEST(schedule_on_disk, a_continuous_crawl_holds_a_window_of_its_schedule_and_rev
         ASSERT_TRUE(store->load_history(1, true, 42, h->seen_set()).due_indexed);
         h->set_schedule_in_store(1, window);
         h->start();
+        // The committer's step: the batch and the reads taken together, then written and read.
+        struct commit_step {
+            state_batch batch;
+            std::vector<crawl_state::refill_request> refills;
+            std::optional<crawl_state::due_read> read;
+        };
+        std::optional<commit_step> taken;
+        auto complete = [&](commit_step& step) {
+            store->write(step.batch, false);
+            for (const auto& r : step.refills)
+                h->on_refill(r.host, store->read_waiting(r.host, r.from_seq, r.count));
+            if (step.read)
+                h->on_due_read(store->read_due(step.read->from, step.read->count));
+            window_peak = std::max(window_peak, h->due_window_held());
+        };
         auto commit = [&] {
             for (;;) {
-                auto batch = h->take_batch();
-                auto refills = h->take_refills();
-                const auto read = h->take_due_read();
-                if (batch.empty() && refills.empty() && !read)
+                if (taken) {
+                    auto step = std::move(*taken);
+                    taken.reset();
+                    complete(step);
+                }
+                commit_step step{h->take_batch(), h->take_refills(), h->take_due_read()};
+                if (step.batch.empty() && step.refills.empty() && !step.read)
                     return;
-                store->write(batch, false);
-                for (const auto& r : refills)
-                    h->on_refill(r.host, store->read_waiting(r.host, r.from_seq, r.count));
-                if (read)
-                    h->on_due_read(store->read_due(read->from, read->count));
-                window_peak = std::max(window_peak, h->due_window_held());
+                if (lagged) {
+                    taken = std::move(step); // made at the next commit, after the state moved on
+                    return;
+                }
+                complete(step);
             }
         };
         commit();
@@ -543,11 +564,17 @@ TEST(schedule_on_disk, a_continuous_crawl_holds_a_window_of_its_schedule_and_rev
             held_peak = std::max(held_peak, h->history_held());
             ASSERT_NE(h->conditional_basis(t->item.url), nullptr) << t->item.url << ": fetched conditionally";
             revisited.push_back(t->item.url);
+            visits.emplace_back(asiocrawl::test::manual_wall_now, t->item.url);
             h.answer(*t, asiocrawl::test::answer_of(304, ""));
             EXPECT_EQ(h.records.back().change, change_kind::unchanged);
             commit();
         }
+        if (taken) {
+            complete(*taken);
+            taken.reset();
+        }
         EXPECT_LE(h->history_held_peak(), 1u);
+        EXPECT_LE(h->due_window_peak(), window);
         if (killed) {
             h.advance(std::chrono::seconds(60));
             auto queued = h->next(); // released, and the next few with it: in the frontier on disk
@@ -555,21 +582,43 @@ TEST(schedule_on_disk, a_continuous_crawl_holds_a_window_of_its_schedule_and_rev
             commit();
         }
     };
-    run(90, true, std::nullopt);
-    ASSERT_EQ(revisited.size(), 90u);
+    const auto killed_at = static_cast<std::size_t>(pages) * 9 / 20;
+    run(killed_at, true, false, std::nullopt);
+    ASSERT_EQ(revisited.size(), killed_at);
     EXPECT_FALSE(store->nothing_waiting()) << "the kill left revisits queued in the frontier on disk";
-    run(pages, false, asiocrawl::test::manual_wall_now);
+    // Resumed, through the first pass and a second one (each page due again 1 h x 1.25 after its visit).
+    run(2 * pages, false, true, asiocrawl::test::manual_wall_now);
 
-    EXPECT_EQ(revisited, due_order) << "each URL revisited once, in due order, across the kill";
+    ASSERT_EQ(revisited.size(), 2u * pages);
+    EXPECT_EQ(std::vector<std::string>(revisited.begin(), revisited.begin() + pages), due_order)
+        << "each URL revisited once, in due order, across the kill";
+    std::vector<std::pair<std::chrono::system_clock::time_point, std::string>> second_due(
+        visits.begin(), visits.begin() + pages);
+    std::sort(second_due.begin(), second_due.end());
+    std::vector<std::string> second_order;
+    for (const auto& [at, url] : second_due)
+        second_order.push_back(url);
+    EXPECT_EQ(std::vector<std::string>(revisited.begin() + pages, revisited.end()), second_order)
+        << "scheduled while reads of the index were under way: once each, in due order";
     EXPECT_LE(held_peak, 1u) << "one ticket at a time: its entry only";
     EXPECT_LE(window_peak, window);
     EXPECT_GE(window_peak, window / 2);
-    // Every URL waits again, once, an interval after its visit (1 h x 1.25 for the 304).
+    // Every URL waits again, once, an interval after its last visit (1.25 h, then 1.5625 h for the 304s).
     const auto index = store->read_due(due_key{std::numeric_limits<std::int64_t>::min(), {}}, 1000);
     ASSERT_EQ(index.size(), static_cast<std::size_t>(pages));
     for (const auto& [key, entry] : index) {
         ASSERT_TRUE(entry && entry->revisit) << key.url;
         EXPECT_EQ(entry->revisit->due.time_since_epoch().count(), key.due);
-        EXPECT_EQ(entry->revisit->interval, std::chrono::seconds(4500));
+        EXPECT_EQ(entry->revisit->interval, std::chrono::seconds(5625));
     }
+}
+
+} // namespace
+
+TEST(schedule_on_disk, a_continuous_crawl_holds_a_window_of_its_schedule_and_revisits_in_due_order) {
+    drive_schedule_on_disk(200, 16); // the window holds a twelfth of the schedule
+}
+
+TEST(schedule_on_disk, urls_scheduled_while_the_index_is_read_to_its_end_join_the_window) {
+    drive_schedule_on_disk(24, 16); // reads reach the end of the index with schedules not written yet
 }
