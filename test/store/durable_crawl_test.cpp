@@ -488,6 +488,12 @@ void drive_schedule_on_disk(int pages, std::size_t window) {
         written.history.emplace_back(url, encode(entry));
         by_due.emplace_back(slot, url);
     }
+    // Queued for its revisit by a crawl before the index (the entry's flag; the URL waits in the frontier):
+    // not in the index, so not scheduled twice.
+    auto queued = known_page(1, {});
+    queued.revisit = revisit_entry{std::chrono::hours(1), start - std::chrono::hours(1), start, 0};
+    queued.revisit_queued = true;
+    written.history.emplace_back("http://a.test/queued", encode(queued));
     store->write(written, false);
     std::sort(by_due.begin(), by_due.end());
     std::vector<std::string> due_order;
