@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # asiocrawl benchmarks (see bench/README.md). One command:
 #   bench/run.sh [--quick] [--rounds N] [throughput] [latency] [memory] [memory-tls] [dns] [seen-set]
-#                [state] [state-store] [recrawl]                                            (default: all)
+#                [state] [state-store] [recrawl] [continuous]                               (default: all)
 # Installs nginx, wget, wget2 and time from Debian when missing, builds the Release tools in build-release/,
 # runs the benchmarks and prints their tables (also written to $BENCH_DIR/results.md).
 # Environment: BENCH_DIR (work directory, default a new /tmp/asiocrawl-bench.XXXXXX), BUILD_DIR (default
@@ -28,13 +28,14 @@ while (($#)); do
     case $1 in
     --quick) QUICK=1 ;;
     --rounds) ROUNDS=$2; shift ;;
-    throughput | latency | memory | memory-tls | dns | seen-set | state | state-store | recrawl) WHICH+=("$1") ;;
+    throughput | latency | memory | memory-tls | dns | seen-set | state | state-store | recrawl | continuous)
+        WHICH+=("$1") ;;
     -h | --help) sed -n '2,14p' "$0"; exit 0 ;;
     *) echo "bench/run.sh: unknown argument $1" >&2; exit 2 ;;
     esac
     shift
 done
-((${#WHICH[@]})) || WHICH=(throughput latency memory memory-tls dns seen-set state state-store recrawl)
+((${#WHICH[@]})) || WHICH=(throughput latency memory memory-tls dns seen-set state state-store recrawl continuous)
 if ((QUICK)); then
     PAGES=${PAGES:-2000} ROUNDS=${ROUNDS:-1} LATENCY_TASKS=${LATENCY_TASKS:-"100 1000"}
     MEMORY_FETCHES=${MEMORY_FETCHES:-2000} SEEN_URLS=${SEEN_URLS:-200000} TLS_FETCHES=${TLS_FETCHES:-1000}
@@ -457,6 +458,15 @@ recrawl() {
         "$TOOLS/asiocrawl-bench-site" "$NGINX" "$PAGES" "$RECRAWL_CHANGED")"
 }
 
+# ---- 8. continuous mode ----------------------------------------------------------------------------------------
+continuous() {
+    say ""
+    say "## Continuous mode: the site crawled with --continuous into a state directory, then resumed"
+    say ""
+    say "$(BENCH_DIR=$WORK/continuous-bench TASKS=$TASKS "$ROOT/bench/continuous_bench.sh" "$CRAWLER" \
+        "$TOOLS/asiocrawl-bench-site" "$NGINX" "$PAGES" 15)"
+}
+
 for b in "${WHICH[@]}"; do
     case $b in
     throughput) throughput ;;
@@ -468,6 +478,7 @@ for b in "${WHICH[@]}"; do
     state) state ;;
     state-store) state_store ;;
     recrawl) recrawl ;;
+    continuous) continuous ;;
     esac
 done
 log "results in $RESULTS"

@@ -90,7 +90,9 @@ asio::awaitable<void> committer::run() {
         for (;;) {
             auto batch = state.take_batch();
             auto refills = state.take_refills();
-            if (batch.empty() && refills.empty() && done_awaiting_commit_ == 0) {
+            // Taken with the batch: the read sees every change to the due-time index made before it.
+            const auto due_read = state.take_due_read();
+            if (batch.empty() && refills.empty() && !due_read && done_awaiting_commit_ == 0) {
                 if (phase_ == phase::finishing)
                     break;
                 co_await wanted_.wait();
@@ -118,6 +120,13 @@ asio::awaitable<void> committer::run() {
                 };
                 auto items = co_await e_.on_storage(read);
                 state.on_refill(refill.host, std::move(items));
+            }
+            if (due_read) {
+                auto read = [store = e_.store.get(), &due_read] {
+                    return store->read_due(due_read->from, due_read->count);
+                };
+                auto rows = co_await e_.on_storage(read);
+                state.on_due_read(std::move(rows));
             }
             commits_done_ = generation;
             written_.notify();
@@ -149,8 +158,11 @@ asio::awaitable<void> committer::open_state() {
         auto meta = s->meta();
         if (!meta) {
             s->write_meta({fresh_seed, definition});
+            state_store::recrawl_history history;
+            if (config.continuous) // its schedule goes to disk from the first fetch on
+                history = s->load_history(1, true, fresh_seed, seen);
             return std::tuple{std::move(s),     fresh_seed, restored_state{},
-                              std::uint32_t{1}, false,      state_store::recrawl_history{}};
+                              std::uint32_t{1}, false,      std::move(history)};
         }
         if (auto change = describe_definition_change(meta->definition, definition))
             throw crawl_error(asiocrawl::error::state_mismatch,
@@ -163,8 +175,8 @@ asio::awaitable<void> committer::open_state() {
         if (new_generation)
             s->begin_generation(++generation);
         auto loaded = s->load(seen);
-        // Continuous mode keeps every URL's last fetch: its revisit schedule is in it. A re-crawl whose
-        // history has outlinks leaves it in the store (docs/RECRAWL.md, "Memory during a re-crawl").
+        // Continuous mode keeps its schedule in the store's due-time index; a re-crawl whose history has
+        // outlinks leaves it in the store too (docs/RECRAWL.md, "Memory during a re-crawl").
         state_store::recrawl_history history;
         if (generation > 1 || config.continuous)
             history = s->load_history(generation, config.continuous, meta->seed, seen);
@@ -175,13 +187,20 @@ asio::awaitable<void> committer::open_state() {
     e_.store = std::move(opened);
     state.set_seed(seed);
     state.restore(restored);
-    if (generation > 1 || config.continuous) {
+    if (history.due_indexed) {
+        e_.log(log_level::info, "continuous, generation " + std::to_string(generation) +
+                                    ": the revisit schedule and the fetch history stay on disk");
+    } else if (generation > 1 || config.continuous) {
         e_.log(log_level::info,
                std::string(new_generation ? "re-crawl: generation " : "resuming generation ") +
                    std::to_string(generation) + ", " + std::to_string(history.known) +
                    " URLs known from the previous one" +
                    (history.not_admitted ? " (their history stays on disk)" : ""));
-        if (history.not_admitted)
+    }
+    if (generation > 1 || config.continuous) {
+        if (history.due_indexed)
+            state.set_schedule_in_store(generation);
+        else if (history.not_admitted)
             state.set_history_in_store(std::move(*history.not_admitted), generation);
         else
             state.set_history(std::move(history.whole), generation, new_generation);

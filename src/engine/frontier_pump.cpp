@@ -1,6 +1,7 @@
 // The frontier pump: tickets the crawl state lets start go into the work queue; the pump sleeps until the
-// next delay or backoff ends. A re-crawl whose history stays in the store reads each ticket's entry on the
-// storage thread first (load_loop): the io_context never waits on the disk.
+// next delay or backoff ends. A re-crawl whose history stays in the store, and a continuous crawl with a
+// state directory, read each ticket's entry on the storage thread first (load_loop): the io_context never
+// waits on the disk.
 #include "engine/crawler_impl.hpp"
 
 #include <boost/asio/as_tuple.hpp>

@@ -22,6 +22,7 @@
 #include <boost/url/parse.hpp>
 
 #include <algorithm>
+#include <limits>
 #include <stdexcept>
 #include <utility>
 
@@ -232,6 +233,9 @@ void crawl_state::stop() {
         hooks_.release(); // no more seeds are read
     if (std::exchange(continuous_hold_, false))
         hooks_.release();
+    if (schedule_in_store_)
+        say(log_level::info, "continuous: at most ", history_held_peak_, " history entries and ",
+            due_window_peak_, " due URLs were held in memory at once (the schedule stays on disk)");
 }
 
 // ---- admission ----
@@ -449,11 +453,16 @@ std::optional<crawl_state::time_point> crawl_state::next_wakeup() const {
     if (stopping_)
         return std::nullopt;
     auto wake = frontier_.next_wakeup(now_());
-    if (schedule_ && !due_.empty()) {
+    std::optional<std::chrono::sys_seconds> first_due;
+    if (!due_.empty())
+        first_due = due_.begin()->first;
+    if (!due_window_.empty())
+        first_due = std::chrono::sys_seconds(std::chrono::seconds(due_window_.begin()->first.due));
+    if (schedule_ && first_due) {
         // The schedule is in calendar time; the frontier waits on the steady clock.
         const auto until_due =
             std::max(clock_type::duration::zero(),
-                     std::chrono::duration_cast<clock_type::duration>(due_.begin()->first - wall_now_()));
+                     std::chrono::duration_cast<clock_type::duration>(*first_due - wall_now_()));
         const auto due = now_() + until_due;
         if (!wake || due < *wake)
             wake = due;
@@ -696,6 +705,14 @@ void crawl_state::set_history_in_store(fingerprint_set known, std::uint32_t gene
 std::vector<std::uint64_t> crawl_state::on_history(ticket& t, std::optional<fetch_history> before) {
     std::vector<std::uint64_t> wanted;
     t.known_outlinks.clear();
+    if (schedule_in_store_) {
+        // Continuous mode: the URL's last fetch, whatever generation wrote it, with its schedule.
+        if (before) {
+            history_.insert_or_assign(t.item.url, std::move(*before));
+            note_held();
+        }
+        return wanted;
+    }
     if (!before || before->generation >= generation_)
         return wanted; // unknown, or this generation's own entry (an unanswered one): nothing to compare with
     // A 304 needs the entries of the links it stands for that this generation has not admitted yet; only an
@@ -907,6 +924,10 @@ void crawl_state::compare_with_history(ticket& t, record& r) {
             name_capture(t, before, after);
         if (durable_)
             batch_.history.emplace_back(r.url, encode(after));
+        if (schedule_in_store_) {
+            index_due(r.url, before, after); // the entry itself goes with the record (finished())
+            return;
+        }
         history_.insert_or_assign(r.url, std::move(after));
         note_held();
         return;
@@ -998,13 +1019,16 @@ void crawl_state::schedule_revisit(const record& r, const fetch_history* before,
     const auto entry = schedule_->next_visit(previous, found, hints, wall_seconds());
     after.revisit = entry;
     after.revisit_queued = false;
-    due_.emplace(entry.due, r.url);
+    if (!schedule_in_store_)
+        due_.emplace(entry.due, r.url);
 }
 
 void crawl_state::apply_sitemap_hints(std::string_view url, const sitemap_hints& hints) {
     // A <lastmod> after the last visit makes a known URL due now (never sooner than revisit.min after it); a
     // <changefreq> gives a URL not fetched yet its first interval.
-    const auto found = history_.find(url);
+    // With the schedule in the store, the entries in memory are those being fetched: a <lastmod> of a known
+    // URL is not read (docs/RECRAWL.md, "Not done yet"); its changefreq would be ignored, as any known URL's.
+    const auto found = schedule_in_store_ ? history_.end() : history_.find(url);
     if ((found == history_.end() || !found->second.revisit) && hints.changefreq) {
         // Not fetched yet: its changefreq gives its first interval. Bounded: a URL the crawl never fetches
         // (out of scope, over a budget) keeps its entry, so past the bound new hints are dropped.
@@ -1029,6 +1053,10 @@ void crawl_state::apply_sitemap_hints(std::string_view url, const sitemap_hints&
 }
 
 void crawl_state::release_due_revisits() {
+    if (schedule_in_store_) {
+        release_due_from_window();
+        return;
+    }
     const auto now = wall_seconds();
     while (!due_.empty() && due_.begin()->first <= now && !stopping_) {
         auto node = due_.extract(due_.begin());
@@ -1040,14 +1068,8 @@ void crawl_state::release_due_revisits() {
             continue; // stale: the URL was scheduled again since
         if (!hooks_.hold())
             return;
-        work_item item;
+        work_item item = revisit_item(h);
         item.url = found->first;
-        item.referrer = h.referrer;
-        item.redirects_left = h.redirects_left >= 0 ? h.redirects_left : config_.max_redirect;
-        item.depth = h.depth;
-        item.kind = h.kind;
-        item.from_sitemap = h.from_sitemap;
-        item.requisite = h.requisite;
         const host_id host = host_number(host_of(item.url));
         item.seq = next_seq_[host]++;
         h.revisit_queued = true;
@@ -1057,6 +1079,131 @@ void crawl_state::release_due_revisits() {
             line_changed(host);
             batch_.history.emplace_back(item.url, encode(h));
         }
+        ++result_.stats["revisits"];
+        counters_changed_ = true;
+        push_waiting(host, std::move(item));
+    }
+}
+
+work_item crawl_state::revisit_item(const fetch_history& h) const {
+    work_item item;
+    item.referrer = h.referrer;
+    item.redirects_left = h.redirects_left >= 0 ? h.redirects_left : config_.max_redirect;
+    item.depth = h.depth;
+    item.kind = h.kind;
+    item.from_sitemap = h.from_sitemap;
+    item.requisite = h.requisite;
+    return item;
+}
+
+// ---- continuous mode with the schedule in the store ----
+
+void crawl_state::set_schedule_in_store(std::uint32_t generation, std::size_t window) {
+    if (!durable_ || shared_ || !schedule_)
+        throw std::logic_error(
+            "crawl state: only a local durable continuous crawl keeps its schedule in the store");
+    history_.clear();
+    due_.clear();
+    generation_ = generation;
+    recrawling_ = true;
+    history_in_store_ = true; // each ticket's entry is read before it is fetched, dropped with its record
+    schedule_in_store_ = true;
+    due_window_limit_ = std::max<std::size_t>(window, 2);
+    due_horizon_ = due_key{std::numeric_limits<std::int64_t>::min(), {}}; // nothing read yet
+}
+
+std::optional<crawl_state::due_read> crawl_state::take_due_read() {
+    if (!schedule_in_store_ || due_read_from_ || stopping_ || !due_horizon_ ||
+        due_window_.size() > due_window_limit_ / 2)
+        return std::nullopt;
+    due_read_from_ = *due_horizon_;
+    due_horizon_lowered_ = false;
+    due_read_count_ = due_window_limit_ - due_window_.size();
+    return due_read{*due_horizon_, due_read_count_};
+}
+
+void crawl_state::on_due_read(std::vector<std::pair<due_key, std::optional<fetch_history>>> rows) {
+    if (!due_read_from_)
+        return;
+    due_read_from_.reset();
+    auto changed_meanwhile = std::exchange(due_changed_in_read_, {});
+    if (std::exchange(due_horizon_lowered_, false))
+        return; // the window dropped keys meanwhile: the next read goes on from its lower horizon
+    std::optional<due_key> horizon;
+    if (rows.size() >= due_read_count_ && !rows.empty())
+        horizon = due_key_after(rows.back().first);
+    std::map<due_key, work_item> found;
+    for (auto& [key, entry] : rows) {
+        if (entry)
+            found.emplace(key, revisit_item(*entry));
+        else
+            batch_.due.push_back({key, false}); // the URL was forgotten: its key goes too
+    }
+    // What the state scheduled or unscheduled past the old horizon after the read was taken: newer than
+    // what the read saw.
+    for (auto& [key, item] : changed_meanwhile) {
+        if (item)
+            found.insert_or_assign(std::move(key), std::move(*item));
+        else
+            found.erase(key);
+    }
+    due_horizon_ = std::move(horizon);
+    for (auto& [key, item] : found) {
+        if (due_horizon_ && key >= *due_horizon_)
+            break;
+        window_insert(key, std::move(item));
+    }
+}
+
+void crawl_state::window_insert(due_key key, work_item item) {
+    due_window_.insert_or_assign(std::move(key), std::move(item));
+    while (due_window_.size() > due_window_limit_) {
+        // The last keys wait on disk only; the horizon comes down to the first of them.
+        auto last = std::prev(due_window_.end());
+        due_horizon_ = last->first;
+        due_window_.erase(last);
+        if (due_read_from_)
+            due_horizon_lowered_ = true;
+    }
+    due_window_peak_ = std::max(due_window_peak_, due_window_.size());
+}
+
+void crawl_state::index_due(const std::string& url, const fetch_history* before, const fetch_history& after) {
+    // The key the URL had goes (released already, or scheduled again early); the new one is written with the
+    // entry, and is in the window when it falls below the horizon.
+    auto change = [&](due_key key, std::optional<work_item> item) {
+        batch_.due.push_back({key, item.has_value()});
+        if (!due_horizon_ || key < *due_horizon_) {
+            if (item)
+                window_insert(std::move(key), std::move(*item));
+            else
+                due_window_.erase(key);
+        } else if (due_read_from_) {
+            due_changed_in_read_.emplace_back(std::move(key), std::move(item));
+        }
+    };
+    if (before != nullptr && before->revisit)
+        change(due_key{before->revisit->due.time_since_epoch().count(), url}, std::nullopt);
+    if (after.revisit)
+        change(due_key{after.revisit->due.time_since_epoch().count(), url}, revisit_item(after));
+}
+
+void crawl_state::release_due_from_window() {
+    const auto now = wall_seconds().time_since_epoch().count();
+    while (!due_window_.empty() && due_window_.begin()->first.due <= now && !stopping_) {
+        if (!hooks_.hold())
+            return;
+        auto node = due_window_.extract(due_window_.begin());
+        work_item item = std::move(node.mapped());
+        item.url = node.key().url;
+        const host_id host = host_number(host_of(item.url));
+        item.seq = next_seq_[host]++;
+        // Queued: it waits in the frontier now, and its key leaves the index in the same commit, so that a
+        // resume finds it in one place only.
+        batch_.waiting.push_back({host, item.seq, encode(item)});
+        ++durable_waiting_[host];
+        line_changed(host);
+        batch_.due.push_back({std::move(node.key()), false});
         ++result_.stats["revisits"];
         counters_changed_ = true;
         push_waiting(host, std::move(item));

@@ -5,6 +5,7 @@
 
 #include "html/page_links.hpp"
 #include "state/autothrottle.hpp"
+#include "state/due_index.hpp"
 #include "state/fetch_history.hpp"
 #include "state/fetch_outcome.hpp"
 #include "state/fingerprint_set.hpp"
@@ -245,8 +246,34 @@ public:
     /// History entries held in memory now, and the most held at once in this run (tests, the bench).
     std::size_t history_held() const noexcept { return history_.size(); }
     std::size_t history_held_peak() const noexcept { return history_held_peak_; }
-    /// Continuous mode (crawler_config::continuous): URLs scheduled for a revisit and not yet due.
-    std::size_t revisits_scheduled() const noexcept { return due_.size(); }
+    /// Continuous mode (crawler_config::continuous): URLs scheduled for a revisit and not yet due (with the
+    /// schedule in the store: those in the window).
+    std::size_t revisits_scheduled() const noexcept { return due_.size() + due_window_.size(); }
+
+    // ---- continuous mode with the schedule in the store (docs/RECRAWL.md, "Continuous mode") ----
+
+    /// Continuous mode over a state directory: no URL's history stays in memory. The schedule is the store's
+    /// due-time index (key `D`, due_index.hpp), which the batches keep with the entries; the state holds at
+    /// most about `window` of the next due URLs (what each needs to be admitted, not its history), read
+    /// through take_due_read()/on_due_read(), and the entries of the tickets being fetched, which the loop
+    /// reads as in a re-crawl with its history in the store (on_history()). Call before start(), instead of
+    /// set_history().
+    void set_schedule_in_store(std::uint32_t generation, std::size_t window = 1024);
+    bool schedule_in_store() const noexcept { return schedule_in_store_; }
+    /// A read of the due-time index the state wants: up to `count` keys from `from` on. Take it right after
+    /// take_batch() and make it after that batch is written (the index must hold every change the state made
+    /// before it); nullopt when the window is full enough, the index is read to its end, or a read is under
+    /// way.
+    struct due_read {
+        due_key from;
+        std::size_t count = 0;
+    };
+    std::optional<due_read> take_due_read();
+    /// What the read found: keys in order, each with the URL's entry (nullopt: none, the key is skipped).
+    void on_due_read(std::vector<std::pair<due_key, std::optional<fetch_history>>> rows);
+    /// URLs in the window now, and the most at once in this run (tests, the bench).
+    std::size_t due_window_held() const noexcept { return due_window_.size(); }
+    std::size_t due_window_peak() const noexcept { return due_window_peak_; }
 
     // ---- durability ----
 
@@ -423,6 +450,10 @@ private:
     void compare_with_history(ticket& t, record& r);
     void schedule_revisit(const record& r, const fetch_history* before, fetch_history& after);
     void release_due_revisits();
+    void release_due_from_window();
+    void index_due(const std::string& url, const fetch_history* before, const fetch_history& after);
+    void window_insert(due_key key, work_item item);
+    work_item revisit_item(const fetch_history& h) const;
     void apply_sitemap_hints(std::string_view url, const sitemap_hints& hints);
     std::chrono::sys_seconds wall_seconds() const;
 
@@ -516,6 +547,22 @@ private:
     // A sitemap's hints for URLs not fetched yet: their <changefreq> gives their first interval.
     std::unordered_map<std::string, sitemap_hints, url_hash, std::equal_to<>> sitemap_hints_;
     bool continuous_hold_ = false;
+    // Continuous mode with the schedule in the store (set_schedule_in_store): the window holds every URL of
+    // the due-time index whose key is below due_horizon_ (nullopt: the whole index), each with what it is
+    // admitted with; the rest is on disk only. A read under way (due_read_from_) reads from the horizon it
+    // had; what the state schedules at or past it meanwhile is not in that read and is remembered until it
+    // comes back (due_changed_in_read_: keys written or deleted meanwhile, in order). A window
+    // that grows past its bound drops its last keys and lowers the horizon (due_horizon_lowered_: a read
+    // under way then is ignored).
+    bool schedule_in_store_ = false;
+    std::size_t due_window_limit_ = 0;
+    std::map<due_key, work_item> due_window_;
+    std::optional<due_key> due_horizon_;
+    std::optional<due_key> due_read_from_;
+    bool due_horizon_lowered_ = false;
+    std::size_t due_read_count_ = 0;
+    std::vector<std::pair<due_key, std::optional<work_item>>> due_changed_in_read_; // in order; nullopt: gone
+    std::size_t due_window_peak_ = 0;
     // Steering: controls by host name (persisted with the counters), robots.txt Crawl-delay floors, per-host
     // counts for host_statuses(), and the latest failures for list_urls().
     std::map<std::string, host_control, std::less<>> controls_;

@@ -2,6 +2,7 @@
 // sans-io crawl_state and a state_store.
 #pragma once
 
+#include "state/due_index.hpp"
 #include "state/frontier.hpp"
 
 #include <chrono>
@@ -46,6 +47,15 @@ struct state_batch {
     /// state directory reached without an answer (robots.txt denied it, a budget kept it out) keeps its last
     /// answer when it has one (docs/RECRAWL.md, "Memory during a re-crawl"). A local state store only.
     std::vector<std::pair<std::string, std::string>> history_if_absent;
+    /// Continuous mode with a state directory: changes to the due-time index (key `D`, due_index.hpp),
+    /// applied in order after the history. `present`: the URL waits for its revisit then (written in the
+    /// batch that writes its entry); false: it left the index (its revisit was queued, or it was scheduled
+    /// again).
+    struct due_change {
+        due_key key;
+        bool present = false;
+    };
+    std::vector<due_change> due;
     /// The crawl's counters as JSON (crawl_state::counters_json); empty when there is nothing to write.
     std::string counters;
     /// How far the seed file has been read (seed_position::to_text), with the seeds admitted in this batch;
@@ -58,7 +68,7 @@ struct state_batch {
     bool empty() const noexcept {
         return new_hosts.empty() && fingerprints.empty() && waiting.empty() && finished.empty() &&
                lines.empty() && records.empty() && history.empty() && history_if_absent.empty() &&
-               counters.empty() && seed_position.empty() && host_delays.empty();
+               due.empty() && counters.empty() && seed_position.empty() && host_delays.empty();
     }
 };
 

@@ -10,6 +10,8 @@
 //   "R" url                  a kept record: encode(record)
 //   "F" url                  the URL's fetch history: encode(fetch_history)
 //   "O" fingerprint(8)       the outlink index of a re-crawl that follows links: outlink_fingerprint -> url
+//   "D" due(8) url           continuous mode's due-time index: the URLs waiting for their revisit (empty
+//   values)
 // A resume reads H, L and S only: O(hosts) keys and 8 bytes per URL in large values, never every waiting URL.
 #include "store/state_store.hpp"
 
@@ -476,6 +478,13 @@ void state_store::write(const state_batch& b, bool sync) {
             if (in_batch.insert(url).second && !impl_->get("F" + url))
                 batch.Put(slice("F" + url), slice(bytes));
     }
+    for (const auto& change : b.due) {
+        const auto key = encode_due_key(change.key);
+        if (change.present)
+            batch.Put(slice(key), rocksdb::Slice());
+        else
+            batch.Delete(slice(key));
+    }
     if (!b.counters.empty())
         batch.Put(slice(meta_key("counters")), slice(b.counters));
     if (!b.seed_position.empty())
@@ -591,7 +600,11 @@ fetch_history decoded_history(const fs::path& dir, std::string_view url, std::st
 state_store::recrawl_history state_store::load_history(std::uint32_t generation, bool continuous,
                                                        std::uint64_t seed, const fingerprint_set& seen) {
     recrawl_history out;
-    const bool may_stay = !continuous;
+    if (continuous) {
+        out.due_indexed = true;
+        build_due_index();
+        return out;
+    }
     bool follows = false;
     fingerprint_set not_admitted;
     rocksdb::WriteBatch index;
@@ -601,18 +614,16 @@ state_store::recrawl_history state_store::load_history(std::uint32_t generation,
         impl_->check_write(impl_->db->Write(rocksdb::WriteOptions(), &index)); // built again at every open
         index.Clear();
     };
-    if (may_stay) {
-        index.DeleteRange(slice("O"), slice("P"));
-        write_index();
-    }
+    index.DeleteRange(slice("O"), slice("P"));
+    write_index();
     std::size_t indexed = 0;
     impl_->scan("F", [&](std::string_view key, std::string_view value) {
         const auto url = key.substr(1);
         auto h = decoded_history(impl_->dir, url, value);
-        if (h.generation >= generation && !continuous)
+        if (h.generation >= generation)
             return true; // fetched in this generation already
         ++out.known;
-        if (may_stay && h.kind != item_kind::robots) {
+        if (h.kind != item_kind::robots) {
             follows = follows || h.outlinks_known;
             const auto fp = outlink_fingerprint(url);
             index.Put(slice(outlink_key(fp)), slice(url));
@@ -631,6 +642,59 @@ state_store::recrawl_history state_store::load_history(std::uint32_t generation,
         out.whole = history_map{};
         out.not_admitted = std::move(not_admitted);
     }
+    return out;
+}
+
+void state_store::build_due_index() {
+    // A state written before the index has none: one pass over the history puts every URL that waits for its
+    // revisit (not queued in the frontier) in it. The marker goes with the last chunk, so that an index cut
+    // by a kill is built again, and one that is whole is never built again (from then on a queued revisit
+    // is told by its missing key, not by its entry's flag).
+    if (impl_->get(meta_key("due_index")))
+        return;
+    rocksdb::WriteBatch index;
+    auto write_index = [&] {
+        if (impl_->write_failed)
+            fail_write(impl_->dir, false, "an earlier write failed");
+        impl_->check_write(impl_->db->Write(rocksdb::WriteOptions(), &index));
+        index.Clear();
+    };
+    std::size_t indexed = 0;
+    impl_->scan("F", [&](std::string_view key, std::string_view value) {
+        const auto url = key.substr(1);
+        const auto h = decoded_history(impl_->dir, url, value);
+        if (!h.revisit || h.revisit_queued)
+            return true;
+        index.Put(slice(encode_due_key({h.revisit->due.time_since_epoch().count(), std::string(url)})),
+                  rocksdb::Slice());
+        if (++indexed % 10'000 == 0)
+            write_index();
+        return true;
+    });
+    index.Put(slice(meta_key("due_index")), slice(std::string("1")));
+    write_index();
+}
+
+std::vector<std::pair<due_key, std::optional<fetch_history>>> state_store::read_due(const due_key& from,
+                                                                                    std::size_t count) const {
+    std::vector<std::pair<due_key, std::optional<fetch_history>>> out;
+    const std::string upper = "E";
+    const auto upper_slice = slice(upper);
+    rocksdb::ReadOptions options;
+    options.iterate_upper_bound = &upper_slice;
+    std::unique_ptr<rocksdb::Iterator> it(impl_->db->NewIterator(options));
+    for (it->Seek(slice(encode_due_key(from))); it->Valid() && out.size() < count; it->Next()) {
+        auto key = decode_due_key(view(it->key()));
+        if (!key)
+            fail(impl_->dir, asiocrawl::error::store_damaged, "the database is damaged (a due-time key)");
+        std::optional<fetch_history> entry;
+        if (const auto bytes = impl_->get("F" + key->url)) {
+            entry = decoded_history(impl_->dir, key->url, *bytes);
+            entry->outlinks = {}; // read again with the entry when the URL is fetched
+        }
+        out.emplace_back(std::move(*key), std::move(entry));
+    }
+    impl_->check(it->status(), "read");
     return out;
 }
 

@@ -2,6 +2,7 @@
 // blocks on disk, so the crawler makes them on its storage thread, never on its executor.
 #pragma once
 
+#include "state/due_index.hpp"
 #include "state/fetch_history.hpp"
 #include "state/fingerprint_set.hpp"
 #include "state/state_batch.hpp"
@@ -100,21 +101,28 @@ public:
     /// What a re-crawl over this state begins with (docs/RECRAWL.md, "Memory during a re-crawl"), read in
     /// one pass over the history.
     struct recrawl_history {
-        /// Entries of an earlier generation (not fetched in `generation` yet); every entry in continuous
+        /// Entries of an earlier generation (not fetched in `generation` yet); not counted in continuous
         /// mode.
         std::size_t known = 0;
         /// Set when the history stays in the store (a one-shot re-crawl whose history has outlinks): the
         /// outlink fingerprints of the known URLs not in `seen` (not admitted yet). The outlink index (key
         /// `O`) is built again for them.
         std::optional<fingerprint_set> not_admitted;
-        /// Otherwise, those entries themselves (continuous mode keeps its schedule in them; a history
-        /// written without outlinks admits every known URL at once).
+        /// Otherwise, those entries themselves (a history written without outlinks admits every known URL
+        /// at once).
         history_map whole;
+        /// Continuous mode: the schedule stays in the store, in its due-time index (key `D`, built first
+        /// when the state has none); nothing else is read.
+        bool due_indexed = false;
     };
     /// `seed`: the crawl's fingerprint seed, for `seen`. Throws crawl_error (store_damaged) for an entry
     /// that does not decode.
     recrawl_history load_history(std::uint32_t generation, bool continuous, std::uint64_t seed,
                                  const fingerprint_set& seen);
+    /// Continuous mode's due-time index from `from` on: up to `count` keys in order, each with the URL's
+    /// entry without its outlinks (nullopt when it has none any more).
+    std::vector<std::pair<due_key, std::optional<fetch_history>>> read_due(const due_key& from,
+                                                                           std::size_t count) const;
     /// The entries of `urls` (key `F`) in the same order; nullopt for a URL without one.
     std::vector<std::optional<fetch_history>> read_history(const std::vector<std::string>& urls) const;
     /// The entries of the URLs the outlink index names by `fps`, in the same order, without their own
@@ -130,6 +138,7 @@ public:
     std::uint64_t disk_bytes() const;
 
 private:
+    void build_due_index();
     struct impl;
     explicit state_store(std::unique_ptr<impl> impl);
     std::unique_ptr<impl> impl_;

@@ -1,6 +1,7 @@
 // Re-crawls without sockets: the fetch history's byte form, how a fetch compares with the last one, what a
 // previous run's records or CDXJ give, and a crawl state that fetches known URLs again and says what changed.
 #include "state/crawl_state.hpp"
+#include "state/due_index.hpp"
 #include "state/fetch_history.hpp"
 
 #include "support/state_harness.hpp"
@@ -14,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -725,6 +727,48 @@ TEST(Continuous, ASitemapsChangefreqGivesTheFirstIntervalAndLastmodMakesAPageDue
     ASSERT_TRUE(h.visit(status_only(304)));
     EXPECT_EQ(h.records.back().url, "http://a.test/hourly");
     h.state->stop();
+}
+
+// ---- continuous mode's due-time index (key D in the state directory) ----
+
+TEST(DueIndex, KeysSortByTimeThenUrlAndReadBack) {
+    constexpr auto lowest = std::numeric_limits<std::int64_t>::min();
+    constexpr auto highest = std::numeric_limits<std::int64_t>::max();
+    // In key order: what the store's byte order must keep.
+    const std::vector<due_key> ordered{
+        {lowest, "http://a.test/"},
+        {-1, "http://a.test/"},
+        {0, "http://a.test/"},
+        {0, "http://a.test/a"},
+        {1, "http://a.test/"},
+        {1'800'000'000, "http://a.test/"},
+        {1'800'000'000, "http://b.test/"},
+        {1'800'000'001, "http://a.test/"},
+        {highest, "http://a.test/"},
+    };
+    for (std::size_t i = 0; i < ordered.size(); ++i) {
+        const auto bytes = encode_due_key(ordered[i]);
+        EXPECT_EQ(bytes.size(), 9 + ordered[i].url.size());
+        EXPECT_EQ(decode_due_key(bytes), ordered[i]);
+        if (i > 0) {
+            EXPECT_LT(ordered[i - 1], ordered[i]);
+            EXPECT_LT(encode_due_key(ordered[i - 1]), bytes) << i;
+        }
+        // The key after one is past it and before any other.
+        const auto after = due_key_after(ordered[i]);
+        EXPECT_LT(ordered[i], after);
+        EXPECT_LT(encode_due_key(ordered[i]), encode_due_key(after));
+        if (i + 1 < ordered.size()) {
+            EXPECT_LT(after, ordered[i + 1]);
+            EXPECT_LT(encode_due_key(after), encode_due_key(ordered[i + 1]));
+        }
+    }
+    EXPECT_EQ(encode_due_key({1, "u"}), std::string("D\x80\0\0\0\0\0\0\x01u", 10));
+    // Anything else is refused: too short, another kind of key, no URL.
+    for (const std::string& bad :
+         {std::string(), std::string("D"), std::string("D\x80\0\0\0\0\0\0", 8),
+          std::string("D\x80\0\0\0\0\0\0\x01", 9), std::string("F\x80\0\0\0\0\0\0\x01u", 10)})
+        EXPECT_FALSE(decode_due_key(bad)) << bad.size();
 }
 
 } // namespace recrawl_test

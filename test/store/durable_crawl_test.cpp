@@ -16,9 +16,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -456,4 +459,172 @@ TEST(history_on_disk, an_unanswered_entry_never_replaces_a_known_answer) {
     EXPECT_EQ(read[0]->etag, "\"v1\"");
     ASSERT_TRUE(read[1]);
     EXPECT_EQ(read[1]->status, 0);
+}
+
+// ---- continuous mode's schedule on disk (docs/RECRAWL.md, "Continuous mode") ----
+
+namespace {
+
+/// Drives a continuous crawl over `pages` known URLs through a window of `window`. The crawl state driven as
+/// the engine drives it over a real state directory: the committer's batch, frontier refills and due-time
+/// reads, and the frontier pump's read of each ticket's entry. A state written before the due-time index
+/// gets one when it opens; the crawl is killed midway with revisits queued and resumed by a new state over
+/// the same directory, which goes through a second pass.
+void drive_schedule_on_disk(int pages, std::size_t window) {
+    using namespace asiocrawl::detail;
+    temp_dir dir{"schedule-on-disk"};
+    state_lock lock(dir.path);
+    auto store = state_store::open(dir.path);
+    const std::chrono::sys_seconds start{std::chrono::seconds(1'800'000'000)}; // the harness's calendar
+    std::vector<std::pair<int, std::string>> by_due;
+    state_batch written;
+    written.fingerprints.push_back(url_fingerprint("http://a.test/", 42)); // the root: seen, not due
+    for (int i = 0; i < pages; ++i) {
+        const std::string url = "http://a.test/p" + std::to_string(i);
+        const int slot = (i * 7) % pages; // URL order is not due order
+        auto entry = known_page(1, {});
+        entry.revisit = revisit_entry{std::chrono::hours(1), start - std::chrono::hours(1),
+                                      start + std::chrono::seconds(10 * slot), 0};
+        written.history.emplace_back(url, encode(entry));
+        by_due.emplace_back(slot, url);
+    }
+    // Queued for its revisit by a crawl before the index (the entry's flag; the URL waits in the frontier):
+    // not in the index, so not scheduled twice.
+    auto queued = known_page(1, {});
+    queued.revisit = revisit_entry{std::chrono::hours(1), start - std::chrono::hours(1), start, 0};
+    queued.revisit_queued = true;
+    written.history.emplace_back("http://a.test/queued", encode(queued));
+    store->write(written, false);
+    std::sort(by_due.begin(), by_due.end());
+    std::vector<std::string> due_order;
+    for (const auto& [slot, url] : by_due)
+        due_order.push_back(url);
+
+    std::vector<std::string> revisited;
+    std::vector<std::pair<std::chrono::system_clock::time_point, std::string>> visits;
+    std::size_t held_peak = 0;
+    std::size_t window_peak = 0;
+    // One run until `until` URLs were revisited in all; `killed`: then a few more are queued (committed) and
+    // the run ends without fetching them. `lagged`: each commit (its batch written, then the due-time index
+    // read) is made one step later than it was taken, so that the state schedules URLs meanwhile, as it does
+    // while the engine's committer waits on the storage thread.
+    auto run = [&](std::size_t until, bool killed, bool lagged,
+                   std::optional<std::chrono::system_clock::time_point> wall) {
+        state_harness h(
+            [](crawler_config& c) {
+                c.continuous = true;
+                c.revisit.min = std::chrono::hours(1);
+                c.revisit.max = std::chrono::hours(24 * 30);
+            },
+            true, 8, &asiocrawl::test::manual_wall_clock);
+        if (wall)
+            asiocrawl::test::manual_wall_now = *wall;
+        h->restore(store->load(h->seen_set()));
+        ASSERT_TRUE(store->load_history(1, true, 42, h->seen_set()).due_indexed);
+        h->set_schedule_in_store(1, window);
+        h->start();
+        // The committer's step: the batch and the reads taken together, then written and read.
+        struct commit_step {
+            state_batch batch;
+            std::vector<crawl_state::refill_request> refills;
+            std::optional<crawl_state::due_read> read;
+        };
+        std::optional<commit_step> taken;
+        auto complete = [&](commit_step& step) {
+            store->write(step.batch, false);
+            for (const auto& r : step.refills)
+                h->on_refill(r.host, store->read_waiting(r.host, r.from_seq, r.count));
+            if (step.read)
+                h->on_due_read(store->read_due(step.read->from, step.read->count));
+            window_peak = std::max(window_peak, h->due_window_held());
+        };
+        auto commit = [&] {
+            for (;;) {
+                if (taken) {
+                    auto step = std::move(*taken);
+                    taken.reset();
+                    complete(step);
+                }
+                commit_step step{h->take_batch(), h->take_refills(), h->take_due_read()};
+                if (step.batch.empty() && step.refills.empty() && !step.read)
+                    return;
+                if (lagged) {
+                    taken = std::move(step); // made at the next commit, after the state moved on
+                    return;
+                }
+                complete(step);
+            }
+        };
+        commit();
+        for (int idle = 0; revisited.size() < until && idle < 1000;) {
+            auto t = h->next();
+            commit(); // what next() released
+            if (!t) {
+                h.advance(std::chrono::seconds(60));
+                ++idle;
+                continue;
+            }
+            h->on_history(*t, std::move(store->read_history({t->item.url})[0]));
+            ASSERT_TRUE(h->begin_attempt(*t));
+            h->fetch_started(*t);
+            held_peak = std::max(held_peak, h->history_held());
+            ASSERT_NE(h->conditional_basis(t->item.url), nullptr) << t->item.url << ": fetched conditionally";
+            revisited.push_back(t->item.url);
+            visits.emplace_back(asiocrawl::test::manual_wall_now, t->item.url);
+            h.answer(*t, asiocrawl::test::answer_of(304, ""));
+            EXPECT_EQ(h.records.back().change, change_kind::unchanged);
+            commit();
+        }
+        if (taken) {
+            complete(*taken);
+            taken.reset();
+        }
+        EXPECT_LE(h->history_held_peak(), 1u);
+        EXPECT_LE(h->due_window_peak(), window);
+        if (killed) {
+            h.advance(std::chrono::seconds(60));
+            auto queued = h->next(); // released, and the next few with it: in the frontier on disk
+            ASSERT_TRUE(queued);
+            commit();
+        }
+    };
+    const auto killed_at = static_cast<std::size_t>(pages) * 9 / 20;
+    run(killed_at, true, false, std::nullopt);
+    ASSERT_EQ(revisited.size(), killed_at);
+    EXPECT_FALSE(store->nothing_waiting()) << "the kill left revisits queued in the frontier on disk";
+    // Resumed, through the first pass and a second one (each page due again 1 h x 1.25 after its visit).
+    run(2 * pages, false, true, asiocrawl::test::manual_wall_now);
+
+    ASSERT_EQ(revisited.size(), 2u * pages);
+    EXPECT_EQ(std::vector<std::string>(revisited.begin(), revisited.begin() + pages), due_order)
+        << "each URL revisited once, in due order, across the kill";
+    std::vector<std::pair<std::chrono::system_clock::time_point, std::string>> second_due(
+        visits.begin(), visits.begin() + pages);
+    std::sort(second_due.begin(), second_due.end());
+    std::vector<std::string> second_order;
+    for (const auto& [at, url] : second_due)
+        second_order.push_back(url);
+    EXPECT_EQ(std::vector<std::string>(revisited.begin() + pages, revisited.end()), second_order)
+        << "scheduled while reads of the index were under way: once each, in due order";
+    EXPECT_LE(held_peak, 1u) << "one ticket at a time: its entry only";
+    EXPECT_LE(window_peak, window);
+    EXPECT_GE(window_peak, window / 2);
+    // Every URL waits again, once, an interval after its last visit (1.25 h, then 1.5625 h for the 304s).
+    const auto index = store->read_due(due_key{std::numeric_limits<std::int64_t>::min(), {}}, 1000);
+    ASSERT_EQ(index.size(), static_cast<std::size_t>(pages));
+    for (const auto& [key, entry] : index) {
+        ASSERT_TRUE(entry && entry->revisit) << key.url;
+        EXPECT_EQ(entry->revisit->due.time_since_epoch().count(), key.due);
+        EXPECT_EQ(entry->revisit->interval, std::chrono::seconds(5625));
+    }
+}
+
+} // namespace
+
+TEST(schedule_on_disk, a_continuous_crawl_holds_a_window_of_its_schedule_and_revisits_in_due_order) {
+    drive_schedule_on_disk(200, 16); // the window holds a twelfth of the schedule
+}
+
+TEST(schedule_on_disk, urls_scheduled_while_the_index_is_read_to_its_end_join_the_window) {
+    drive_schedule_on_disk(24, 16); // reads reach the end of the index with schedules not written yet
 }
