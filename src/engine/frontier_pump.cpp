@@ -121,15 +121,29 @@ asio::awaitable<void> frontier_pump::load_history(std::vector<crawl_state::ticke
 }
 
 asio::awaitable<void> frontier_pump::wrap_up_from_store() {
-    // The entries of an earlier generation (not fetched in this one), read on the storage thread; the state
-    // tells those this generation reached (its seen set) from the gone ones.
-    auto not_fetched = co_await e_.on_storage([store = e_.store.get(), generation = e_.state.generation()] {
-        return store->history_before(generation);
-    });
-    // Work may have come meanwhile (the control API admits a URL): then it is not time yet.
+    // The entries of an earlier generation (not fetched in this one), read on the storage thread a chunk at a
+    // time; only those this generation has not reached (its seen set) are kept: the gone ones, normally few.
+    std::vector<std::pair<std::string, fetch_history>> unreached;
+    std::optional<std::string> after{std::in_place};
+    while (e_.state.wrap_up_reports_gone() && after) {
+        // A named lambda: GCC 12 frees a temporary with a std::string inside co_await's arguments wrongly.
+        auto read_chunk = [store = e_.store.get(), generation = e_.state.generation(),
+                           from = std::move(*after)] {
+            return store->history_before(generation, from, 4096);
+        };
+        auto chunk = co_await e_.on_storage(std::move(read_chunk));
+        if (closed_)
+            co_return;
+        for (auto& entry : chunk.entries)
+            if (e_.state.unreached_now(entry.first, entry.second))
+                unreached.push_back(std::move(entry));
+        after = std::move(chunk.next_after);
+    }
+    // Work may have come meanwhile (the control API admits a URL): then it is not time yet. The state looks
+    // at its seen set again: a URL admitted and fetched between two chunks is not gone.
     if (closed_ || !e_.state.wants_wrap_up(e_.queue.unfinished()))
         co_return;
-    e_.state.wrap_up_generation(std::move(not_fetched));
+    e_.state.wrap_up_generation(std::move(unreached));
     e_.commits.want(); // the gone records and the forgotten entries
 }
 

@@ -844,12 +844,16 @@ void crawl_state::report_gone_shared(const std::vector<std::pair<std::string, fe
         report_gone(url, h);
 }
 
+bool crawl_state::wrap_up_reports_gone() const {
+    // A budget that skipped URLs leaves known ones unreached that are not gone.
+    const auto skipped = result_.stats.find("skipped_max_pages");
+    return skipped == result_.stats.end() || skipped->second == 0;
+}
+
 void crawl_state::report_unreached(std::vector<std::pair<std::string_view, const fetch_history*>> unreached) {
     if (!std::exchange(wrap_up_hold_, false))
         return;
-    // A budget that skipped URLs leaves known ones unreached that are not gone.
-    if (const auto skipped = result_.stats.find("skipped_max_pages");
-        skipped != result_.stats.end() && skipped->second > 0) {
+    if (!wrap_up_reports_gone()) {
         say(log_level::info, "re-crawl, generation ", generation_,
             ": max_pages skipped URLs, so the known URLs not reached are not reported gone");
     } else {

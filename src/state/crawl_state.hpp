@@ -243,6 +243,11 @@ public:
     /// history_in_store(): as wrap_up_generation(), over `not_fetched`: the store's entries of an earlier
     /// generation (not fetched in this one), in URL order; those this generation did not reach are gone.
     void wrap_up_generation(std::vector<std::pair<std::string, fetch_history>> not_fetched);
+    /// A known URL (robots.txt's aside) that this generation has not admitted: gone at the wrap-up.
+    bool unreached_now(std::string_view url, const fetch_history& h) const;
+    /// False when a budget skipped URLs: the known URLs not reached are then not known to be gone, and the
+    /// wrap-up reports none (there is nothing to read for it).
+    bool wrap_up_reports_gone() const;
     /// History entries held in memory now, and the most held at once in this run (tests, the bench).
     std::size_t history_held() const noexcept { return history_.size(); }
     std::size_t history_held_peak() const noexcept { return history_held_peak_; }
@@ -419,8 +424,6 @@ private:
     void complete(ticket& t, record&& r);
     void admit_known();
     void replay_outlinks(ticket& t, const fetch_history& before, record& r);
-    /// A known URL (robots.txt's aside) that this generation has not admitted: gone at the wrap-up.
-    bool unreached_now(std::string_view url, const fetch_history& h) const;
     void report_unreached(std::vector<std::pair<std::string_view, const fetch_history*>> unreached);
     void report_gone(std::string_view url, const fetch_history& h);
     void note_held() noexcept { history_held_peak_ = std::max(history_held_peak_, history_.size()); }

@@ -292,9 +292,10 @@ struct state_store::impl {
         return value;
     }
 
-    /// Calls `each` for every key with `prefix`, in order, until it returns false.
+    /// Calls `each` for every key with `prefix` (from the key `from` on, when given), in order, until it
+    /// returns false.
     template <class F>
-    void scan(std::string_view prefix, F&& each) const {
+    void scan(std::string_view prefix, F&& each, std::string_view from = {}) const {
         std::string upper(prefix);
         upper.back() = static_cast<char>(static_cast<unsigned char>(upper.back()) + 1);
         rocksdb::Slice upper_slice = slice(upper);
@@ -302,7 +303,7 @@ struct state_store::impl {
         options.iterate_upper_bound = &upper_slice;
         options.fill_cache = false;
         std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(options));
-        for (it->Seek(slice(prefix)); it->Valid(); it->Next()) {
+        for (it->Seek(slice(from.empty() ? prefix : from)); it->Valid(); it->Next()) {
             if (!each(view(it->key()), view(it->value())))
                 break;
         }
@@ -730,17 +731,28 @@ state_store::read_indexed_history(const std::vector<std::uint64_t>& fps) const {
     return out;
 }
 
-std::vector<std::pair<std::string, fetch_history>>
-state_store::history_before(std::uint32_t generation) const {
-    std::vector<std::pair<std::string, fetch_history>> out;
-    impl_->scan("F", [&](std::string_view key, std::string_view value) {
-        auto h = decoded_history(impl_->dir, key.substr(1), value);
-        if (h.generation < generation && h.kind != item_kind::robots) {
-            h.outlinks = {};
-            out.emplace_back(std::string(key.substr(1)), std::move(h));
-        }
-        return true;
-    });
+state_store::history_chunk state_store::history_before(std::uint32_t generation, std::string_view after,
+                                                       std::size_t limit) const {
+    history_chunk out;
+    std::size_t scanned = 0;
+    const std::string from = after.empty() ? std::string() : "F" + std::string(after);
+    impl_->scan(
+        "F",
+        [&](std::string_view key, std::string_view value) {
+            const auto url = key.substr(1);
+            if (!after.empty() && url == after)
+                return true; // the previous chunk's last
+            auto h = decoded_history(impl_->dir, url, value);
+            if (h.generation < generation && h.kind != item_kind::robots) {
+                h.outlinks = {};
+                out.entries.emplace_back(std::string(url), std::move(h));
+            }
+            if (++scanned < limit)
+                return true;
+            out.next_after = std::string(url);
+            return false;
+        },
+        from);
     return out;
 }
 

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -131,8 +132,15 @@ public:
     std::vector<std::optional<std::pair<std::string, fetch_history>>>
     read_indexed_history(const std::vector<std::uint64_t>& fps) const;
     /// The entries of an earlier generation than `generation` (not fetched in it), robots.txt's left out,
-    /// without their outlinks, in URL order.
-    std::vector<std::pair<std::string, fetch_history>> history_before(std::uint32_t generation) const;
+    /// without their outlinks, in URL order: those among the `limit` entries after the URL `after` (empty:
+    /// from the first), a chunk at a time so that a wrap-up holds only what it keeps.
+    struct history_chunk {
+        std::vector<std::pair<std::string, fetch_history>> entries;
+        /// Where the next chunk starts (after this URL); nullopt: the history is read to its end.
+        std::optional<std::string> next_after;
+    };
+    history_chunk history_before(std::uint32_t generation, std::string_view after = {},
+                                 std::size_t limit = std::numeric_limits<std::size_t>::max()) const;
 
     /// Bytes the directory holds (a benchmark figure).
     std::uint64_t disk_bytes() const;

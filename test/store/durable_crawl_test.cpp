@@ -394,7 +394,7 @@ TEST(history_on_disk, a_recrawl_follows_links_from_the_store_and_reports_the_unr
         h.answer(*t, response, found_links);
         store->write(h->take_batch(), false); // the committer's commit
         if (h->wants_wrap_up(h.unfinished))   // the frontier pump's wrap_up_from_store
-            h->wrap_up_generation(store->history_before(2));
+            h->wrap_up_generation(store->history_before(2).entries);
     }
     store->write(h->take_batch(), false);
 
@@ -434,7 +434,7 @@ TEST(history_on_disk, a_recrawl_follows_links_from_the_store_and_reports_the_unr
     EXPECT_EQ(after[1]->generation, 2u);
     EXPECT_EQ(after[1]->outlinks.size(), root_links.size());
     ASSERT_TRUE(after[2]);
-    EXPECT_TRUE(store->history_before(2).empty()) << "every known URL was fetched again or forgotten";
+    EXPECT_TRUE(store->history_before(2).entries.empty()) << "every known URL was fetched again or forgotten";
 }
 
 TEST(history_on_disk, an_unanswered_entry_never_replaces_a_known_answer) {
@@ -459,6 +459,49 @@ TEST(history_on_disk, an_unanswered_entry_never_replaces_a_known_answer) {
     EXPECT_EQ(read[0]->etag, "\"v1\"");
     ASSERT_TRUE(read[1]);
     EXPECT_EQ(read[1]->status, 0);
+}
+
+TEST(history_on_disk, the_wrap_up_reads_the_earlier_generations_entries_a_chunk_at_a_time) {
+    // Every chunk size gives the same entries as one read: an earlier generation's, robots.txt's left out,
+    // in URL order, and each once (a chunk resumes after the previous one's last URL, kept or not).
+    using namespace asiocrawl::detail;
+    temp_dir dir{"history-chunks"};
+    state_lock lock(dir.path);
+    auto store = state_store::open(dir.path);
+    state_batch batch;
+    std::vector<std::string> earlier;
+    for (int i = 0; i < 7; ++i) {
+        const std::string url = "http://a.test/p" + std::to_string(i);
+        auto h = known_page(1, {});
+        if (i % 3 == 2)
+            h.generation = 2; // fetched again in this generation
+        else
+            earlier.push_back(url);
+        batch.history.emplace_back(url, encode(h));
+    }
+    auto robots = known_page(0, {});
+    robots.kind = item_kind::robots;
+    batch.history.emplace_back("http://a.test/robots.txt", encode(robots));
+    store->write(batch, false);
+    for (const std::size_t limit : {1u, 2u, 3u, 8u, 100u}) {
+        std::vector<std::string> read;
+        std::string after;
+        std::size_t chunks = 0;
+        for (;;) {
+            auto chunk = store->history_before(2, after, limit);
+            ++chunks;
+            for (const auto& [url, h] : chunk.entries) {
+                EXPECT_LT(h.generation, 2u);
+                EXPECT_TRUE(h.outlinks.empty());
+                read.push_back(url);
+            }
+            if (!chunk.next_after)
+                break;
+            after = *chunk.next_after;
+            ASSERT_LE(chunks, 10u) << "limit " << limit << ": the chunks go forward";
+        }
+        EXPECT_EQ(read, earlier) << "limit " << limit;
+    }
 }
 
 // ---- continuous mode's schedule on disk (docs/RECRAWL.md, "Continuous mode") ----
