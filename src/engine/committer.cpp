@@ -92,7 +92,9 @@ asio::awaitable<void> committer::run() {
             auto refills = state.take_refills();
             // Taken with the batch: the read sees every change to the due-time index made before it.
             const auto due_read = state.take_due_read();
-            if (batch.empty() && refills.empty() && !due_read && done_awaiting_commit_ == 0) {
+            const auto hint_read = state.take_hint_read();
+            if (batch.empty() && refills.empty() && !due_read && hint_read.empty() &&
+                done_awaiting_commit_ == 0) {
                 if (phase_ == phase::finishing)
                     break;
                 co_await wanted_.wait();
@@ -127,6 +129,11 @@ asio::awaitable<void> committer::run() {
                 };
                 auto rows = co_await e_.on_storage(read);
                 state.on_due_read(std::move(rows));
+            }
+            if (!hint_read.empty()) {
+                auto read = [store = e_.store.get(), &hint_read] { return store->read_history(hint_read); };
+                auto entries = co_await e_.on_storage(read);
+                state.on_hint_read(std::move(entries));
             }
             commits_done_ = generation;
             written_.notify();

@@ -1030,13 +1030,20 @@ void crawl_state::schedule_revisit(const record& r, const fetch_history* before,
 void crawl_state::apply_sitemap_hints(std::string_view url, const sitemap_hints& hints) {
     // A <lastmod> after the last visit makes a known URL due now (never sooner than revisit.min after it); a
     // <changefreq> gives a URL not fetched yet its first interval.
-    // With the schedule in the store, the entries in memory are those being fetched: a <lastmod> of a known
-    // URL is not read (docs/RECRAWL.md, "Not done yet"); its changefreq would be ignored, as any known URL's.
+    // With the schedule in the store, the entries in memory are those being fetched: a <lastmod> waits for
+    // the committer to read the URL's entry (take_hint_read); a changefreq is kept as a new URL's would be
+    // (a known URL's is ignored when it is visited).
+    constexpr std::size_t max_pending_hints = 100'000;
+    if (schedule_in_store_ && hints.lastmod) {
+        if (lastmod_hints_.size() < max_pending_hints || lastmod_hints_.contains(url))
+            lastmod_hints_.insert_or_assign(std::string(url), hints);
+        else
+            ++result_.stats["revisit_hints_dropped"];
+    }
     const auto found = schedule_in_store_ ? history_.end() : history_.find(url);
     if ((found == history_.end() || !found->second.revisit) && hints.changefreq) {
         // Not fetched yet: its changefreq gives its first interval. Bounded: a URL the crawl never fetches
         // (out of scope, over a budget) keeps its entry, so past the bound new hints are dropped.
-        constexpr std::size_t max_pending_hints = 100'000;
         if (sitemap_hints_.size() < max_pending_hints || sitemap_hints_.contains(url))
             sitemap_hints_.insert_or_assign(std::string(url), hints);
         else
@@ -1159,6 +1166,46 @@ void crawl_state::on_due_read(std::vector<std::pair<due_key, std::optional<fetch
     }
 }
 
+std::vector<std::string> crawl_state::take_hint_read() {
+    std::vector<std::string> urls;
+    if (!schedule_in_store_ || stopping_ || !lastmod_reading_.empty() || lastmod_hints_.empty())
+        return urls;
+    lastmod_reading_.assign(std::make_move_iterator(lastmod_hints_.begin()),
+                            std::make_move_iterator(lastmod_hints_.end()));
+    lastmod_hints_.clear();
+    urls.reserve(lastmod_reading_.size());
+    for (const auto& [url, hints] : lastmod_reading_)
+        urls.push_back(url);
+    return urls;
+}
+
+void crawl_state::on_hint_read(std::vector<std::optional<fetch_history>> entries) {
+    auto reading = std::exchange(lastmod_reading_, {});
+    auto touched = std::exchange(touched_in_hint_read_, {});
+    for (std::size_t i = 0; i < reading.size() && i < entries.size(); ++i) {
+        const auto& url = reading[i].first;
+        auto& before = entries[i];
+        // Not known, never scheduled, or being fetched (its record schedules it), or scheduled or queued
+        // since the read was taken (the entry read is not the latest).
+        if (!before || !before->revisit || history_.contains(url) || touched.contains(url))
+            continue;
+        // Queued already: keys below the horizon are all in the window until they are released.
+        const due_key key{before->revisit->due.time_since_epoch().count(), url};
+        if ((!due_horizon_ || key < *due_horizon_) && !due_window_.contains(key))
+            continue;
+        const auto hinted =
+            schedule_->with_sitemap_hints(*before->revisit, reading[i].second, wall_seconds());
+        if (hinted.due == before->revisit->due)
+            continue;
+        fetch_history after = *before;
+        after.revisit = hinted;
+        index_due(url, &*before, after);
+        batch_.history.emplace_back(url, encode(after));
+        ++result_.stats["revisits_hinted"];
+        counters_changed_ = true;
+    }
+}
+
 void crawl_state::window_insert(due_key key, work_item item) {
     due_window_.insert_or_assign(std::move(key), std::move(item));
     while (due_window_.size() > due_window_limit_) {
@@ -1175,6 +1222,8 @@ void crawl_state::window_insert(due_key key, work_item item) {
 void crawl_state::index_due(const std::string& url, const fetch_history* before, const fetch_history& after) {
     // The key the URL had goes (released already, or scheduled again early); the new one is written with the
     // entry, and is in the window when it falls below the horizon.
+    if (!lastmod_reading_.empty())
+        touched_in_hint_read_.insert(url);
     auto change = [&](due_key key, std::optional<work_item> item) {
         batch_.due.push_back({key, item.has_value()});
         if (!due_horizon_ || key < *due_horizon_) {
@@ -1200,6 +1249,8 @@ void crawl_state::release_due_from_window() {
         auto node = due_window_.extract(due_window_.begin());
         work_item item = std::move(node.mapped());
         item.url = node.key().url;
+        if (!lastmod_reading_.empty())
+            touched_in_hint_read_.insert(item.url);
         const host_id host = host_number(host_of(item.url));
         item.seq = next_seq_[host]++;
         // Queued: it waits in the frontier now, and its key leaves the index in the same commit, so that a

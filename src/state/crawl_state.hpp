@@ -276,6 +276,12 @@ public:
     std::optional<due_read> take_due_read();
     /// What the read found: keys in order, each with the URL's entry (nullopt: none, the key is skipped).
     void on_due_read(std::vector<std::pair<due_key, std::optional<fetch_history>>> rows);
+    /// The URLs whose entries a sitemap's <lastmod> wants read (they may be due sooner), taken with the
+    /// batch as take_due_read() is; empty when none wait or a read is under way.
+    std::vector<std::string> take_hint_read();
+    /// Their entries, in the same order (nullopt: not known): those the hint makes due sooner are scheduled
+    /// again, unless the state queued, fetched or scheduled them meanwhile (their own visit decides then).
+    void on_hint_read(std::vector<std::optional<fetch_history>> entries);
     /// URLs in the window now, and the most at once in this run (tests, the bench).
     std::size_t due_window_held() const noexcept { return due_window_.size(); }
     std::size_t due_window_peak() const noexcept { return due_window_peak_; }
@@ -565,6 +571,11 @@ private:
     bool due_horizon_lowered_ = false;
     std::size_t due_read_count_ = 0;
     std::vector<std::pair<due_key, std::optional<work_item>>> due_changed_in_read_; // in order; nullopt: gone
+    // A sitemap's <lastmod>s for URLs whose entries are on disk (bounded as sitemap_hints_), those being read
+    // (take_hint_read), and the URLs the state scheduled or queued while that read is under way.
+    std::unordered_map<std::string, sitemap_hints, url_hash, std::equal_to<>> lastmod_hints_;
+    std::vector<std::pair<std::string, sitemap_hints>> lastmod_reading_;
+    std::unordered_set<std::string, url_hash, std::equal_to<>> touched_in_hint_read_;
     std::size_t due_window_peak_ = 0;
     // Steering: controls by host name (persisted with the counters), robots.txt Crawl-delay floors, per-host
     // counts for host_statuses(), and the latest failures for list_urls().

@@ -671,3 +671,93 @@ TEST(schedule_on_disk, a_continuous_crawl_holds_a_window_of_its_schedule_and_rev
 TEST(schedule_on_disk, urls_scheduled_while_the_index_is_read_to_its_end_join_the_window) {
     drive_schedule_on_disk(24, 16); // reads reach the end of the index with schedules not written yet
 }
+
+TEST(schedule_on_disk, a_sitemaps_lastmod_after_the_last_visit_makes_a_known_url_due_now) {
+    // The entries are on disk: the <lastmod> waits for the committer's read of the URL's entry, and a page
+    // changed after its last visit is due at once (not before revisit.min after that visit); one whose
+    // <lastmod> is older keeps its day.
+    using namespace asiocrawl::detail;
+    temp_dir dir{"lastmod-on-disk"};
+    state_lock lock(dir.path);
+    auto store = state_store::open(dir.path);
+    const std::chrono::sys_seconds start{std::chrono::seconds(1'800'000'000)}; // the harness's calendar
+    const std::string sitemap = "http://a.test/sitemap.xml";
+    state_batch written;
+    written.fingerprints.push_back(url_fingerprint("http://a.test/", 42)); // the root: seen, not due
+    for (const auto* url : {"http://a.test/changed", "http://a.test/same", "http://a.test/later"}) {
+        auto entry = known_page(1, {});
+        entry.revisit = revisit_entry{std::chrono::hours(24), start - std::chrono::hours(2),
+                                      start + std::chrono::hours(22), 0};
+        written.history.emplace_back(url, encode(entry));
+        written.fingerprints.push_back(url_fingerprint(url, 42));
+    }
+    auto listing = known_page(0, {});
+    listing.kind = item_kind::sitemap;
+    listing.revisit = revisit_entry{std::chrono::hours(1), start - std::chrono::hours(1), start, 0};
+    written.history.emplace_back(sitemap, encode(listing));
+    written.fingerprints.push_back(url_fingerprint(sitemap, 42));
+    store->write(written, false);
+
+    state_harness h(
+        [](crawler_config& c) {
+            c.continuous = true;
+            c.revisit.min = std::chrono::hours(1);
+        },
+        true, 8, &asiocrawl::test::manual_wall_clock);
+    h->restore(store->load(h->seen_set()));
+    ASSERT_TRUE(store->load_history(1, true, 42, h->seen_set()).due_indexed);
+    h->set_schedule_in_store(1, 16);
+    h->start();
+    auto commit = [&] { // the committer's steps, each batch written before the reads taken with it
+        for (;;) {
+            auto batch = h->take_batch();
+            auto due = h->take_due_read();
+            auto hinted = h->take_hint_read();
+            if (batch.empty() && !due && hinted.empty())
+                return;
+            store->write(batch, false);
+            if (due)
+                h->on_due_read(store->read_due(due->from, due->count));
+            if (!hinted.empty())
+                h->on_hint_read(store->read_history(hinted));
+        }
+    };
+    auto fetch_next = [&]() -> std::string {
+        auto t = h->next();
+        commit();
+        if (!t)
+            return {};
+        h->on_history(*t, std::move(store->read_history({t->item.url})[0]));
+        EXPECT_TRUE(h->begin_attempt(*t));
+        h->fetch_started(*t);
+        const std::string url = t->item.url;
+        if (url == sitemap)
+            h.answer(*t,
+                     asiocrawl::test::answer_of(
+                         200,
+                         "<urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">"
+                         "<url><loc>http://a.test/changed</loc><lastmod>2027-01-15T06:50:00Z</lastmod></url>"
+                         "<url><loc>http://a.test/same</loc><lastmod>2027-01-14T00:00:00Z</lastmod></url>"
+                         "</urlset>",
+                         "application/xml"));
+        else
+            h.answer(*t, asiocrawl::test::answer_of(304, ""));
+        commit();
+        return url;
+    };
+    commit();
+    EXPECT_EQ(fetch_next(), sitemap) << "due first";
+    // 1'800'000'000 s is 2027-01-15T08:00:00Z: /changed changed after its visit two hours ago.
+    EXPECT_EQ(h.records.back().url, sitemap);
+    EXPECT_EQ(h->result().stats.at("revisits_hinted"), 1u);
+    EXPECT_EQ(fetch_next(), "http://a.test/changed") << "due now, the others a day after their visit";
+    EXPECT_EQ(fetch_next(), "") << "nothing else is due";
+    const auto index = store->read_due(due_key{std::numeric_limits<std::int64_t>::min(), {}}, 10);
+    std::set<std::string> indexed;
+    for (const auto& [key, entry] : index)
+        indexed.insert(key.url);
+    EXPECT_EQ(indexed, (std::set<std::string>{"http://a.test/changed", "http://a.test/same",
+                                              "http://a.test/later", sitemap}))
+        << "one key each: the hint moved /changed's, its visit moved it again";
+    EXPECT_EQ(index.size(), 4u);
+}
