@@ -282,6 +282,8 @@ public:
     /// shared frontier that hands them to whichever instance leases them (take_leased()). Call before
     /// start().
     void set_shared() noexcept { shared_ = true; }
+    /// A shared crawl in continuous mode: the lease script queued `n` due revisits (the `revisits` counter).
+    void count_shared_revisits(std::size_t n);
     bool shared() const noexcept { return shared_; }
     /// A URL this instance leased from the shared frontier, under the shared frontier's `id` (its seq: the
     /// batch's finished entries name it). Counted by hooks::hold; false when the crawl is closing.
