@@ -247,7 +247,7 @@ public:
     std::size_t history_held() const noexcept { return history_.size(); }
     std::size_t history_held_peak() const noexcept { return history_held_peak_; }
     /// Continuous mode (crawler_config::continuous): URLs scheduled for a revisit and not yet due (with the
-    /// schedule in the store: those in the window).
+    /// schedule in the store: those in the window; in a shared crawl none, the schedule is Redis's).
     std::size_t revisits_scheduled() const noexcept { return due_.size() + due_window_.size(); }
 
     // ---- continuous mode with the schedule in the store (docs/RECRAWL.md, "Continuous mode") ----
