@@ -902,11 +902,13 @@ asio::awaitable<shared_store::status> shared_store::read_status() {
     std::vector<redis::command> commands{{"GET", prefix_ + "unfinished"},
                                          {"ZCARD", prefix_ + "leases"},
                                          {"GET", prefix_ + "nextid"},
-                                         {"HGETALL", prefix_ + "counters"}};
+                                         {"HGETALL", prefix_ + "counters"},
+                                         {"ZCARD", prefix_ + "due"}};
     auto answers = co_await client_.execute(std::move(commands));
     for (const auto& a : answers)
         redis::checked(a);
     status s;
+    s.scheduled = answers[4].integer;
     s.unfinished = answers[0].str.empty() ? 0 : std::stoll(answers[0].str);
     s.leased = answers[1].integer;
     s.admitted = answers[2].str.empty() ? 0 : std::stoll(answers[2].str);

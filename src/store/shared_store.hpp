@@ -206,6 +206,7 @@ public:
         std::int64_t unfinished = 0;
         std::int64_t leased = 0;
         std::int64_t admitted = 0;
+        std::int64_t scheduled = 0; ///< continuous mode: URLs waiting in `due` for their revisit
         std::map<std::string, std::string> counters; ///< instance -> counters JSON
     };
     boost::asio::awaitable<status> read_status();

@@ -688,6 +688,12 @@ TEST_F(recrawl_cli, ContinuousModeOverRedisRevisitsFromTwoInstancesAndGoesOnWith
                 << after[i].uri << ": a resumed schedule revisits, never starts over";
         }
     }
+    // `asiocrawl report` does not call it over: its three pages wait for their revisits.
+    const auto report = run_process({cli, "report", "--redis", redis.url(), "--crawl-id", "live"}, 60s);
+    EXPECT_EQ(report.exit_code, 0) << report.err;
+    EXPECT_NE(report.out.find("Scheduled: 3 URLs wait for their revisit"), std::string::npos) << report.out;
+    EXPECT_EQ(report.out.find("the crawl is over"), std::string::npos) << report.out;
+
     // Only a continuous instance may join a continuous crawl: another would drop the revisits it fetches.
     auto one_shot =
         run_process({cli, root, "--redis", redis.url(), "--crawl-id", "live", "--no-report", "-q"}, 60s);
