@@ -305,10 +305,12 @@ std::vector<config_problem> validate(const crawler_config& config) {
     if (config.continuous) {
         for (auto& problem : validate(settings_of(config.revisit)))
             problems.push_back(std::move(problem));
-        if (!config.state.redis.empty())
-            problems.push_back(config_problem::about("continuous works with state.dir or in memory for now: "
-                                                     "a shared crawl (state.redis) has no revisit "
-                                                     "schedule yet"));
+        // A continuous shared crawl never ends a generation: each URL has its own schedule in Redis, and a
+        // re-crawl's new generation (a cleared seen set) would queue the scheduled URLs twice.
+        if (!config.state.redis.empty() && config.state.recrawl)
+            problems.push_back(config_problem::about(
+                "state.recrawl excludes continuous in a shared crawl (state.redis): a continuous crawl "
+                "fetches each URL again when it is due, with no generations"));
     }
     return problems;
 }

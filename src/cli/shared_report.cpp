@@ -118,9 +118,13 @@ int shared_report_command(int argc, char* argv[]) {
             std::cerr << "asiocrawl report: the counters of instance " << instance
                       << " do not parse: left out\n";
         write_report(std::cout, combined);
+        // A continuous crawl is never over: with nothing unfinished, it waits for its next revisit.
+        const bool idle = s.unfinished == 0 && s.leased == 0;
         std::cout << "Instances: " << s.counters.size() << "\n"
                   << "Unfinished: " << s.unfinished << " (" << s.leased << " leased now)"
-                  << (s.unfinished == 0 && s.leased == 0 ? ": the crawl is over" : "") << "\n";
+                  << (idle && s.scheduled == 0 ? ": the crawl is over" : "") << "\n";
+        if (s.scheduled > 0)
+            std::cout << "Scheduled: " << s.scheduled << " URLs wait for their revisit (continuous)\n";
         return 0;
     } catch (const redis::unreachable& e) {
         // The crawl's one rule (docs/DEPLOY.md, "Exit status"): a store that does not answer is a failure

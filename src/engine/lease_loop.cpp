@@ -80,7 +80,7 @@ asio::awaitable<void> lease_loop::open() {
     // lost mid-crawl: after state.redis_timeout, exit status 2.
     std::uint64_t seed = 0;
     try {
-        seed = co_await e_.shared->join(e_.state.seed(), definition);
+        seed = co_await e_.shared->join(e_.state.seed(), definition, e_.config.continuous);
     } catch (const redis::unreachable& e) {
         throw e_.gave_up_on_redis(e);
     }
@@ -363,6 +363,20 @@ asio::awaitable<void> lease_loop::run() {
             if (e_.stopping != stop_level::none)
                 break;
             controls_latest_ = answer.controls_version;
+            e_.state.count_shared_revisits(answer.revisits);
+            if (e_.config.continuous && answer.unfinished <= 0) {
+                // Continuous: nothing waits or is leased anywhere, and the crawl goes on until stopped. The
+                // next revisit is due in due_ms; an instance that joins may commit new roots meanwhile, so a
+                // second at most.
+                auto wait = std::chrono::milliseconds(1000);
+                if (answer.due_ms >= 0)
+                    wait = std::min(wait, std::chrono::milliseconds(answer.due_ms));
+                co_await (poked_.wait() || pause(std::max(wait, lease_pacing::idle_poll_min)));
+                continue;
+            }
+            auto wait_ms = answer.wait_ms;
+            if (answer.due_ms >= 0 && (wait_ms < 0 || answer.due_ms < wait_ms))
+                wait_ms = answer.due_ms; // a revisit due before any host is ready
             const std::size_t leased = answer.items.size();
             for (auto& taken : answer.items) {
                 const auto id = taken.id;
@@ -372,7 +386,7 @@ asio::awaitable<void> lease_loop::run() {
             }
             if (leased > 0)
                 e_.pump.pump();
-            const auto next = pacing.after(ask, leased, answer.unfinished, answer.wait_ms);
+            const auto next = pacing.after(ask, leased, answer.unfinished, wait_ms);
             if (next.what == lease_pacing::then::finished)
                 break; // every instance sees the same zero
             if (next.what == lease_pacing::then::ask_again)

@@ -591,7 +591,7 @@ void crawl_state::emit(record r) {
 }
 
 void crawl_state::finished(const work_item& item, host_id host) {
-    if (history_in_store_ && !item.url.empty())
+    if ((history_in_store_ || (shared_ && schedule_)) && !item.url.empty())
         history_.erase(item.url); // whatever ended it, its entry was held for this attempt only
     if (shared_ && !leased_outlinks_.empty() && !item.url.empty())
         leased_outlinks_.erase(item.url);
@@ -928,6 +928,21 @@ void crawl_state::compare_with_history(ticket& t, record& r) {
             name_capture(t, before, after);
         if (durable_)
             batch_.history.emplace_back(r.url, encode(after));
+        if (shared_) {
+            // The schedule is Redis's: the batch says when the URL is due and how to queue it then.
+            if (after.revisit) {
+                work_item item = revisit_item(after);
+                item.url = r.url;
+                batch_.shared_due.push_back({r.url,
+                                             std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                 after.revisit->due.time_since_epoch())
+                                                 .count(),
+                                             std::string(host_of(r.url)), encode(item)});
+            }
+            if (found != history_.end())
+                history_.erase(found);
+            return;
+        }
         if (schedule_in_store_) {
             index_due(r.url, before, after); // the entry itself goes with the record (finished())
             return;
@@ -1023,7 +1038,7 @@ void crawl_state::schedule_revisit(const record& r, const fetch_history* before,
     const auto entry = schedule_->next_visit(previous, found, hints, wall_seconds());
     after.revisit = entry;
     after.revisit_queued = false;
-    if (!schedule_in_store_)
+    if (!schedule_in_store_ && !shared_)
         due_.emplace(entry.due, r.url);
 }
 
@@ -1032,7 +1047,9 @@ void crawl_state::apply_sitemap_hints(std::string_view url, const sitemap_hints&
     // <changefreq> gives a URL not fetched yet its first interval.
     // With the schedule in the store, the entries in memory are those being fetched: a <lastmod> waits for
     // the committer to read the URL's entry (take_hint_read); a changefreq is kept as a new URL's would be
-    // (a known URL's is ignored when it is visited).
+    // (a known URL's is ignored when it is visited). With the schedule in Redis (a shared crawl) a <lastmod> of
+    // a known URL is not read (docs/RECRAWL.md, "Not done yet"); a changefreq waits in the memory of the
+    // instance that read the sitemap, and applies when that instance fetches the URL.
     constexpr std::size_t max_pending_hints = 100'000;
     if (schedule_in_store_ && hints.lastmod) {
         if (lastmod_hints_.size() < max_pending_hints || lastmod_hints_.contains(url))
@@ -1040,7 +1057,7 @@ void crawl_state::apply_sitemap_hints(std::string_view url, const sitemap_hints&
         else
             ++result_.stats["revisit_hints_dropped"];
     }
-    const auto found = schedule_in_store_ ? history_.end() : history_.find(url);
+    const auto found = schedule_in_store_ || shared_ ? history_.end() : history_.find(url);
     if ((found == history_.end() || !found->second.revisit) && hints.changefreq) {
         // Not fetched yet: its changefreq gives its first interval. Bounded: a URL the crawl never fetches
         // (out of scope, over a budget) keeps its entry, so past the bound new hints are dropped.
@@ -1094,6 +1111,13 @@ void crawl_state::release_due_revisits() {
         counters_changed_ = true;
         push_waiting(host, std::move(item));
     }
+}
+
+void crawl_state::count_shared_revisits(std::size_t n) {
+    if (n == 0)
+        return;
+    result_.stats["revisits"] += n;
+    counters_changed_ = true;
 }
 
 work_item crawl_state::revisit_item(const fetch_history& h) const {

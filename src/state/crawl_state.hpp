@@ -252,7 +252,7 @@ public:
     std::size_t history_held() const noexcept { return history_.size(); }
     std::size_t history_held_peak() const noexcept { return history_held_peak_; }
     /// Continuous mode (crawler_config::continuous): URLs scheduled for a revisit and not yet due (with the
-    /// schedule in the store: those in the window).
+    /// schedule in the store: those in the window; in a shared crawl none, the schedule is Redis's).
     std::size_t revisits_scheduled() const noexcept { return due_.size() + due_window_.size(); }
 
     // ---- continuous mode with the schedule in the store (docs/RECRAWL.md, "Continuous mode") ----
@@ -293,6 +293,8 @@ public:
     /// shared frontier that hands them to whichever instance leases them (take_leased()). Call before
     /// start().
     void set_shared() noexcept { shared_ = true; }
+    /// A shared crawl in continuous mode: the lease script queued `n` due revisits (the `revisits` counter).
+    void count_shared_revisits(std::size_t n);
     bool shared() const noexcept { return shared_; }
     /// A URL this instance leased from the shared frontier, under the shared frontier's `id` (its seq: the
     /// batch's finished entries name it). Counted by hooks::hold; false when the crawl is closing.

@@ -56,6 +56,15 @@ struct state_batch {
         bool present = false;
     };
     std::vector<due_change> due;
+    /// Continuous mode in a shared crawl: URLs scheduled for a revisit, each with what the lease script needs
+    /// to queue it again when due without decoding its history entry (shared_store, keys `due`, `dueitem`).
+    struct shared_revisit {
+        std::string url;
+        std::int64_t due_ms = 0; ///< since the epoch
+        std::string host;
+        std::string item; ///< encode(work_item), seq 0
+    };
+    std::vector<shared_revisit> shared_due;
     /// The crawl's counters as JSON (crawl_state::counters_json); empty when there is nothing to write.
     std::string counters;
     /// How far the seed file has been read (seed_position::to_text), with the seeds admitted in this batch;
@@ -68,7 +77,8 @@ struct state_batch {
     bool empty() const noexcept {
         return new_hosts.empty() && fingerprints.empty() && waiting.empty() && finished.empty() &&
                lines.empty() && records.empty() && history.empty() && history_if_absent.empty() &&
-               due.empty() && counters.empty() && seed_position.empty() && host_delays.empty();
+               due.empty() && shared_due.empty() && counters.empty() && seed_position.empty() &&
+               host_delays.empty();
     }
 };
 

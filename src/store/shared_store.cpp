@@ -24,8 +24,8 @@ namespace {
 
 // ARGV: prefix, instance, n_delays, n_delays x (host, delay_ms), n_rules, n_rules x (host, limits JSON),
 // n_new, n_new x (bucket, fingerprint, host, item, outlink fingerprint, url), n_retry, n_retry x (id, item),
-// n_finished, n_finished x id, n_history, n_history x (url, history, outlink fingerprint), counters JSON (''
-// when unchanged).
+// n_finished, n_finished x id, n_history, n_history x (url, history, outlink fingerprint), n_due, n_due x
+// (url, due ms, "HOST ITEM"), counters JSON ('' when unchanged).
 constexpr const char* commit_script = R"lua(
 local p, me = ARGV[1], ARGV[2]
 local t = redis.call('TIME')
@@ -112,6 +112,14 @@ for _ = 1, n do
   end
   i = i + 3
 end
+-- Continuous mode: when each URL recorded is due again, and what the lease script queues then. One member a
+-- URL: a second commit of it (a lease that expired, fetched twice) moves its time, it does not double it.
+n = tonumber(ARGV[i]); i = i + 1
+for _ = 1, n do
+  redis.call('ZADD', p .. 'due', tonumber(ARGV[i + 1]), ARGV[i])
+  redis.call('HSET', p .. 'dueitem', ARGV[i], ARGV[i + 2])
+  i = i + 3
+end
 if ARGV[i] ~= '' then
   redis.call('HSET', p .. 'counters', me, ARGV[i])
 end
@@ -119,13 +127,13 @@ return {added, finished}
 )lua";
 
 // ARGV: prefix, instance, max, lease_ms, max_per_host, default_delay_ms, max_delayed, generation.
-// Returns {ids/hosts/items flattened, unfinished, wait_ms, controls version}.
+// Returns {ids/hosts/items flattened, unfinished, wait_ms, controls version, revisits queued, due_ms}.
 constexpr const char* lease_script = R"lua(
 local p, me = ARGV[1], ARGV[2]
 -- An instance that joined a generation over since (a re-crawl began the next one meanwhile) has no part in
 -- the next: to it the crawl it joined is finished.
 if tonumber(redis.call('HGET', p .. 'meta', 'generation') or '1') ~= tonumber(ARGV[8]) then
-  return {{}, 0, -1, tonumber(redis.call('GET', p .. 'controls') or '0')}
+  return {{}, 0, -1, tonumber(redis.call('GET', p .. 'controls') or '0'), 0, -1}
 end
 local max, lease_ms, cap, default_delay = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
 local max_delayed = tonumber(ARGV[7])
@@ -154,6 +162,26 @@ for _, id in ipairs(redis.call('ZRANGEBYSCORE', p .. 'leases', '-inf', now, 'LIM
   redis.call('HINCRBY', p .. 'inflight', host, -1)
   redis.call('LPUSH', p .. 'q:' .. host, id)
   redis.call('ZADD', p .. 'ready', 'LT', tonumber(redis.call('HGET', p .. 'next', host) or '0'), host)
+end
+-- Continuous mode: revisits now due go to the end of their host's line as a new URL does, under a new id
+-- (their URL is in the seen set already), in the same script that takes them out of `due`: a killed
+-- instance neither loses nor doubles one.
+local revisits = 0
+for _, url in ipairs(redis.call('ZRANGEBYSCORE', p .. 'due', '-inf', now, 'LIMIT', 0, 256)) do
+  local queued = redis.call('HGET', p .. 'dueitem', url)
+  redis.call('ZREM', p .. 'due', url)
+  redis.call('HDEL', p .. 'dueitem', url)
+  local space = queued and string.find(queued, ' ', 1, true)
+  if space then
+    local host = string.sub(queued, 1, space - 1)
+    local id = redis.call('INCR', p .. 'nextid')
+    redis.call('HSET', p .. 'items', id, string.sub(queued, space + 1))
+    redis.call('HSET', p .. 'hostof', id, host)
+    redis.call('RPUSH', p .. 'q:' .. host, id)
+    redis.call('ZADD', p .. 'ready', 'LT', tonumber(redis.call('HGET', p .. 'next', host) or '0'), host)
+    redis.call('INCR', p .. 'unfinished')
+    revisits = revisits + 1
+  end
 end
 local out = {}
 local taken = 0
@@ -203,8 +231,13 @@ if lease_first[2] then
   local until_expiry = math.max(0, tonumber(lease_first[2]) - now)
   if wait < 0 or until_expiry < wait then wait = until_expiry end
 end
+local due_wait = -1
+local due_first = redis.call('ZRANGE', p .. 'due', 0, 0, 'WITHSCORES')
+if due_first[2] then
+  due_wait = math.max(0, tonumber(due_first[2]) - now)
+end
 return {out, tonumber(redis.call('GET', p .. 'unfinished') or '0'), wait,
-        tonumber(redis.call('GET', p .. 'controls') or '0')}
+        tonumber(redis.call('GET', p .. 'controls') or '0'), revisits, due_wait}
 )lua";
 
 // ARGV: prefix, 'pause' | 'resume' | 'limits', host, and for 'limits' delay_ms ('' to keep it), max_per_host
@@ -423,11 +456,15 @@ shared_store::shared_store(redis::client& client, settings s)
     , wrap_up_{wrap_up_script, {}}
     , control_{control_script, {}} {}
 
-asio::awaitable<std::uint64_t> shared_store::join(std::uint64_t fresh_seed, std::string definition) {
+asio::awaitable<std::uint64_t> shared_store::join(std::uint64_t fresh_seed, std::string definition,
+                                                  bool continuous) {
+    const std::string mode = continuous ? "1" : "0";
     std::vector<redis::command> commands{{"HSETNX", prefix_ + "meta", "seed", std::to_string(fresh_seed)},
                                          {"HSETNX", prefix_ + "meta", "definition", definition},
                                          {"HGET", prefix_ + "meta", "seed"},
-                                         {"HGET", prefix_ + "meta", "definition"}};
+                                         {"HGET", prefix_ + "meta", "definition"},
+                                         {"HSETNX", prefix_ + "meta", "continuous", mode},
+                                         {"HGET", prefix_ + "meta", "continuous"}};
     auto answers = co_await client_.execute(std::move(commands));
     for (const auto& a : answers)
         redis::checked(a);
@@ -435,6 +472,14 @@ asio::awaitable<std::uint64_t> shared_store::join(std::uint64_t fresh_seed, std:
         throw crawl_error(error::state_mismatch,
                           "the shared crawl \"" + settings_.crawl_id +
                               "\" in Redis was started with another definition (use another --crawl-id)");
+    // An instance without the schedule would fetch a revisit and drop the URL from it; one with it would
+    // schedule only what it fetches of a crawl whose other URLs have none.
+    if (answers[5].str != mode)
+        throw crawl_error(error::state_mismatch,
+                          "the shared crawl \"" + settings_.crawl_id + "\" in Redis is " +
+                              (answers[5].str == "1"
+                                   ? "continuous: start every instance with --continuous"
+                                   : "not continuous: --continuous needs another --crawl-id"));
     co_return std::stoull(answers[2].str);
 }
 
@@ -503,6 +548,12 @@ asio::awaitable<void> shared_store::commit(const state_batch& batch) {
         args.push_back(history);
         args.push_back(hex64(outlink_fingerprint(url)));
     }
+    args.push_back(std::to_string(batch.shared_due.size()));
+    for (const auto& due : batch.shared_due) {
+        args.push_back(due.url);
+        args.push_back(std::to_string(due.due_ms));
+        args.push_back(due.host + ' ' + due.item);
+    }
     args.push_back(batch.counters);
     co_await commit_.run(client_, std::move(args));
 }
@@ -570,7 +621,7 @@ asio::awaitable<shared_store::lease_answer> shared_store::lease(std::size_t max,
                                   std::to_string(generation)};
     auto r = co_await lease_.run(client_, std::move(args));
     lease_answer out;
-    if (r.elements.size() != 4)
+    if (r.elements.size() != 6)
         throw std::runtime_error("shared crawl: the lease script answered something unexpected");
     const auto& flat = r.elements[0].elements;
     for (std::size_t i = 0; i + 1 < flat.size(); i += 2) {
@@ -583,6 +634,8 @@ asio::awaitable<shared_store::lease_answer> shared_store::lease(std::size_t max,
     out.unfinished = r.elements[1].integer;
     out.wait_ms = r.elements[2].integer;
     out.controls_version = r.elements[3].integer;
+    out.revisits = static_cast<std::size_t>(r.elements[4].integer);
+    out.due_ms = r.elements[5].integer;
     if (with_history && !out.items.empty())
         co_await add_history(out.items);
     if (follow_links && !out.items.empty())
@@ -849,11 +902,13 @@ asio::awaitable<shared_store::status> shared_store::read_status() {
     std::vector<redis::command> commands{{"GET", prefix_ + "unfinished"},
                                          {"ZCARD", prefix_ + "leases"},
                                          {"GET", prefix_ + "nextid"},
-                                         {"HGETALL", prefix_ + "counters"}};
+                                         {"HGETALL", prefix_ + "counters"},
+                                         {"ZCARD", prefix_ + "due"}};
     auto answers = co_await client_.execute(std::move(commands));
     for (const auto& a : answers)
         redis::checked(a);
     status s;
+    s.scheduled = answers[4].integer;
     s.unfinished = answers[0].str.empty() ? 0 : std::stoll(answers[0].str);
     s.leased = answers[1].integer;
     s.admitted = answers[2].str.empty() ? 0 : std::stoll(answers[2].str);

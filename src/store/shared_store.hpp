@@ -3,9 +3,10 @@
 // Lua script, so that the crawl is consistent whatever instance dies at whatever moment.
 //
 // Keys, all under "asiocrawl:{CRAWL_ID}:" (the braces keep them in one Redis Cluster slot):
-//   meta         hash   seed, definition, generation, admit_cursor (an admission under way), outlinks (the
-//                       history says what pages linked to), wrap_hold and wrap_cursor (a generation that
-//                       follows links, until its wrap-up ends)
+//   meta         hash   seed, definition, continuous ("1" or "0", written by the first instance), generation,
+//                       admit_cursor (an admission under way), outlinks (the history says what pages linked
+//                       to), wrap_hold and wrap_cursor (a generation that follows links, until its wrap-up
+//                       ends)
 //   s:B          set    seen fingerprints whose top 12 bits are B, as integers (an intset: 8 bytes each)
 //   nextid       string the last id given to an admitted URL
 //   items        hash   id -> encode(work_item): URLs waiting or leased
@@ -35,6 +36,10 @@
 //                       a history entry's outlinks name
 //   wrap-owner   string the instance wrapping up a generation that follows links (expires after a lease)
 //   seeding      zset   instance -> until when (ms) it is known to be reading its seed file (renew)
+//   due          zset   URL -> when (ms since the epoch) it is due for a revisit (continuous mode): the lease
+//                       script queues it then as a new URL (new id), without the seen set
+//   dueitem      hash   URL -> "HOST ENCODED-WORK-ITEM": what the lease script queues (Lua cannot decode the
+//                       history entry)
 #pragma once
 
 #include "state/fetch_history.hpp"
@@ -76,10 +81,12 @@ public:
 
     shared_store(redis::client& client, settings s);
 
-    /// Joins the crawl: the first instance writes the seed and definition, the others read them back.
-    /// Returns the crawl's seed; throws crawl_error (state_mismatch) when the crawl under this id has another
-    /// definition.
-    boost::asio::awaitable<std::uint64_t> join(std::uint64_t fresh_seed, std::string definition);
+    /// Joins the crawl: the first instance writes the seed, the definition and whether the crawl is
+    /// continuous, the others read them back. Returns the crawl's seed; throws crawl_error (state_mismatch)
+    /// when the crawl under this id has another definition, or is continuous and this instance is not (or the
+    /// other way round).
+    boost::asio::awaitable<std::uint64_t> join(std::uint64_t fresh_seed, std::string definition,
+                                               bool continuous = false);
 
     /// Commits a crawl_state batch in one script: new URLs are tested against the seen set and queued,
     /// finished leased URLs are removed (their host slot given back), retries keep their attempt count.
@@ -128,6 +135,10 @@ public:
         std::int64_t wait_ms = -1;
         /// The controls' version (read_controls() when it is not the one last read).
         std::int64_t controls_version = 0;
+        /// Continuous mode: revisits that were due and went into the frontier in this lease, and when the
+        /// next one is due (ms from now; -1: none scheduled).
+        std::size_t revisits = 0;
+        std::int64_t due_ms = -1;
     };
     /// Leases up to `max` URLs whose host may start a fetch now (crawl-wide cap and delay), of which at most
     /// `max_delayed` of hosts with a delay (the workers idle now: a delay runs from the lease, so such a URL
@@ -195,6 +206,7 @@ public:
         std::int64_t unfinished = 0;
         std::int64_t leased = 0;
         std::int64_t admitted = 0;
+        std::int64_t scheduled = 0; ///< continuous mode: URLs waiting in `due` for their revisit
         std::map<std::string, std::string> counters; ///< instance -> counters JSON
     };
     boost::asio::awaitable<status> read_status();

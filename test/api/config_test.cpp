@@ -111,7 +111,22 @@ const invalid_case invalid_cases[] = {
      "fetch.host_overrides[\"a.test\"] must be an IPv4 or IPv6 address, got \"localhost\""},
     {"host_override_empty_host", [](crawler_config& c) { c.fetch.host_overrides[""] = "127.0.0.1"; },
      "fetch.host_overrides has an empty host name"},
+    {"shared_continuous_recrawl",
+     [](crawler_config& c) {
+         c.continuous = true;
+         c.state.redis = "redis://127.0.0.1:6379";
+         c.state.recrawl = true;
+     },
+     "state.recrawl excludes continuous in a shared crawl (state.redis): a continuous crawl fetches each URL "
+     "again when it is due, with no generations"},
 };
+
+TEST(Validate, ContinuousModeWorksInASharedCrawl) {
+    crawler_config config = valid_config();
+    config.continuous = true;
+    config.state.redis = "redis://127.0.0.1:6379";
+    EXPECT_THAT(validate(config), testing::IsEmpty());
+}
 
 TEST(Validate, HostOverridesTakeIpAddresses) {
     crawler_config config = valid_config();

@@ -16,6 +16,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
@@ -601,6 +602,103 @@ TEST_F(recrawl_cli, ContinuousModeRevisitsUntilStopped) {
                 << after[i].uri << ": a resumed schedule revisits, never starts over";
         }
     }
+}
+
+TEST_F(recrawl_cli, ContinuousModeOverRedisRevisitsFromTwoInstancesAndGoesOnWithTheSchedule) {
+    write_file(site / "index.html", page("home", {"a.html", "b.html"}));
+    write_file(site / "a.html", page("a", {}));
+    write_file(site / "b.html", page("b", {}));
+    nginx_server server(site);
+    redis_server redis;
+    const std::string root = server.origin() + "/index.html";
+    // Intervals of 1 to 2 seconds (the first one is revisit.initial clamped to 2 s), both instances stopped
+    // after 4: every page is fetched twice at least.
+    const auto instance = [&](const std::string& name, const char* run_time) {
+        std::vector<std::string> argv{cli,
+                                      root,
+                                      "--continuous",
+                                      "--revisit-min",
+                                      "1s",
+                                      "--revisit-max",
+                                      "2s",
+                                      "--max-time",
+                                      run_time,
+                                      "--redis",
+                                      redis.url(),
+                                      "--crawl-id",
+                                      "live",
+                                      "--instance",
+                                      name,
+                                      "--lease",
+                                      "2s",
+                                      "-o",
+                                      (dir.path / (name + ".jsonl")).string(),
+                                      "--no-report",
+                                      "-q"};
+        return std::make_unique<child_process>(argv);
+    };
+    auto one = instance("one", "4s");
+    auto two = instance("two", "4s");
+    for (auto* child : {one.get(), two.get()}) {
+        const auto result = child->wait(60s);
+        EXPECT_EQ(result.exit_code, 0) << result.err;
+    }
+    // Each page: its first visit in full, once (by one of the instances), every later one conditional.
+    std::map<std::string, std::vector<nginx_request>> visits;
+    for (const auto& r : server.requests())
+        if (r.uri != "/robots.txt")
+            visits[r.uri].push_back(r);
+    ASSERT_EQ(visits.size(), 3u);
+    for (const auto& [uri, requests] : visits) {
+        ASSERT_GE(requests.size(), 2u) << uri << ": revisited";
+        EXPECT_TRUE(requests[0].if_none_match.empty()) << uri;
+        EXPECT_EQ(requests[0].status, 200) << uri;
+        for (std::size_t i = 1; i < requests.size(); ++i) {
+            EXPECT_FALSE(requests[i].if_none_match.empty()) << uri << " visit " << i;
+            EXPECT_EQ(requests[i].status, 304) << uri << " visit " << i;
+        }
+    }
+    // The records of both instances: the first visit of a page new, the others unchanged.
+    std::size_t records = 0;
+    std::map<std::string, std::vector<std::string>> changes;
+    for (const char* name : {"one", "two"}) {
+        std::ifstream in(dir.path / (std::string(name) + ".jsonl"));
+        for (std::string line; std::getline(in, line); ++records) {
+            const auto r = boost::json::parse(line).as_object();
+            changes[std::string(r.at("url").as_string())].push_back(change_of(r));
+        }
+    }
+    for (const auto& [url, found] : changes) {
+        if (url.ends_with("/robots.txt"))
+            continue;
+        EXPECT_EQ(std::count(found.begin(), found.end(), "new"), 1) << url;
+        EXPECT_EQ(std::count(found.begin(), found.end(), "unchanged"), static_cast<long>(found.size()) - 1)
+            << url;
+    }
+
+    // Both stopped, one started again: it goes on with the schedule in Redis (nothing starts over in full).
+    const auto before = server.requests().size();
+    auto again = instance("one", "3s")->wait(60s);
+    EXPECT_EQ(again.exit_code, 0) << again.err;
+    const auto after = server.requests();
+    ASSERT_GT(after.size(), before);
+    for (std::size_t i = before; i < after.size(); ++i) {
+        if (after[i].uri != "/robots.txt") {
+            EXPECT_FALSE(after[i].if_none_match.empty())
+                << after[i].uri << ": a resumed schedule revisits, never starts over";
+        }
+    }
+    // `asiocrawl report` does not call it over: its three pages wait for their revisits.
+    const auto report = run_process({cli, "report", "--redis", redis.url(), "--crawl-id", "live"}, 60s);
+    EXPECT_EQ(report.exit_code, 0) << report.err;
+    EXPECT_NE(report.out.find("Scheduled: 3 URLs wait for their revisit"), std::string::npos) << report.out;
+    EXPECT_EQ(report.out.find("the crawl is over"), std::string::npos) << report.out;
+
+    // Only a continuous instance may join a continuous crawl: another would drop the revisits it fetches.
+    auto one_shot =
+        run_process({cli, root, "--redis", redis.url(), "--crawl-id", "live", "--no-report", "-q"}, 60s);
+    EXPECT_EQ(one_shot.exit_code, 2);
+    EXPECT_NE(one_shot.err.find("continuous"), std::string::npos) << one_shot.err;
 }
 
 } // namespace

@@ -729,6 +729,66 @@ TEST(Continuous, ASitemapsChangefreqGivesTheFirstIntervalAndLastmodMakesAPageDue
     h.state->stop();
 }
 
+/// A shared crawl's continuous instance: the schedule goes into the batch for Redis (state_batch::shared_due,
+/// what the commit script writes into `due` and `dueitem`), and no entry stays in memory past its record.
+TEST(Continuous, ASharedCrawlPutsTheScheduleInTheBatchAndHoldsNoEntry) {
+    state_harness h(
+        [](crawler_config& c) {
+            c.continuous = true;
+            c.revisit.min = std::chrono::hours(1);
+            c.revisit.max = std::chrono::hours(24 * 30);
+            c.revisit.initial = std::chrono::hours(24);
+        },
+        true, 64, &asiocrawl::test::manual_wall_clock);
+    h->set_shared();
+    h->start();
+    const auto roots = h->take_batch();
+    ASSERT_EQ(roots.waiting.size(), 1u);
+    EXPECT_TRUE(roots.shared_due.empty());
+    const auto ms_at = [](std::chrono::system_clock::time_point t) {
+        return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+    };
+
+    // The first visit (leased as id 7): new, due a day on.
+    ASSERT_TRUE(h->take_leased(7, *decode_work_item(roots.waiting.front().item)));
+    auto first = h.take("http://a.test/");
+    h.answer(*first, html("<p>one</p>", "\"v1\""));
+    EXPECT_EQ(h.records.back().change, change_kind::added);
+    auto batch = h->take_batch();
+    ASSERT_EQ(batch.shared_due.size(), 1u);
+    const auto& due = batch.shared_due.front();
+    EXPECT_EQ(due.url, "http://a.test/");
+    EXPECT_EQ(due.host, "a.test");
+    EXPECT_EQ(due.due_ms, ms_at(asiocrawl::test::manual_wall_now + std::chrono::hours(24)));
+    const auto again = decode_work_item(due.item);
+    ASSERT_TRUE(again);
+    EXPECT_EQ(again->url, "http://a.test/");
+    EXPECT_EQ(again->tries, 0);
+    ASSERT_EQ(batch.history.size(), 1u);
+    EXPECT_EQ(batch.finished.size(), 1u);
+    EXPECT_EQ(h->history_held(), 0u) << "the entry is Redis's: it comes back with the revisit's lease";
+    EXPECT_EQ(h->revisits_scheduled(), 0u);
+
+    // The lease script queued it when due (id 9), with its entry: a conditional request, unchanged, and the
+    // interval grows.
+    h.advance(std::chrono::hours(24));
+    h->count_shared_revisits(1);
+    ASSERT_TRUE(h->take_leased(9, *again, decode_fetch_history(batch.history.front().second)));
+    auto revisit = h.take("http://a.test/");
+    ASSERT_NE(h->conditional_basis("http://a.test/"), nullptr);
+    EXPECT_EQ(h->conditional_basis("http://a.test/")->etag, "\"v1\"");
+    h.answer(*revisit, status_only(304));
+    EXPECT_EQ(h.records.back().change, change_kind::unchanged);
+    batch = h->take_batch();
+    ASSERT_EQ(batch.shared_due.size(), 1u);
+    EXPECT_EQ(batch.shared_due.front().due_ms,
+              ms_at(asiocrawl::test::manual_wall_now + std::chrono::hours(30)));
+    EXPECT_EQ(h->history_held(), 0u);
+    EXPECT_EQ(h->result().stats.at("revisits"), 1u);
+    h->stop();
+    EXPECT_EQ(h.unfinished, 0u);
+}
+
 // ---- continuous mode's due-time index (key D in the state directory) ----
 
 TEST(DueIndex, KeysSortByTimeThenUrlAndReadBack) {

@@ -7,6 +7,8 @@
 #include "support/redis_server.hpp"
 #include "support/tls_certs.hpp"
 
+#include <asiocrawl/error.hpp>
+
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
@@ -778,4 +780,112 @@ TEST(shared_store, a_history_without_outlinks_begins_a_generation_that_admits_ev
     EXPECT_EQ(began.admit_from, "0");
     EXPECT_FALSE(began.follows_links);
     EXPECT_FALSE(run(ctx, [&] { return store.claim_wrap_up(); })) << "no wrap-up: gone means 404 or 410";
+}
+
+// Continuous mode over Redis (docs/RECRAWL.md, "Continuous mode in a shared crawl"): a commit schedules each
+// recorded URL in `due`; the lease script queues it again under a new id once due (not before), with its
+// history entry for the conditional request; a revisit leased by an instance that dies comes back when the
+// lease expires, once, and a late commit of the same URL moves its time without doubling it. No timed
+// assertion: the due times are an hour apart from now, and the successor asks until the lease has expired.
+TEST(shared_store,
+     a_committed_schedule_comes_back_into_the_frontier_when_due_and_not_lost_with_its_instance) {
+    redis_server server;
+    asio::io_context ctx;
+    redis::client client(ctx.get_executor(), options_for(server));
+    const detail::shared_store::settings settings{
+        .crawl_id = "continuous", .instance = "a", .lease = 200ms, .max_per_host = 4};
+    detail::shared_store a(client, settings);
+    auto other = settings;
+    other.instance = "b";
+    detail::shared_store b(client, other);
+    const std::string definition = "{}";
+    EXPECT_EQ(run(ctx, [&] { return a.join(7, definition, true); }), 7u);
+    EXPECT_EQ(run(ctx, [&] { return b.join(8, definition, true); }), 7u);
+    detail::shared_store one_shot(client, other);
+    EXPECT_THROW(run(ctx, [&] { return one_shot.join(9, definition, false); }), crawl_error)
+        << "an instance without the schedule would drop the revisits it fetches";
+
+    const std::string due_now = "http://h.test/now";
+    const std::string due_later = "http://h.test/later";
+    detail::state_batch admitted;
+    admitted.new_hosts = {{0, "h.test"}};
+    for (const auto& url : {due_now, due_later}) {
+        detail::work_item item;
+        item.url = url;
+        admitted.fingerprints.push_back(admitted.fingerprints.size() + 1);
+        admitted.waiting.push_back({0, 0, detail::encode(item)});
+    }
+    run(ctx, [&] { return a.commit(admitted); });
+    const auto first = run(ctx, [&] { return a.lease(10, 10, 1, true); });
+    ASSERT_EQ(first.items.size(), 2u);
+    EXPECT_EQ(first.due_ms, -1) << "nothing scheduled yet";
+
+    // Both fetched: one is due already (a second ago), the other in an hour.
+    const auto now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            std::chrono::system_clock::now().time_since_epoch())
+                            .count();
+    detail::state_batch fetched;
+    for (const auto& taken : first.items) {
+        fetched.finished.emplace_back(0, taken.id);
+        detail::fetch_history h;
+        h.status = 200;
+        h.etag = "\"1\"";
+        fetched.history.emplace_back(taken.item.url, detail::encode(h));
+        detail::work_item again;
+        again.url = taken.item.url;
+        again.depth = 1;
+        const bool now = taken.item.url == due_now;
+        fetched.shared_due.push_back(
+            {taken.item.url, now ? now_ms - 1000 : now_ms + 3600 * 1000, "h.test", detail::encode(again)});
+    }
+    run(ctx, [&] { return a.commit(fetched); });
+    EXPECT_EQ(server.command({"ZCARD", a.prefix() + "due"}), ":2\r\n");
+
+    const auto revisit = run(ctx, [&] { return a.lease(10, 10, 1, true); });
+    EXPECT_EQ(revisit.revisits, 1u) << "the URL due an hour from now stays in `due`";
+    ASSERT_EQ(revisit.items.size(), 1u);
+    const auto& taken = revisit.items.front();
+    EXPECT_EQ(taken.item.url, due_now);
+    EXPECT_EQ(taken.item.depth, 1);
+    EXPECT_GT(taken.id, first.items.back().id) << "queued under a new id";
+    ASSERT_TRUE(taken.before) << "leased with its history entry: a conditional request";
+    EXPECT_EQ(taken.before->etag, "\"1\"");
+    EXPECT_EQ(revisit.unfinished, 1);
+    EXPECT_GT(revisit.due_ms, 3000 * 1000) << "the next one is due in about an hour";
+    EXPECT_EQ(server.command({"ZCARD", a.prefix() + "due"}), ":1\r\n");
+    EXPECT_EQ(server.command({"HLEN", a.prefix() + "dueitem"}), ":1\r\n");
+
+    // `a` dies with the revisit leased: `b` gets it once its lease expires, and nothing else.
+    std::vector<detail::shared_store::leased> successor;
+    for (int i = 0; i < 500 && successor.empty(); ++i) {
+        successor = run(ctx, [&] { return b.lease(10, 10, 1, true); }).items;
+        if (successor.empty())
+            std::this_thread::sleep_for(10ms);
+    }
+    ASSERT_EQ(successor.size(), 1u);
+    EXPECT_EQ(successor.front().id, taken.id);
+    EXPECT_EQ(successor.front().item.url, due_now);
+    const auto nothing_more = run(ctx, [&] { return b.lease(10, 10, 1, true); });
+    EXPECT_TRUE(nothing_more.items.empty());
+    EXPECT_EQ(nothing_more.revisits, 0u);
+
+    // `b` records it and schedules it again; `a`'s late commit of the same fetch finishes nothing (not its
+    // lease any more) and moves the time of the one member the URL has.
+    auto scheduled = [&](const std::string& instance, std::int64_t due_ms) {
+        detail::state_batch batch;
+        batch.finished.emplace_back(0, taken.id);
+        detail::work_item again;
+        again.url = due_now;
+        batch.shared_due.push_back({due_now, due_ms, "h.test", detail::encode(again)});
+        return instance == "a" ? run(ctx, [&] { return a.commit(batch); })
+                               : run(ctx, [&] { return b.commit(batch); });
+    };
+    scheduled("b", now_ms + 7200 * 1000);
+    scheduled("a", now_ms + 5400 * 1000);
+    EXPECT_EQ(server.command({"ZCARD", a.prefix() + "due"}), ":2\r\n");
+    EXPECT_EQ(server.command({"ZSCORE", a.prefix() + "due", due_now}),
+              "$13\r\n" + std::to_string(now_ms + 5400 * 1000) + "\r\n");
+    const auto after = run(ctx, [&] { return a.lease(10, 10, 1, true); });
+    EXPECT_TRUE(after.items.empty());
+    EXPECT_EQ(after.unfinished, 0) << "nothing waits: the crawl waits for its next due time";
 }
