@@ -1047,8 +1047,8 @@ void crawl_state::apply_sitemap_hints(std::string_view url, const sitemap_hints&
     // <changefreq> gives a URL not fetched yet its first interval.
     // With the schedule in the store, the entries in memory are those being fetched: a <lastmod> waits for
     // the committer to read the URL's entry (take_hint_read); a changefreq is kept as a new URL's would be
-    // (a known URL's is ignored when it is visited). With the schedule in Redis (a shared crawl) a <lastmod> of
-    // a known URL is not read (docs/RECRAWL.md, "Not done yet"); a changefreq waits in the memory of the
+    // (a known URL's is ignored when it is visited). With the schedule in Redis (a shared crawl) a <lastmod>
+    // of a known URL is not read (docs/RECRAWL.md, "Not done yet"); a changefreq waits in the memory of the
     // instance that read the sitemap, and applies when that instance fetches the URL.
     constexpr std::size_t max_pending_hints = 100'000;
     if (schedule_in_store_ && hints.lastmod) {
