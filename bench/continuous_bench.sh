@@ -16,21 +16,10 @@ TASKS=${TASKS:-100}
 mkdir -p "$WORK"
 chmod a+x "$WORK" # nginx's workers run as nobody when it is started as root
 
-nginx_pid=
-cleanup() { [[ -n $nginx_pid ]] && kill "$nginx_pid" 2>/dev/null || true; }
-trap cleanup EXIT
-
-site=$WORK/site
-rm -rf "$site" "$WORK/state" "$WORK"/first.* "$WORK"/resumed.*
-"$SITE_TOOL" --out "$site" --pages "$PAGES" --min-bytes 10000 --max-bytes 60000 >"$WORK/site.txt"
-port=$(awk '$1 == "port" {print $2}' "$WORK/site.txt")
-sed -i "s/log_format bench '\$host \$request_uri \$status';/log_format bench '\$request_uri \$status';/" \
-    "$site/nginx.conf"
-"$NGINX" -p "$site" -c "$site/nginx.conf" -e "$site/logs/error.log" &
-nginx_pid=$!
-url=http://127.0.0.1:$port/
-for _ in $(seq 100); do curl -s -o /dev/null "$url" && break; sleep 0.05; done
-find "$site/root" -type f -exec cat {} + >/dev/null
+rm -rf "$WORK/site" "$WORK/state" "$WORK"/first.* "$WORK"/resumed.*
+# shellcheck source=bench/nginx_site.sh
+source "$(dirname "$0")/nginx_site.sh"
+serve_generated_site "$SITE_TOOL" "$NGINX" "$WORK" "$PAGES" '$request_uri $status'
 
 crawl() { # NAME
     local name=$1
