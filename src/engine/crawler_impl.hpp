@@ -234,6 +234,7 @@ public:
 
 private:
     boost::asio::awaitable<void> pause(std::chrono::milliseconds wait);
+    boost::asio::awaitable<void> build_url_index();
     /// True when this instance wrapped the generation up.
     boost::asio::awaitable<bool> wrap_up_generation();
     /// Sends the changes made here, then, when the controls' version moved (a lease answer says it), reads

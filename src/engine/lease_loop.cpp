@@ -126,6 +126,22 @@ asio::awaitable<void> lease_loop::admit_known_urls() {
                                 " known URLs admitted to fetch again");
 }
 
+/// The start of a generation that follows links: one instance builds the URL index that finds a 304's links
+/// (which URL each outlink fingerprint of the history is) from the history, a chunk at a time, before
+/// anything of the generation is leased. A killed builder's claim expires after a lease: another instance
+/// goes on from its cursor.
+asio::awaitable<void> lease_loop::build_url_index() {
+    auto cursor = co_await e_.shared->claim_index(); // "0" at the start (as HSCAN's), never at the end
+    if (!cursor)
+        co_return; // built already, or another instance builds it
+    do {
+        cursor = co_await e_.shared->index_from(*cursor, e_.state.seed());
+    } while (cursor && *cursor != "0" && !e_.aborting() && e_.stopping == stop_level::none);
+    if (cursor && *cursor == "0")
+        e_.log(log_level::info, "re-crawl, generation " + std::to_string(e_.state.generation()) +
+                                    ": the URL index of the history is built");
+}
+
 /// The end of a generation that follows links: once nothing waits or is leased anywhere, one instance claims
 /// the wrap-up and reports every known URL of an earlier generation that no page of this one led to (the
 /// crawl-wide seen set lacks it) as gone, a chunk of the history at a time, then releases the generation's
@@ -347,9 +363,13 @@ asio::awaitable<void> lease_loop::run() {
                                   e_.commits.awaiting_commit());
                 answer = co_await e_.shared->lease(ask.room, ask.idle, e_.state.generation(),
                                                    e_.state.recrawling(), follows_links_);
+                // The generation's URL index is being built: this instance builds it unless another does
+                // (nothing is leased meanwhile; the answer's wait says when to ask again).
+                if (answer.indexing)
+                    co_await build_url_index();
                 // Only the generation's hold is left: the wrap-up is due (one instance does it).
-                if (follows_links_ && answer.unfinished == 1 && answer.items.empty() &&
-                    e_.queue.unfinished() == 0) {
+                else if (follows_links_ && answer.unfinished == 1 && answer.items.empty() &&
+                         e_.queue.unfinished() == 0) {
                     const bool wrapped_up = co_await wrap_up_generation();
                     if (wrapped_up)
                         continue;

@@ -23,7 +23,7 @@ namespace {
 // instances' clocks need not agree. Scripts replicate their effects (Redis 7's default), which TIME needs.
 
 // ARGV: prefix, instance, n_delays, n_delays x (host, delay_ms), n_rules, n_rules x (host, limits JSON),
-// n_new, n_new x (bucket, fingerprint, host, item, outlink fingerprint, url), n_retry, n_retry x (id, item),
+// n_new, n_new x (bucket, fingerprint, host, item), n_retry, n_retry x (id, item),
 // n_finished, n_finished x id, n_history, n_history x (url, history, outlink fingerprint), n_due, n_due x
 // (url, due ms, "HOST ITEM"), counters JSON ('' when unchanged).
 constexpr const char* commit_script = R"lua(
@@ -54,12 +54,8 @@ n = tonumber(ARGV[i]); i = i + 1
 local added = 0
 for _ = 1, n do
   local bucket, fp, host, item = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
-  local outlink, url = ARGV[i + 4], ARGV[i + 5]
-  i = i + 6
+  i = i + 4
   if redis.call('SADD', p .. 's:' .. bucket, fp) == 1 then
-    -- A history entry names its outlinks by fingerprint: this says which URL each is, and where the seen
-    -- set keeps it (a 304's links are looked up through it, known_outlinks_script).
-    redis.call('HSET', p .. 'urlof', outlink, bucket .. ' ' .. fp .. ' ' .. url)
     local id = redis.call('INCR', p .. 'nextid')
     redis.call('HSET', p .. 'items', id, item)
     redis.call('HSET', p .. 'hostof', id, host)
@@ -127,13 +123,20 @@ return {added, finished}
 )lua";
 
 // ARGV: prefix, instance, max, lease_ms, max_per_host, default_delay_ms, max_delayed, generation.
-// Returns {ids/hosts/items flattened, unfinished, wait_ms, controls version, revisits queued, due_ms}.
+// Returns {ids/hosts/items flattened, unfinished, wait_ms, controls version, revisits queued, due_ms,
+// indexing (0/1)}.
 constexpr const char* lease_script = R"lua(
 local p, me = ARGV[1], ARGV[2]
 -- An instance that joined a generation over since (a re-crawl began the next one meanwhile) has no part in
 -- the next: to it the crawl it joined is finished.
 if tonumber(redis.call('HGET', p .. 'meta', 'generation') or '1') ~= tonumber(ARGV[8]) then
-  return {{}, 0, -1, tonumber(redis.call('GET', p .. 'controls') or '0'), 0, -1}
+  return {{}, 0, -1, tonumber(redis.call('GET', p .. 'controls') or '0'), 0, -1, 0}
+end
+-- A generation that follows links leases nothing until its URL index is built (index_script): the 7th
+-- answer says so, and an instance that asks claims the building when nobody holds it.
+if redis.call('HEXISTS', p .. 'meta', 'index_cursor') == 1 then
+  return {{}, tonumber(redis.call('GET', p .. 'unfinished') or '0'), 100,
+          tonumber(redis.call('GET', p .. 'controls') or '0'), 0, -1, 1}
 end
 local max, lease_ms, cap, default_delay = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
 local max_delayed = tonumber(ARGV[7])
@@ -237,7 +240,7 @@ if due_first[2] then
   due_wait = math.max(0, tonumber(due_first[2]) - now)
 end
 return {out, tonumber(redis.call('GET', p .. 'unfinished') or '0'), wait,
-        tonumber(redis.call('GET', p .. 'controls') or '0'), revisits, due_wait}
+        tonumber(redis.call('GET', p .. 'controls') or '0'), revisits, due_wait, 0}
 )lua";
 
 // ARGV: prefix, 'pause' | 'resume' | 'limits', host, and for 'limits' delay_ms ('' to keep it), max_per_host
@@ -316,8 +319,11 @@ if follows == 0 and recrawl and tonumber(redis.call('GET', p .. 'unfinished') or
   redis.call('INCR', p .. 'unfinished')
   if redis.call('HGET', p .. 'meta', 'outlinks') == '1' then
     -- The history says what each page linked to: the generation starts from the roots and follows links,
-    -- held open until the known URLs it did not reach are reported gone (wrap_up_script).
+    -- held open until the known URLs it did not reach are reported gone (wrap_up_script). Nothing is leased
+    -- until the URL index that finds a 304's links is built from the history (index_script).
     redis.call('HSET', p .. 'meta', 'wrap_hold', '1')
+    redis.call('HSET', p .. 'meta', 'index_cursor', '0')
+    redis.call('DEL', p .. 'urlof', p .. 'index-owner')
     return {gen, 0, '', 1}
   end
   redis.call('HSET', p .. 'meta', 'admit_cursor', '0')
@@ -384,11 +390,47 @@ if owner ~= me then
 end
 if op == 'end' then
   redis.call('HDEL', p .. 'meta', 'wrap_hold', 'wrap_cursor')
-  redis.call('DEL', p .. 'wrap-owner')
+  redis.call('DEL', p .. 'wrap-owner', p .. 'urlof')
   redis.call('DECR', p .. 'unfinished')
 else
   redis.call('HSET', p .. 'meta', 'wrap_cursor', ARGV[5])
   redis.call('PEXPIRE', p .. 'wrap-owner', lease_ms)
+end
+return 1
+)lua";
+
+// ARGV: prefix, instance, lease_ms, 'claim' | 'chunk' next_cursor (outlink fingerprint, "bucket fp url")...
+// The URL index of a generation that follows links (urlof: a history entry names its outlinks by
+// fingerprint; this says which URL each is and where the seen set keeps it), built from the history when the
+// generation begins, by one instance at a time (the claim expires after a lease unless a chunk renews it: a
+// killed builder's successor goes on from the cursor). 'claim' returns {1, cursor} or {0}; 'chunk' returns 0
+// when the claim is not this instance's any more, and ends the building at cursor '0'.
+constexpr const char* index_script = R"lua(
+local p, me, lease_ms, op = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local cursor = redis.call('HGET', p .. 'meta', 'index_cursor')
+if not cursor then
+  return op == 'claim' and {0} or 0
+end
+local owner = redis.call('GET', p .. 'index-owner')
+if op == 'claim' then
+  if owner and owner ~= me then
+    return {0}
+  end
+  redis.call('SET', p .. 'index-owner', me, 'PX', lease_ms)
+  return {1, cursor}
+end
+if owner ~= me then
+  return 0
+end
+for i = 6, #ARGV, 2 do
+  redis.call('HSET', p .. 'urlof', ARGV[i], ARGV[i + 1])
+end
+if ARGV[5] == '0' then
+  redis.call('HDEL', p .. 'meta', 'index_cursor')
+  redis.call('DEL', p .. 'index-owner')
+else
+  redis.call('HSET', p .. 'meta', 'index_cursor', ARGV[5])
+  redis.call('PEXPIRE', p .. 'index-owner', lease_ms)
 end
 return 1
 )lua";
@@ -453,6 +495,7 @@ shared_store::shared_store(redis::client& client, settings s)
     , generation_{generation_script, {}}
     , admission_{admission_script, {}}
     , known_outlinks_{known_outlinks_script, {}}
+    , index_{index_script, {}}
     , wrap_up_{wrap_up_script, {}}
     , control_{control_script, {}} {}
 
@@ -529,11 +572,6 @@ asio::awaitable<void> shared_store::commit(const state_batch& batch) {
         args.push_back(std::to_string(static_cast<std::int64_t>(fp)));
         args.push_back(host_names_.at(w.host));
         args.push_back(w.item);
-        auto item = decode_work_item(w.item);
-        if (!item)
-            throw std::logic_error("shared crawl: a batch's new URL does not decode");
-        args.push_back(hex64(outlink_fingerprint(item->url)));
-        args.push_back(std::move(item->url));
         ++new_count;
     }
     args[new_count_at] = std::to_string(new_count);
@@ -621,7 +659,7 @@ asio::awaitable<shared_store::lease_answer> shared_store::lease(std::size_t max,
                                   std::to_string(generation)};
     auto r = co_await lease_.run(client_, std::move(args));
     lease_answer out;
-    if (r.elements.size() != 6)
+    if (r.elements.size() != 7)
         throw std::runtime_error("shared crawl: the lease script answered something unexpected");
     const auto& flat = r.elements[0].elements;
     for (std::size_t i = 0; i + 1 < flat.size(); i += 2) {
@@ -636,6 +674,7 @@ asio::awaitable<shared_store::lease_answer> shared_store::lease(std::size_t max,
     out.controls_version = r.elements[3].integer;
     out.revisits = static_cast<std::size_t>(r.elements[4].integer);
     out.due_ms = r.elements[5].integer;
+    out.indexing = r.elements[6].integer != 0;
     if (with_history && !out.items.empty())
         co_await add_history(out.items);
     if (follow_links && !out.items.empty())
@@ -673,6 +712,34 @@ asio::awaitable<void> shared_store::add_known_outlinks(std::vector<leased>& item
             if (const auto found = known.find(fp); found != known.end())
                 taken.known_outlinks.push_back(found->second);
     }
+}
+
+asio::awaitable<std::optional<std::string>> shared_store::claim_index() {
+    std::vector<std::string> args{prefix_, settings_.instance, std::to_string(settings_.lease.count()),
+                                  "claim"};
+    const auto r = co_await index_.run(client_, std::move(args));
+    if (r.elements.size() != 2 || r.elements[0].integer != 1)
+        co_return std::nullopt;
+    co_return r.elements[1].str;
+}
+
+asio::awaitable<std::optional<std::string>> shared_store::index_from(const std::string& cursor,
+                                                                     std::uint64_t seed) {
+    auto scanned = co_await scan_history(cursor, 1000);
+    std::vector<std::string> args{prefix_, settings_.instance, std::to_string(settings_.lease.count()),
+                                  "chunk", scanned.first};
+    for (const auto& [url, h] : scanned.second) {
+        if (h.kind == item_kind::robots)
+            continue; // no page links to it as an outlink
+        const auto fp = url_fingerprint(url, seed);
+        args.push_back(hex64(outlink_fingerprint(url)));
+        args.push_back(std::to_string(fp >> 52) + ' ' + std::to_string(static_cast<std::int64_t>(fp)) + ' ' +
+                       url);
+    }
+    const auto r = co_await index_.run(client_, std::move(args));
+    if (r.integer != 1)
+        co_return std::nullopt;
+    co_return std::move(scanned.first);
 }
 
 asio::awaitable<std::optional<std::string>> shared_store::claim_wrap_up() {

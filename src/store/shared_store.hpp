@@ -31,9 +31,10 @@
 //                       fetched once per crawl and per robots_cache_lifetime
 //   robots-fetch:URL    string: the instance fetching that robots.txt now (expires)
 //   history      hash   URL -> its last fetch (fetch_history), for re-crawls
-//   urlof        hash   outlink fingerprint (hex) -> "bucket seen-fingerprint URL" of every URL admitted:
-//   what
-//                       a history entry's outlinks name
+//   urlof        hash   outlink fingerprint (hex) -> "bucket seen-fingerprint URL" of every known URL: what a
+//                       history entry's outlinks name; built from `history` when a generation that follows
+//                       links begins (index_cursor in meta until it is built, index-owner: the instance
+//                       building it, expiring after a lease), deleted when its wrap-up ends
 //   wrap-owner   string the instance wrapping up a generation that follows links (expires after a lease)
 //   seeding      zset   instance -> until when (ms) it is known to be reading its seed file (renew)
 //   due          zset   URL -> when (ms since the epoch) it is due for a revisit (continuous mode): the lease
@@ -139,6 +140,9 @@ public:
         /// next one is due (ms from now; -1: none scheduled).
         std::size_t revisits = 0;
         std::int64_t due_ms = -1;
+        /// A generation that follows links is building its URL index: nothing is leased until it is built
+        /// (claim_index, index_from).
+        bool indexing = false;
     };
     /// Leases up to `max` URLs whose host may start a fetch now (crawl-wide cap and delay), of which at most
     /// `max_delayed` of hosts with a delay (the workers idle now: a delay runs from the lease, so such a URL
@@ -156,6 +160,16 @@ public:
     /// or is leased, one instance claims it and gets the history scan cursor to go on from (nullopt: not due,
     /// or another instance holds the claim). The claim lasts a lease; wrapped_up_to() renews it.
     boost::asio::awaitable<std::optional<std::string>> claim_wrap_up();
+    /// The URL index of a generation that follows links (`urlof`: which URL each outlink fingerprint of the
+    /// history is), built from the history before anything of the generation is leased, so that a crawl
+    /// that is never re-crawled keeps none. One instance claims the building (nullopt: built, or another
+    /// holds the claim) and gets the history scan cursor to go on from.
+    boost::asio::awaitable<std::optional<std::string>> claim_index();
+    /// Indexes about a thousand history entries from `cursor` (`seed`: the crawl's, for the seen set's
+    /// fingerprints); returns the next cursor ("0": built), or nullopt when the claim is not this
+    /// instance's any more.
+    boost::asio::awaitable<std::optional<std::string>> index_from(const std::string& cursor,
+                                                                  std::uint64_t seed);
     /// The wrap-up has reached `cursor`; false when the claim is not this instance's any more.
     boost::asio::awaitable<bool> wrapped_up_to(const std::string& cursor);
     /// Every unreached URL is reported: the generation's hold is released, the crawl ends.
@@ -235,6 +249,7 @@ private:
     script generation_;
     script admission_;
     script known_outlinks_;
+    script index_;
     script wrap_up_;
     script control_;
 };

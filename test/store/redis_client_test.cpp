@@ -674,6 +674,7 @@ TEST(shared_store, a_generation_that_follows_links_leases_their_entries_and_is_w
     detail::shared_store b(client, other);
     const std::string page = "http://h.test/a";
     const std::string link = "http://h.test/b";
+    const std::uint64_t seed = 7; // the crawl's, for the seen set's fingerprints
 
     // The first generation: both URLs admitted, fetched, finished, their entries written.
     detail::state_batch first;
@@ -681,7 +682,7 @@ TEST(shared_store, a_generation_that_follows_links_leases_their_entries_and_is_w
     for (const auto& url : {page, link}) {
         detail::work_item item;
         item.url = url;
-        first.fingerprints.push_back(first.fingerprints.size() + 1); // the seen set's: 1 and 2
+        first.fingerprints.push_back(detail::url_fingerprint(url, seed)); // the seen set's
         first.waiting.push_back({0, 0, detail::encode(item)});
         detail::fetch_history h;
         h.status = 200;
@@ -710,10 +711,25 @@ TEST(shared_store, a_generation_that_follows_links_leases_their_entries_and_is_w
 
     // The root comes again (as every instance admits it at its start); the wrap-up is not due while it waits.
     detail::state_batch root;
-    root.fingerprints = {1};
+    root.fingerprints = {first.fingerprints.front()};
     root.waiting.push_back(first.waiting.front());
     run(ctx, [&] { return a.commit(root); });
     EXPECT_FALSE(run(ctx, [&] { return a.claim_wrap_up(); }));
+
+    // Nothing is leased until the URL index that finds a 304's links is built from the history, by one
+    // instance at a time (a crawl never re-crawled keeps none).
+    const auto indexing = run(ctx, [&] { return a.lease(10, 10, 2, true, true); });
+    EXPECT_TRUE(indexing.items.empty());
+    EXPECT_TRUE(indexing.indexing);
+    EXPECT_GT(indexing.unfinished, 0);
+    const auto index_from = run(ctx, [&] { return a.claim_index(); });
+    ASSERT_TRUE(index_from);
+    EXPECT_EQ(*index_from, "0") << "from the start";
+    EXPECT_FALSE(run(ctx, [&] { return b.claim_index(); })) << "a claims it";
+    const auto indexed = run(ctx, [&] { return a.index_from(*index_from, seed); });
+    ASSERT_TRUE(indexed);
+    EXPECT_EQ(*indexed, "0") << "two entries: one chunk, and the index is built";
+    EXPECT_FALSE(run(ctx, [&] { return b.claim_index(); })) << "built: nothing to claim";
     const auto stale = run(ctx, [&] { return b.lease(10, 10, 1); });
     EXPECT_TRUE(stale.items.empty()) << "an instance of the first generation has no part in the second";
     EXPECT_EQ(stale.unfinished, 0);
@@ -743,7 +759,7 @@ TEST(shared_store, a_generation_that_follows_links_leases_their_entries_and_is_w
     EXPECT_FALSE(run(ctx, [&] { return b.claim_wrap_up(); }));
     const std::string cursor = "17"; // outlives the coroutine, which takes a reference
     EXPECT_TRUE(run(ctx, [&] { return a.wrapped_up_to(cursor); }));
-    const std::vector<std::uint64_t> fingerprints{1, 2};
+    const std::vector<std::uint64_t> fingerprints{first.fingerprints[0], first.fingerprints[1]};
     EXPECT_EQ(run(ctx, [&] { return a.seen(fingerprints); }), (std::vector<bool>{true, false}));
 
     // `a` stops renewing its claim (killed): `b` takes it on from the cursor, and `a` finds it gone.
@@ -761,6 +777,11 @@ TEST(shared_store, a_generation_that_follows_links_leases_their_entries_and_is_w
     EXPECT_EQ(run(ctx, [&] { return b.read_status(); }).unfinished, 0)
         << "the hold is released: the crawl ends";
     EXPECT_FALSE(run(ctx, [&] { return b.claim_wrap_up(); }));
+    const auto index_left = run(ctx, [&]() -> asio::awaitable<redis::reply> {
+        redis::command exists{"EXISTS", b.prefix() + "urlof"};
+        co_return co_await client.call(std::move(exists));
+    });
+    EXPECT_EQ(index_left.integer, 0) << "the URL index is gone with the generation";
 }
 
 // A history written before entries kept their outlinks (no 'outlinks' mark in meta): the new generation
