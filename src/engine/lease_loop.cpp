@@ -398,11 +398,19 @@ asio::awaitable<void> lease_loop::run() {
             if (answer.due_ms >= 0 && (wait_ms < 0 || answer.due_ms < wait_ms))
                 wait_ms = answer.due_ms; // a revisit due before any host is ready
             const std::size_t leased = answer.items.size();
+            std::vector<std::uint64_t> refused; // leased while this instance began to stop
             for (auto& taken : answer.items) {
                 const auto id = taken.id;
                 if (e_.state.take_leased(id, std::move(taken.item), std::move(taken.before),
                                          std::move(taken.known_outlinks)))
                     leased_ids_.insert(id);
+                else
+                    refused.push_back(id);
+            }
+            if (!refused.empty()) {
+                // Back to their hosts' lines at once, as a graceful stop gives back what it holds: not held
+                // out of the crawl until their lease expires.
+                co_await e_.shared->give_back(refused);
             }
             if (leased > 0)
                 e_.pump.pump();
