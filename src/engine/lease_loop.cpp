@@ -150,11 +150,9 @@ asio::awaitable<bool> lease_loop::wrap_up_generation() {
     auto cursor = co_await e_.shared->claim_wrap_up();
     if (!cursor)
         co_return false;
-    // A budget that skipped URLs (on any instance) leaves known ones unreached that are not gone.
+    // A budget that skipped URLs on any instance: none is called gone.
     const auto status = co_await e_.shared->read_status();
-    const auto combined = combined_report(status.counters);
-    const auto skipped = combined.stats.find("skipped_max_pages");
-    const bool budget_skipped = skipped != combined.stats.end() && skipped->second > 0;
+    const bool budget_skipped = !unreached_are_gone(combined_report(status.counters).stats);
     std::size_t gone = 0;
     // A stop leaves the rest to another instance (or the next to join) once the claim expires.
     const auto stopped = [this] { return e_.aborting() || e_.stopping != stop_level::none; };
@@ -398,19 +396,12 @@ asio::awaitable<void> lease_loop::run() {
             if (answer.due_ms >= 0 && (wait_ms < 0 || answer.due_ms < wait_ms))
                 wait_ms = answer.due_ms; // a revisit due before any host is ready
             const std::size_t leased = answer.items.size();
-            std::vector<std::uint64_t> refused; // leased while this instance began to stop
             for (auto& taken : answer.items) {
-                const auto id = taken.id;
-                if (e_.state.take_leased(id, std::move(taken.item), std::move(taken.before),
-                                         std::move(taken.known_outlinks)))
-                    leased_ids_.insert(id);
-                else
-                    refused.push_back(id);
-            }
-            if (!refused.empty()) {
-                // Back to their hosts' lines at once, as a graceful stop gives back what it holds: not held
-                // out of the crawl until their lease expires.
-                co_await e_.shared->give_back(refused);
+                // Held here even when the state refuses it (this instance began to stop meanwhile): the stop
+                // gives it back with the others (give_back_leases), not after its lease expires.
+                leased_ids_.insert(taken.id);
+                e_.state.take_leased(taken.id, std::move(taken.item), std::move(taken.before),
+                                     std::move(taken.known_outlinks));
             }
             if (leased > 0)
                 e_.pump.pump();
