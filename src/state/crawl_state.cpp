@@ -844,10 +844,13 @@ void crawl_state::report_gone_shared(const std::vector<std::pair<std::string, fe
         report_gone(url, h);
 }
 
+bool unreached_are_gone(const counters& stats) {
+    const auto skipped = stats.find("skipped_max_pages");
+    return skipped == stats.end() || skipped->second == 0;
+}
+
 bool crawl_state::wrap_up_reports_gone() const {
-    // A budget that skipped URLs leaves known ones unreached that are not gone.
-    const auto skipped = result_.stats.find("skipped_max_pages");
-    return skipped == result_.stats.end() || skipped->second == 0;
+    return unreached_are_gone(result_.stats);
 }
 
 void crawl_state::report_unreached(std::vector<std::pair<std::string_view, const fetch_history*>> unreached) {

@@ -597,6 +597,11 @@ private:
     bool budget_spent_ = false;
 };
 
+/// Whether a re-crawl's wrap-up may call the known URLs it did not reach gone, from the counters of the crawl
+/// (one instance's, or every instance's in a shared crawl): not when a budget skipped URLs, which leaves
+/// known ones unreached that are not gone.
+bool unreached_are_gone(const counters& stats);
+
 /// "scheme://host[:port]" of a normalized URL string: the robots.txt key (RFC 9309 2.3: per origin).
 std::string_view origin_of(std::string_view url) noexcept;
 /// The host of a normalized URL string: the politeness key.
